@@ -1,0 +1,1 @@
+//! Placeholder: the codec lands in the next commit.
