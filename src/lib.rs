@@ -1,1 +1,60 @@
-//! Placeholder: the codec lands in the next commit.
+//! # kafka-consumer-protocol
+//!
+//! The protocol that Apache Kafka consumer groups embed in their JoinGroup and SyncGroup
+//! requests: the **Subscription** a member sends (topics, userData, owned partitions,
+//! generation, rack) and the **Assignment** it receives, versions 0 to 3, byte-exact with
+//! Apache Kafka's Java client.
+//!
+//! Three forms of each message:
+//! - [`SubscriptionView`] / [`AssignmentView`]: decoded from `&[u8]` with zero heap
+//!   allocations; every field is a view over the input.
+//! - [`SubscriptionBuf`] / [`AssignmentBuf`]: decoded from [`bytes::Bytes`], `Send + Sync +
+//!   'static`, sharing the input buffer instead of copying names and userData.
+//! - [`Subscription`] / [`Assignment`]: plain values to build and encode.
+//!
+//! ```
+//! use kafka_consumer_protocol::{Subscription, SubscriptionView, TopicPartitions, Version};
+//!
+//! let sub = Subscription {
+//!     topics: vec!["orders".into()],
+//!     owned_partitions: vec![TopicPartitions::new("orders", [0, 1])],
+//!     generation_id: 4,
+//!     ..Subscription::default()
+//! };
+//! let bytes = sub.encode(Version::V3)?;
+//! let view = SubscriptionView::decode(&bytes).expect("valid");
+//! assert_eq!(view.generation_id(), 4);
+//! assert_eq!(view.to_owned(), sub);
+//! # Ok::<(), kafka_consumer_protocol::EncodeError>(())
+//! ```
+//!
+//! Decoding follows Java: a version above 3 is read with the v3 layout (newer fields are
+//! appended, so an older reader ignores them), trailing bytes are counted but not an error,
+//! negative versions are refused. [`DecodeOptions`] adds a strict mode, a lenient mode for
+//! known third-party defects and an older reader's view. Malformed input yields a
+//! [`DecodeError`] naming the kind, the byte offset and the field path; decoding never panics and
+//! never allocates according to a count read from the input.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod assignment;
+pub mod assignor;
+mod error;
+mod lists;
+mod options;
+mod subscription;
+mod user_data;
+mod version;
+mod wire;
+
+pub use assignment::{Assignment, AssignmentBuf, AssignmentView};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind, PathSegment};
+pub use lists::{
+    PartitionIds, PartitionIdsIter, TopicNames, TopicNamesIter, TopicPartitions, TopicPartitionsIter,
+    TopicPartitionsList, TopicPartitionsView,
+};
+pub use options::{DecodeOptions, Repair};
+pub use subscription::{Subscription, SubscriptionBuf, SubscriptionView};
+pub use user_data::{CooperativeStickyUserData, StickyUserData, StickyUserDataFormat};
+pub use version::Version;
+pub use wire::java_string_cmp;

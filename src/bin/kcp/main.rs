@@ -1,1 +1,3 @@
+//! `kcp`: command-line tool for the Kafka consumer protocol.
+
 fn main() {}

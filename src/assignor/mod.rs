@@ -1,0 +1,148 @@
+//! Partition assignors: the pluggable strategy the group leader runs, shaped like Apache
+//! Kafka's `ConsumerPartitionAssignor`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bytes::Bytes;
+
+use crate::{Assignment, Subscription, TopicPartitions};
+
+/// Rebalance protocols (KIP-429). The order is Java's enum order: the coordinator picks the
+/// highest protocol every configured assignor supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RebalanceProtocol {
+    /// Revoke everything before rejoining.
+    Eager = 0,
+    /// Keep partitions across the rebalance; revoke only what moves, then rejoin.
+    Cooperative = 1,
+}
+
+impl RebalanceProtocol {
+    /// `"eager"` or `"cooperative"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RebalanceProtocol::Eager => "eager",
+            RebalanceProtocol::Cooperative => "cooperative",
+        }
+    }
+}
+
+/// What the leader knows about one topic.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TopicInfo {
+    /// Number of partitions (ids `0..partitions`).
+    pub partitions: i32,
+    /// Racks of each partition's replicas (index = partition id); empty when unknown.
+    pub partition_racks: Vec<Vec<String>>,
+}
+
+/// The topic metadata an assignment is computed against.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ClusterMetadata {
+    /// Topics by name. Subscribed topics missing here are not assigned.
+    pub topics: BTreeMap<String, TopicInfo>,
+}
+
+impl ClusterMetadata {
+    /// Metadata from `(topic, partition count)` pairs, without racks.
+    pub fn from_counts<I, T>(counts: I) -> Self
+    where
+        I: IntoIterator<Item = (T, i32)>,
+        T: Into<String>,
+    {
+        ClusterMetadata {
+            topics: counts
+                .into_iter()
+                .map(|(t, n)| (t.into(), TopicInfo { partitions: n, partition_racks: Vec::new() }))
+                .collect(),
+        }
+    }
+}
+
+/// One member of the group as the leader sees it after decoding its JoinGroup metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The member id the broker gave it.
+    pub member_id: String,
+    /// Its static `group.instance.id`, if any (not on the wire: from the JoinGroup response).
+    pub group_instance_id: Option<String>,
+    /// Its decoded subscription.
+    pub subscription: Subscription,
+}
+
+/// A partition withheld this round because its previous owner must revoke it first
+/// (cooperative protocol).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PendingPartition {
+    /// Topic.
+    pub topic: String,
+    /// Partition id.
+    pub partition: i32,
+    /// The member that still owns it and must revoke it.
+    pub from: String,
+    /// The member it will go to in the follow-up rebalance, when known.
+    pub to: Option<String>,
+}
+
+/// The leader's result: one assignment per member (every member present), plus the partitions
+/// withheld for a cooperative hand-over. Keyed by member id, so iteration is deterministic.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct GroupAssignment {
+    /// Assignment per member id.
+    pub assignments: BTreeMap<String, Assignment>,
+    /// Partitions withheld this round (cooperative only).
+    pub pending: Vec<PendingPartition>,
+}
+
+impl GroupAssignment {
+    /// The partitions assigned to `member_id` (empty when none).
+    pub fn partitions_of(&self, member_id: &str) -> &[TopicPartitions] {
+        self.assignments.get(member_id).map_or(&[], |a| &a.assigned_partitions)
+    }
+}
+
+/// Why an assignor could not assign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AssignError {
+    /// The input is inconsistent (for example the same member id twice).
+    InvalidInput(String),
+    /// A custom cooperative assignor gave a partition to a member while another one still owns it.
+    CooperativeViolation(String),
+}
+
+impl fmt::Display for AssignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AssignError::InvalidInput(m) => write!(f, "invalid assignor input: {m}"),
+            AssignError::CooperativeViolation(m) => write!(f, "cooperative assignment violation: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for AssignError {}
+
+/// A partition assignment strategy, as Kafka's `ConsumerPartitionAssignor`.
+///
+/// Implement it for a custom strategy; the coordinator runs it on the leader.
+pub trait PartitionAssignor: Send {
+    /// The protocol name sent in JoinGroup (for example `"cooperative-sticky"`).
+    fn name(&self) -> &str;
+
+    /// Rebalance protocols this assignor supports.
+    fn supported_protocols(&self) -> &[RebalanceProtocol] {
+        &[RebalanceProtocol::Eager]
+    }
+
+    /// userData this member adds to its subscription for this assignor.
+    fn subscription_user_data(&self, _topics: &[String]) -> Option<Bytes> {
+        None
+    }
+
+    /// Computes the group's assignment. Must be deterministic for the same input.
+    fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError>;
+
+    /// Called on every member when it receives its assignment for `generation_id`.
+    fn on_assignment(&mut self, _assignment: &Assignment, _generation_id: i32) {}
+}

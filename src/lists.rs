@@ -1,0 +1,376 @@
+//! Zero-copy list views over validated input: topic names, partition ids and
+//! `{topic, partitions}` groups.
+
+use core::fmt;
+use core::iter::FusedIterator;
+use core::ops::Range;
+
+use crate::error::{DecodeError, FieldPath};
+use crate::wire::{Reader, Validated};
+
+/// Byte range and element count of a validated array inside the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct ArrayRegion {
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) count: u32,
+}
+
+impl ArrayRegion {
+    #[inline]
+    pub(crate) fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
+        buf.get(self.start as usize..self.end as usize).unwrap_or(&[])
+    }
+}
+
+/// Optional byte range (for nullable fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct OptRange {
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) present: bool,
+}
+
+impl OptRange {
+    /// The range of a field that was just read, ending at `end`.
+    #[inline]
+    pub(crate) fn ending_at(end: usize, slice: Option<&[u8]>) -> Self {
+        match slice {
+            None => OptRange::default(),
+            Some(s) => OptRange { start: (end - s.len()) as u32, end: end as u32, present: true },
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
+        if self.present {
+            buf.get(self.start as usize..self.end as usize)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    pub(crate) fn range(&self) -> Option<Range<usize>> {
+        self.present.then_some(self.start as usize..self.end as usize)
+    }
+}
+
+/// Reads and validates `[string]` (e.g. `topics`), returning its region.
+#[inline]
+pub(crate) fn read_string_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len(FieldPath::field(name))?;
+    let start = r.pos();
+    for i in 0..count {
+        r.string(FieldPath::element(name, i))?;
+    }
+    Ok(ArrayRegion { start: start as u32, end: r.pos() as u32, count: count as u32 })
+}
+
+/// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
+#[inline]
+pub(crate) fn read_topic_partitions_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len(FieldPath::field(name))?;
+    let start = r.pos();
+    for i in 0..count {
+        let entry = FieldPath::element(name, i);
+        r.string(entry.child("topic", None))?;
+        let n = r.array_len(entry.child("partitions", None))?;
+        r.int32_array(n, |k| entry.child("partitions", Some(k)))?;
+    }
+    Ok(ArrayRegion { start: start as u32, end: r.pos() as u32, count: count as u32 })
+}
+
+/// The topic names of a subscription, borrowed from the input.
+#[derive(Clone, Copy)]
+pub struct TopicNames<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) count: usize,
+}
+
+impl<'a> TopicNames<'a> {
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The names in wire order.
+    pub fn iter(&self) -> TopicNamesIter<'a> {
+        TopicNamesIter { rest: Validated { buf: self.bytes }, left: self.count }
+    }
+}
+
+impl<'a> IntoIterator for TopicNames<'a> {
+    type Item = &'a str;
+    type IntoIter = TopicNamesIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &TopicNames<'a> {
+    type Item = &'a str;
+    type IntoIter = TopicNamesIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for TopicNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for TopicNames<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count && self.bytes == other.bytes
+    }
+}
+
+impl Eq for TopicNames<'_> {}
+
+/// Iterator over [`TopicNames`].
+#[derive(Clone)]
+pub struct TopicNamesIter<'a> {
+    rest: Validated<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for TopicNamesIter<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(self.rest.str())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for TopicNamesIter<'_> {}
+impl FusedIterator for TopicNamesIter<'_> {}
+
+/// Partition ids borrowed from the input (big-endian `int32`s).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PartitionIds<'a> {
+    pub(crate) bytes: &'a [u8],
+}
+
+impl<'a> PartitionIds<'a> {
+    /// Number of ids.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 4
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The id at `index`.
+    pub fn get(&self, index: usize) -> Option<i32> {
+        let b = self.bytes.get(index * 4..index * 4 + 4)?;
+        Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The ids in wire order.
+    pub fn iter(&self) -> PartitionIdsIter<'a> {
+        PartitionIdsIter { chunks: self.bytes.chunks_exact(4) }
+    }
+
+    /// Copies the ids into a vector.
+    pub fn to_vec(&self) -> Vec<i32> {
+        self.iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for PartitionIds<'a> {
+    type Item = i32;
+    type IntoIter = PartitionIdsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for PartitionIds<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Iterator over [`PartitionIds`].
+#[derive(Clone)]
+pub struct PartitionIdsIter<'a> {
+    chunks: core::slice::ChunksExact<'a, u8>,
+}
+
+impl Iterator for PartitionIdsIter<'_> {
+    type Item = i32;
+
+    #[inline]
+    fn next(&mut self) -> Option<i32> {
+        self.chunks.next().map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.chunks.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for PartitionIdsIter<'_> {
+    fn next_back(&mut self) -> Option<i32> {
+        self.chunks.next_back().map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+impl ExactSizeIterator for PartitionIdsIter<'_> {}
+impl FusedIterator for PartitionIdsIter<'_> {}
+
+/// One topic and its partitions, borrowed from the input.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TopicPartitionsView<'a> {
+    /// The topic name.
+    pub topic: &'a str,
+    /// Its partition ids in wire order.
+    pub partitions: PartitionIds<'a>,
+}
+
+impl TopicPartitionsView<'_> {
+    /// Copies into the owned form.
+    pub fn to_owned(&self) -> TopicPartitions {
+        TopicPartitions { topic: self.topic.to_owned(), partitions: self.partitions.to_vec() }
+    }
+}
+
+impl fmt::Debug for TopicPartitionsView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TopicPartitions").field("topic", &self.topic).field("partitions", &self.partitions).finish()
+    }
+}
+
+/// A list of `{topic, partitions}` groups (owned or assigned partitions), borrowed from the input.
+#[derive(Clone, Copy)]
+pub struct TopicPartitionsList<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) count: usize,
+}
+
+impl<'a> TopicPartitionsList<'a> {
+    /// Number of groups (topics) on the wire.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The groups in wire order.
+    pub fn iter(&self) -> TopicPartitionsIter<'a> {
+        TopicPartitionsIter { rest: Validated { buf: self.bytes }, left: self.count }
+    }
+
+    /// Total number of partition ids over all groups.
+    pub fn partition_count(&self) -> usize {
+        self.iter().map(|g| g.partitions.len()).sum()
+    }
+
+    /// Every `(topic, partition)` pair in wire order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&'a str, i32)> + 'a {
+        self.iter().flat_map(|g| g.partitions.iter().map(move |p| (g.topic, p)))
+    }
+
+    /// Copies into the owned form.
+    pub fn to_owned(&self) -> Vec<TopicPartitions> {
+        self.iter().map(|g| g.to_owned()).collect()
+    }
+}
+
+impl<'a> IntoIterator for TopicPartitionsList<'a> {
+    type Item = TopicPartitionsView<'a>;
+    type IntoIter = TopicPartitionsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &TopicPartitionsList<'a> {
+    type Item = TopicPartitionsView<'a>;
+    type IntoIter = TopicPartitionsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for TopicPartitionsList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for TopicPartitionsList<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count && self.bytes == other.bytes
+    }
+}
+
+impl Eq for TopicPartitionsList<'_> {}
+
+/// Iterator over [`TopicPartitionsList`].
+#[derive(Clone)]
+pub struct TopicPartitionsIter<'a> {
+    rest: Validated<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for TopicPartitionsIter<'a> {
+    type Item = TopicPartitionsView<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<TopicPartitionsView<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let topic = self.rest.str();
+        let n = self.rest.i32().max(0) as usize;
+        let partitions = PartitionIds { bytes: self.rest.take(n * 4) };
+        Some(TopicPartitionsView { topic, partitions })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for TopicPartitionsIter<'_> {}
+impl FusedIterator for TopicPartitionsIter<'_> {}
+
+/// One topic and some of its partitions (owned form).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct TopicPartitions {
+    /// The topic name.
+    pub topic: String,
+    /// Partition ids.
+    pub partitions: Vec<i32>,
+}
+
+impl TopicPartitions {
+    /// A topic with the given partitions.
+    pub fn new(topic: impl Into<String>, partitions: impl Into<Vec<i32>>) -> Self {
+        TopicPartitions { topic: topic.into(), partitions: partitions.into() }
+    }
+}

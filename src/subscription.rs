@@ -1,0 +1,438 @@
+//! `ConsumerProtocolSubscription`: what a member sends in JoinGroup, once per protocol.
+
+use core::fmt;
+
+use bytes::Bytes;
+
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
+use crate::lists::{
+    read_string_array, read_topic_partitions_array, ArrayRegion, OptRange, TopicNames, TopicPartitions,
+    TopicPartitionsList,
+};
+use crate::options::{DecodeOptions, Repair};
+use crate::version::Version;
+use crate::wire::{java_string_cmp, Counter, Reader, Sink};
+
+/// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
+/// the borrowed and the `Bytes`-backed forms share one parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Layout {
+    version: i16,
+    read_as: Version,
+    topics: ArrayRegion,
+    user_data: OptRange,
+    owned_partitions: ArrayRegion,
+    generation_id: i32,
+    rack_id: OptRange,
+    end: u32,
+    repair: Option<Repair>,
+}
+
+const VERSION: FieldPath = FieldPath::field("version");
+const USER_DATA: FieldPath = FieldPath::field("user_data");
+const GENERATION_ID: FieldPath = FieldPath::field("generation_id");
+const RACK_ID: FieldPath = FieldPath::field("rack_id");
+
+fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
+    let mut r = Reader::new(buf, MessageKind::Subscription);
+    let version = r.i16(VERSION)?;
+    let Some(wire_layout) = Version::layout_for_wire(version) else {
+        return Err(r.error(DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
+    };
+    let mut read_as = wire_layout.min(options.reader_version);
+    let mut layout = Layout {
+        version,
+        read_as,
+        topics: read_string_array(&mut r, "topics")?,
+        user_data: OptRange::default(),
+        owned_partitions: ArrayRegion::default(),
+        generation_id: -1,
+        rack_id: OptRange::default(),
+        end: 0,
+        repair: None,
+    };
+    let user_data = r.nullable_bytes(USER_DATA, options.strict)?;
+    layout.user_data = OptRange::ending_at(r.pos(), user_data);
+
+    // Appended fields, each only if the layout has it. In lenient mode a payload that ends
+    // exactly where an appended field would start is read with the shorter layout.
+    for field_version in [Version::V1, Version::V2, Version::V3] {
+        if read_as < field_version {
+            break;
+        }
+        if options.lenient && r.remaining() == 0 {
+            let actual = match field_version {
+                Version::V1 => Version::V0,
+                Version::V2 => Version::V1,
+                _ => Version::V2,
+            };
+            layout.repair =
+                Some(Repair { declared_version: version, read_as: actual, message: MessageKind::Subscription });
+            read_as = actual;
+            break;
+        }
+        match field_version {
+            Version::V1 => layout.owned_partitions = read_topic_partitions_array(&mut r, "owned_partitions")?,
+            Version::V2 => layout.generation_id = r.i32(GENERATION_ID)?,
+            _ => {
+                let rack = r.nullable_string(RACK_ID, options.strict)?;
+                layout.rack_id = OptRange::ending_at(r.pos(), rack.map(str::as_bytes));
+            }
+        }
+    }
+    layout.read_as = read_as;
+    layout.end = r.pos() as u32;
+    if options.strict && r.remaining() > 0 {
+        return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
+    }
+    Ok(layout)
+}
+
+/// A decoded subscription borrowing from the input: decoding validates every field once and
+/// allocates nothing; names, owned partitions and userData are views over the input.
+///
+/// ```
+/// use kafka_consumer_protocol::{SubscriptionView, Version};
+/// let bytes = hex("0003 00000001 0003666f6f ffffffff 00000001 0003666f6f 00000001 00000000 00000005 00027231");
+/// let sub = SubscriptionView::decode(&bytes)?;
+/// assert_eq!(sub.version(), 3);
+/// assert_eq!(sub.topics().iter().collect::<Vec<_>>(), ["foo"]);
+/// assert_eq!(sub.user_data(), None);
+/// let owned: Vec<(&str, i32)> = sub.owned_partitions().pairs().collect();
+/// assert_eq!(owned, [("foo", 0)]);
+/// assert_eq!(sub.generation_id(), 5);
+/// assert_eq!(sub.rack_id(), Some("r1"));
+/// # fn hex(s: &str) -> Vec<u8> {
+/// #     let s: String = s.split_whitespace().collect();
+/// #     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+/// # }
+/// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct SubscriptionView<'a> {
+    buf: &'a [u8],
+    layout: Layout,
+}
+
+impl<'a> SubscriptionView<'a> {
+    /// Decodes a version-prefixed subscription as Apache Kafka's Java client does: versions
+    /// above 3 are read with the v3 layout, trailing bytes are ignored (and counted).
+    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
+        Self::decode_with(buf, DecodeOptions::default())
+    }
+
+    /// Decodes with explicit [`DecodeOptions`].
+    pub fn decode_with(buf: &'a [u8], options: DecodeOptions) -> Result<Self, DecodeError> {
+        Ok(SubscriptionView { buf, layout: parse(buf, options)? })
+    }
+
+    /// The version on the wire.
+    pub fn version(&self) -> i16 {
+        self.layout.version
+    }
+
+    /// The layout the payload was read with.
+    pub fn read_as(&self) -> Version {
+        self.layout.read_as
+    }
+
+    /// Subscribed topics, in wire order.
+    pub fn topics(&self) -> TopicNames<'a> {
+        TopicNames { bytes: self.layout.topics.bytes(self.buf), count: self.layout.topics.count as usize }
+    }
+
+    /// The assignor's userData (`None` when null).
+    pub fn user_data(&self) -> Option<&'a [u8]> {
+        self.layout.user_data.get(self.buf)
+    }
+
+    /// Owned partitions (v1+; empty when the layout read has none).
+    pub fn owned_partitions(&self) -> TopicPartitionsList<'a> {
+        TopicPartitionsList {
+            bytes: self.layout.owned_partitions.bytes(self.buf),
+            count: self.layout.owned_partitions.count as usize,
+        }
+    }
+
+    /// Generation id (v2+; `-1` when absent).
+    pub fn generation_id(&self) -> i32 {
+        self.layout.generation_id
+    }
+
+    /// Rack id (v3+; `None` when null or absent). An empty string is returned as is; Apache
+    /// Kafka's Java client treats it as no rack.
+    pub fn rack_id(&self) -> Option<&'a str> {
+        self.layout.rack_id.get(self.buf).map(|b| core::str::from_utf8(b).unwrap_or(""))
+    }
+
+    /// Bytes after the last field read (future-version fields, or garbage).
+    pub fn trailing_bytes(&self) -> usize {
+        self.buf.len() - self.layout.end as usize
+    }
+
+    /// The lenient repair that was made, if any.
+    pub fn repair(&self) -> Option<Repair> {
+        self.layout.repair
+    }
+
+    /// Copies into the owned [`Subscription`].
+    pub fn to_owned(&self) -> Subscription {
+        Subscription {
+            topics: self.topics().iter().map(str::to_owned).collect(),
+            user_data: self.user_data().map(Bytes::copy_from_slice),
+            owned_partitions: self.owned_partitions().to_owned(),
+            generation_id: self.generation_id(),
+            rack_id: self.rack_id().map(str::to_owned),
+        }
+    }
+}
+
+impl fmt::Debug for SubscriptionView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SubscriptionView")
+            .field("version", &self.version())
+            .field("read_as", &self.read_as())
+            .field("topics", &self.topics())
+            .field("user_data", &self.user_data())
+            .field("owned_partitions", &self.owned_partitions())
+            .field("generation_id", &self.generation_id())
+            .field("rack_id", &self.rack_id())
+            .field("trailing_bytes", &self.trailing_bytes())
+            .finish()
+    }
+}
+
+impl PartialEq for SubscriptionView<'_> {
+    /// Equal when every decoded field, the versions and the trailing byte count are equal.
+    fn eq(&self, other: &Self) -> bool {
+        self.version() == other.version()
+            && self.read_as() == other.read_as()
+            && self.topics() == other.topics()
+            && self.user_data() == other.user_data()
+            && self.owned_partitions() == other.owned_partitions()
+            && self.generation_id() == other.generation_id()
+            && self.rack_id() == other.rack_id()
+            && self.trailing_bytes() == other.trailing_bytes()
+    }
+}
+
+impl Eq for SubscriptionView<'_> {}
+
+/// A decoded subscription that owns its input as [`Bytes`]: `Send + Sync + 'static`, and
+/// names and userData are shared with the input buffer rather than copied.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_consumer_protocol::SubscriptionBuf;
+/// let input = Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 3, b'f', b'o', b'o', 0, 0, 0, 2, 7, 7]);
+/// let sub = SubscriptionBuf::decode(input.clone())?;
+/// assert_eq!(sub.view().topics().iter().collect::<Vec<_>>(), ["foo"]);
+/// let user_data = sub.user_data().unwrap();
+/// assert_eq!(&user_data[..], &[7, 7]);
+/// assert_eq!(user_data.as_ptr(), input[15..].as_ptr()); // shared, not copied
+/// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
+/// ```
+#[derive(Clone)]
+pub struct SubscriptionBuf {
+    bytes: Bytes,
+    layout: Layout,
+}
+
+impl SubscriptionBuf {
+    /// Decodes as [`SubscriptionView::decode`] does, keeping the input.
+    pub fn decode(bytes: Bytes) -> Result<Self, DecodeError> {
+        Self::decode_with(bytes, DecodeOptions::default())
+    }
+
+    /// Decodes with explicit [`DecodeOptions`].
+    pub fn decode_with(bytes: Bytes, options: DecodeOptions) -> Result<Self, DecodeError> {
+        let layout = parse(&bytes, options)?;
+        Ok(SubscriptionBuf { bytes, layout })
+    }
+
+    /// Re-attaches a borrowed view to the `Bytes` it was decoded from, without parsing again.
+    /// Returns `None` when the view does not borrow from exactly `backing`'s bytes.
+    pub fn from_view(backing: &Bytes, view: &SubscriptionView<'_>) -> Option<Self> {
+        (backing.as_ptr() == view.buf.as_ptr() && backing.len() == view.buf.len())
+            .then(|| SubscriptionBuf { bytes: backing.clone(), layout: view.layout })
+    }
+
+    /// The borrowed view (free: no parsing).
+    pub fn view(&self) -> SubscriptionView<'_> {
+        SubscriptionView { buf: &self.bytes, layout: self.layout }
+    }
+
+    /// The assignor's userData, sharing the input buffer.
+    pub fn user_data(&self) -> Option<Bytes> {
+        self.layout.user_data.range().map(|r| self.bytes.slice(r))
+    }
+
+    /// The whole input.
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+}
+
+impl fmt::Debug for SubscriptionBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+impl PartialEq for SubscriptionBuf {
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl Eq for SubscriptionBuf {}
+
+impl<'a> From<&'a SubscriptionBuf> for SubscriptionView<'a> {
+    fn from(buf: &'a SubscriptionBuf) -> Self {
+        buf.view()
+    }
+}
+
+/// A subscription as values: what you build to encode, and what the assignors read.
+///
+/// ```
+/// use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
+/// let sub = Subscription {
+///     topics: vec!["payments".into(), "orders".into()],
+///     owned_partitions: vec![TopicPartitions::new("orders", [1, 0])],
+///     generation_id: 7,
+///     rack_id: Some("use1-az1".into()),
+///     ..Subscription::default()
+/// };
+/// let bytes = sub.encode(Version::V3)?;
+/// assert_eq!(bytes.len(), sub.encoded_len(Version::V3));
+/// // Written canonically, as Apache Kafka's Java client writes it: topics and owned partitions sorted.
+/// let back = Subscription::decode(&bytes).unwrap();
+/// assert_eq!(back.topics, ["orders", "payments"]);
+/// assert_eq!(back.owned_partitions, [TopicPartitions::new("orders", [0, 1])]);
+/// // Fields the version lacks are dropped.
+/// let v0 = Subscription::decode(&sub.encode(Version::V0)?).unwrap();
+/// assert_eq!((v0.generation_id, v0.rack_id), (-1, None));
+/// # Ok::<(), kafka_consumer_protocol::EncodeError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Subscription {
+    /// Subscribed topics.
+    pub topics: Vec<String>,
+    /// The assignor's userData; `None` is null on the wire, distinct from empty.
+    pub user_data: Option<Bytes>,
+    /// Partitions the member owns (v1+).
+    pub owned_partitions: Vec<TopicPartitions>,
+    /// The member's generation (v2+); `-1` means none.
+    pub generation_id: i32,
+    /// The member's rack (v3+).
+    pub rack_id: Option<String>,
+}
+
+impl Default for Subscription {
+    fn default() -> Self {
+        Subscription {
+            topics: Vec::new(),
+            user_data: None,
+            owned_partitions: Vec::new(),
+            generation_id: -1,
+            rack_id: None,
+        }
+    }
+}
+
+impl Subscription {
+    /// A subscription to `topics` with every other field at its default.
+    pub fn new<I, T>(topics: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        Subscription { topics: topics.into_iter().map(Into::into).collect(), ..Self::default() }
+    }
+
+    /// Decodes into owned values (copies names and userData). Use [`SubscriptionView`] or
+    /// [`SubscriptionBuf`] to avoid the copies.
+    pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
+        SubscriptionView::decode(buf).map(|v| v.to_owned())
+    }
+
+    /// Exact size of [`Subscription::encode`]'s output, version header included.
+    pub fn encoded_len(&self, version: Version) -> usize {
+        let mut counter = Counter::default();
+        // A value that cannot be encoded has no length; report what would be written until then.
+        let _ = self.write(version, &mut counter);
+        counter.0
+    }
+
+    /// Encodes with the 2-byte version header, canonically as Apache Kafka's Java client does.
+    /// Allocates exactly once.
+    pub fn encode(&self, version: Version) -> Result<Vec<u8>, EncodeError> {
+        let mut out = Vec::with_capacity(self.encoded_len(version));
+        self.write(version, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the encoding to `out`.
+    pub fn encode_into(&self, version: Version, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        self.write(version, out)
+    }
+
+    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
+        sink.i16(version.as_i16());
+        // Topics sorted in Java's String order; sort a copy of the references only when needed.
+        sink.count(self.topics.len(), "topics")?;
+        if self.topics.windows(2).all(|w| java_string_cmp(&w[0], &w[1]).is_le()) {
+            for t in &self.topics {
+                sink.string(t, "topics")?;
+            }
+        } else {
+            let mut sorted: Vec<&str> = self.topics.iter().map(String::as_str).collect();
+            sorted.sort_by(|a, b| java_string_cmp(a, b));
+            for t in sorted {
+                sink.string(t, "topics")?;
+            }
+        }
+        sink.nullable_bytes(self.user_data.as_deref(), "user_data")?;
+        if version >= Version::V1 {
+            write_owned_canonical(&self.owned_partitions, sink)?;
+        }
+        if version >= Version::V2 {
+            sink.i32(self.generation_id);
+        }
+        if version >= Version::V3 {
+            sink.nullable_string(self.rack_id.as_deref(), "rack_id")?;
+        }
+        Ok(())
+    }
+}
+
+/// Owned partitions sorted by (topic, partition) and grouped per topic, as Java writes them.
+fn write_owned_canonical<S: Sink>(groups: &[TopicPartitions], sink: &mut S) -> Result<(), EncodeError> {
+    let canonical = groups.iter().all(|g| !g.partitions.is_empty() && g.partitions.windows(2).all(|w| w[0] <= w[1]))
+        && groups.windows(2).all(|w| java_string_cmp(&w[0].topic, &w[1].topic).is_lt());
+    if canonical {
+        sink.count(groups.len(), "owned_partitions")?;
+        for g in groups {
+            sink.string(&g.topic, "owned_partitions.topic")?;
+            sink.count(g.partitions.len(), "owned_partitions.partitions")?;
+            for &p in &g.partitions {
+                sink.i32(p);
+            }
+        }
+        return Ok(());
+    }
+    let mut flat: Vec<(&str, i32)> =
+        groups.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.as_str(), p))).collect();
+    flat.sort_by(|a, b| java_string_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    let runs = flat.chunk_by(|a, b| a.0 == b.0);
+    sink.count(runs.clone().count(), "owned_partitions")?;
+    for run in runs {
+        sink.string(run[0].0, "owned_partitions.topic")?;
+        sink.count(run.len(), "owned_partitions.partitions")?;
+        for &(_, p) in run {
+            sink.i32(p);
+        }
+    }
+    Ok(())
+}
