@@ -12,6 +12,8 @@
 //! second, rack-blind pass assigns what is left. Balance per topic and co-partitioning take
 //! priority over rack alignment, as in Java.
 //!
+//! An empty rack id counts as no rack, as in Java.
+//!
 //! Differences from Java (deliberate): a member listing the same topic twice counts once (Java
 //! does the same for range); members with equal instance ids are ordered by member id (Java keeps
 //! its `HashMap` order); each member's partitions are reported grouped per topic in topic order
@@ -182,7 +184,8 @@ impl PartitionAssignor for RangeAssignor {
             }
         }
         let mut owner = vec![NONE; topics.total()];
-        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref();
+        // Java ignores an empty rack id.
+        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
         let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
         for (t, consumers) in consumers_of.into_iter().enumerate() {
             let n = topics.count(t as u32);

@@ -455,6 +455,7 @@ fn sort_by_count(members: &[u32], count: &[u32], out: &mut Vec<u32>, buckets: &m
 
 /// Heterogeneous subscriptions: keep, water-fill, then move until balanced.
 fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) {
+    #![allow(clippy::needless_range_loop)]
     let nm = subs.len();
     let nt = topics.len();
     // Potential members per topic (CSR, rank order).
@@ -589,6 +590,177 @@ fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: 
         if !moved {
             break;
         }
+    }
+    augment(target, topics, &tstart, &tmembers, &mut count, claims);
+    restore(target, topics, subs, &mut count, claims);
+}
+
+/// Gives partitions back to their valid owners where that keeps the multiset of member sizes:
+/// a direct move when the owner holds fewer, or a swap against a partition the owner did not own
+/// when both hold the same number. Each step lowers the number of moved partitions.
+fn restore(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], count: &mut [u32], claims: &Claims) {
+    let nm = count.len();
+    let bits = SubBits::new(subs, topics.len());
+    let valid_owner = |p: usize, t: u32| {
+        let o = claims.owner[p];
+        (o != NONE && !claims.tie[p] && bits.has(o, t)).then_some(o)
+    };
+    loop {
+        let mut changed = false;
+        let (start, flat) = csr(target, nm);
+        let mut cursor = start[..nm].to_vec();
+        for t in 0..topics.len() as u32 {
+            for p in topics.base[t as usize]..topics.base[t as usize + 1] {
+                let h = target[p as usize];
+                let Some(o) = valid_owner(p as usize, t) else { continue };
+                if o == h || h == NONE {
+                    continue;
+                }
+                if count[o as usize] < count[h as usize] {
+                    target[p as usize] = o;
+                    count[o as usize] += 1;
+                    count[h as usize] -= 1;
+                    changed = true;
+                } else if count[o as usize] == count[h as usize] {
+                    // Swap: `o` hands `h` a partition it does not validly own and `h` may take.
+                    let list = &flat[start[o as usize] as usize..start[o as usize + 1] as usize];
+                    let c = &mut cursor[o as usize];
+                    while (*c as usize) < start[o as usize + 1] as usize {
+                        let q = list[(*c - start[o as usize]) as usize];
+                        *c += 1;
+                        if target[q as usize] != o {
+                            continue;
+                        }
+                        let tq = topics.topic_of(q);
+                        if valid_owner(q as usize, tq) == Some(o) || !bits.has(h, tq) {
+                            continue;
+                        }
+                        target[q as usize] = h;
+                        target[p as usize] = o;
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Moves along chains until no member at some level `L` can pass a partition, through members
+/// that can each take one of the previous member's topics, to a member at `L - 2` or below. At
+/// that point no member count can be lowered without raising another above it: the counts are
+/// as even as the subscriptions allow. Each chain lowers the sum of squared sizes, so this
+/// terminates. Topic-level BFS keeps each search linear.
+fn augment(
+    target: &mut [u32],
+    topics: &Topics<'_>,
+    tstart: &[u32],
+    tmembers: &[u32],
+    count: &mut [u32],
+    claims: &Claims,
+) {
+    let nm = count.len();
+    let nt = topics.len();
+    let eligible = |t: usize| &tmembers[tstart[t] as usize..tstart[t + 1] as usize];
+    let mut hstart = vec![0u32; nm + 1];
+    let mut held: Vec<u32> = Vec::new();
+    let mut visited = vec![false; nm];
+    let mut topic_done = vec![false; nt];
+    let mut parent: Vec<(u32, u32)> = vec![(NONE, NONE); nm];
+    let mut queue: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    loop {
+        let (lo, hi) = count.iter().fold((u32::MAX, 0), |(l, h), &c| (l.min(c), h.max(c)));
+        if nm == 0 || hi <= lo + 1 {
+            return;
+        }
+        // Topics held per member (CSR).
+        hstart.iter_mut().for_each(|x| *x = 0);
+        let mut last = vec![NONE; nm];
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    hstart[h as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 0..nm {
+            hstart[i + 1] += hstart[i];
+        }
+        held.clear();
+        held.resize(hstart[nm] as usize, 0);
+        let mut fill = hstart[..nm].to_vec();
+        last.iter_mut().for_each(|x| *x = NONE);
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    held[fill[h as usize] as usize] = t as u32;
+                    fill[h as usize] += 1;
+                }
+            }
+        }
+        let mut found = NONE;
+        for level in (lo + 2..=hi).rev() {
+            visited.iter_mut().for_each(|v| *v = false);
+            topic_done.iter_mut().for_each(|v| *v = false);
+            queue.clear();
+            for m in 0..nm {
+                if count[m] == level {
+                    visited[m] = true;
+                    parent[m] = (NONE, NONE);
+                    queue.push_back(m as u32);
+                }
+            }
+            'bfs: while let Some(x) = queue.pop_front() {
+                for &t in &held[hstart[x as usize] as usize..hstart[x as usize + 1] as usize] {
+                    if topic_done[t as usize] {
+                        continue;
+                    }
+                    topic_done[t as usize] = true;
+                    for &y in eligible(t as usize) {
+                        if visited[y as usize] {
+                            continue;
+                        }
+                        visited[y as usize] = true;
+                        parent[y as usize] = (x, t);
+                        if count[y as usize] + 2 <= level {
+                            found = y;
+                            break 'bfs;
+                        }
+                        queue.push_back(y);
+                    }
+                }
+            }
+            if found != NONE {
+                break;
+            }
+        }
+        if found == NONE {
+            return;
+        }
+        // Apply the chain from its end: each member passes one partition of the edge's topic.
+        let mut y = found;
+        count[y as usize] += 1;
+        while parent[y as usize].0 != NONE {
+            let (x, t) = parent[y as usize];
+            let range = topics.base[t as usize]..topics.base[t as usize + 1];
+            let pick = range
+                .clone()
+                .rev()
+                .find(|&p| target[p as usize] == x && claims.owner[p as usize] != x)
+                .or_else(|| range.rev().find(|&p| target[p as usize] == x));
+            if let Some(p) = pick {
+                target[p as usize] = y;
+            }
+            y = x;
+        }
+        count[y as usize] -= 1;
     }
 }
 
