@@ -140,15 +140,34 @@ pub fn run_decode(args: &DecodeArgs) -> Result<Output, CliError> {
 const SUBSCRIPTION_FIELDS: [(Version, &str); 3] =
     [(Version::V1, "owned_partitions"), (Version::V2, "generation_id"), (Version::V3, "rack_id")];
 
-/// `kcp compat`: what every reader version sees of one payload.
+/// `kcp compat`: what every reader version sees of one payload. A payload that only older
+/// readers can read (for example a v2 that ends before its generation) still gets a full table.
 pub fn run_compat(args: &DecodeArgs) -> Result<Output, CliError> {
     let bytes = args.input.read()?;
     let base = args.options().reader_version(Version::LATEST);
-    let (decoded, note) = decode_kind(&bytes, args.kind, base).map_err(CliError::Decode)?;
-    let (kind, written, written_layout) = match &decoded {
-        Decoded::Subscription(s) => (KindArg::Subscription, s.version(), s.read_as()),
-        Decoded::Assignment(a) => (KindArg::Assignment, a.version(), a.read_as()),
+    let mut newest_first = Version::ALL;
+    newest_first.reverse();
+    let mut first_error = None;
+    let mut resolved = None;
+    for reader in newest_first {
+        match decode_kind(&bytes, args.kind, base.reader_version(reader)) {
+            Ok(found) => {
+                resolved = Some(found);
+                break;
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let Some((decoded, note)) = resolved else {
+        return Err(CliError::Decode(first_error.expect("at least one reader ran")));
     };
+    let (kind, written) = match &decoded {
+        Decoded::Subscription(s) => (KindArg::Subscription, s.version()),
+        Decoded::Assignment(a) => (KindArg::Assignment, a.version()),
+    };
+    let written_layout = Version::layout_for_wire(written).unwrap_or(Version::LATEST);
     let readers: Vec<Value> = Version::ALL
         .iter()
         .map(|&reader| match decode_kind(&bytes, kind, base.reader_version(reader)) {
