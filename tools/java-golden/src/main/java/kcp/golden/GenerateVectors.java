@@ -324,6 +324,12 @@ public final class GenerateVectors {
                 v1Bad, "sarama reads this as its v0 prefix; lenient_expect is that reading (Java's reader 0 result)");
         VECTORS.get(n + "v1-missing-owned-partitions").put("lenient_expect", lenient);
         reorderLenient(n + "v1-missing-owned-partitions");
+        bad("subscription", n + "v1-truncated-owned-count", t + "v1 with 3 of the 4 owned-partitions count bytes",
+                new W().i16(1).i32(1).str("foo").i32(-1).raw("000000").done(), null);
+        bad("subscription", n + "v1-truncated-owned-topic", t + "v1 owned count 1, topic length 3 but 1 byte follows",
+                new W().i16(1).i32(1).str("foo").i32(-1).i32(1).i16(3).raw("66").done(), null);
+        bad("subscription", n + "v1-truncated-partition-count", t + "v1 owned foo then 2 bytes of its partition count",
+                new W().i16(1).i32(1).str("foo").i32(-1).i32(1).str("foo").i16(0).done(), null);
         bad("subscription", n + "v1-truncated-partition-list", t + "v1 owned foo with partition count 2 but one partition",
                 new W().i16(1).i32(1).str("foo").i32(-1).i32(1).str("foo").i32(2).i32(0).done(), null);
         bad("subscription", n + "v1-negative-partition-count", t + "v1 owned foo with partition count -1",
@@ -432,6 +438,8 @@ public final class GenerateVectors {
                 new W().i16(-1).i32(0).i32(-1).done(), null);
         bad("assignment", n + "v0-truncated-topic-count", t + "v0 with 3 bytes of the topic count",
                 Hex.decode("0000000000"), null);
+        bad("assignment", n + "v0-truncated-topic-length", t + "v0 topic count 1 then 1 byte of the topic length",
+                new W().i16(0).i32(1).raw("00").done(), null);
         bad("assignment", n + "v0-topic-longer-than-remaining", t + "v0 topic length 10 but only 3 bytes follow",
                 new W().i16(0).i32(1).i16(10).raw("666f6f").done(), null);
         bad("assignment", n + "v0-negative-topic-count", t + "v0 topic count -1",
