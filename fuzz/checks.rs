@@ -34,7 +34,8 @@ fn sorted_pairs(groups: &[TopicPartitions]) -> Vec<(String, i32)> {
 fn subscription_roundtrip(sub: &Subscription, version: Version) {
     let Ok(bytes) = sub.encode(version) else { return };
     assert_eq!(bytes.len(), sub.encoded_len(version), "encoded_len is exact");
-    let view = SubscriptionView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes strictly");
+    let view =
+        SubscriptionView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes strictly");
     assert_eq!(view.read_as(), version);
     let back = view.to_owned();
     let mut topics = sub.topics.clone();
@@ -52,7 +53,8 @@ fn subscription_roundtrip(sub: &Subscription, version: Version) {
 fn assignment_roundtrip(asg: &Assignment, version: Version) {
     let Ok(bytes) = asg.encode(version) else { return };
     assert_eq!(bytes.len(), asg.encoded_len(version), "encoded_len is exact");
-    let back = AssignmentView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes").to_owned();
+    let back =
+        AssignmentView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes").to_owned();
     let mut want = sorted_pairs(&asg.assigned_partitions);
     let mut got = sorted_pairs(&back.assigned_partitions);
     want.sort();
