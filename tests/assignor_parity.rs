@@ -9,11 +9,11 @@
 //! - Scenarios where Java fails (claims on partitions that no longer exist, KAFKA-21674) assert
 //!   our behaviour: such claims are dropped.
 
-mod common;
+mod assignor_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::*;
+use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, GroupAssignment, GroupMember};
 use serde_json::Value;
 
