@@ -67,7 +67,8 @@ fn java_parity() {
         for strategy in ["range", "roundrobin"] {
             let jv = &java[strategy];
             let ours = builtin(strategy).unwrap().assign(&metadata, &members).unwrap();
-            check_valid(&metadata, &members, &ours).unwrap_or_else(|e| failures.push(format!("{name} {strategy}: {e}")));
+            check_valid(&metadata, &members, &ours)
+                .unwrap_or_else(|e| failures.push(format!("{name} {strategy}: {e}")));
             if jv.get("error").is_some() {
                 continue;
             }
@@ -77,7 +78,11 @@ fn java_parity() {
             }
             let expected = java_sets(&jv["assignments"]);
             if sets(&ours) != expected {
-                failures.push(format!("{name} {strategy}: differs from Java\n ours {:?}\n java {:?}", sets(&ours), expected));
+                failures.push(format!(
+                    "{name} {strategy}: differs from Java\n ours {:?}\n java {:?}",
+                    sets(&ours),
+                    expected
+                ));
             }
             *checked.entry(strategy).or_default() += 1;
         }
@@ -111,7 +116,8 @@ fn java_parity() {
                     round = assignor.assign(&metadata, &current).unwrap();
                     if let Err(e) = check_valid(&metadata, &current, &round)
                         .and_then(|_| check_complete(&metadata, &current, &round))
-                        .and_then(|_| check_cooperative(&current, &round)) {
+                        .and_then(|_| check_cooperative(&current, &round))
+                    {
                         failures.push(format!("{name} {strategy} round {}: {e}", out.follow_ups));
                     }
                 }
@@ -146,7 +152,9 @@ fn java_parity() {
             let java_moves = moved(&valid_owned, &java_final);
             let known = KNOWN_MORE_MOVES.iter().any(|k| *k == (name.as_str(), strategy, our_moves, java_moves));
             if our_moves > java_moves && !known {
-                failures.push(format!("{name} {strategy}: we move {our_moves} partitions away from valid owners, Java {java_moves}"));
+                failures.push(format!(
+                    "{name} {strategy}: we move {our_moves} partitions away from valid owners, Java {java_moves}"
+                ));
             }
             let (our_spread, java_spread) = (spread(&ours_final, &input), spread(&java_final, &input));
             if our_spread > java_spread.max(1) {
@@ -155,7 +163,10 @@ fn java_parity() {
             if cooperative {
                 let java_follow_ups = jv["follow_up_rounds"].as_u64().unwrap() as usize;
                 if out.follow_ups > java_follow_ups.max(1) {
-                    failures.push(format!("{name} {strategy}: {} follow-up rounds, Java {java_follow_ups}", out.follow_ups));
+                    failures.push(format!(
+                        "{name} {strategy}: {} follow-up rounds, Java {java_follow_ups}",
+                        out.follow_ups
+                    ));
                 }
             }
             *checked.entry(strategy).or_default() += 1;
@@ -176,7 +187,10 @@ const KNOWN_MORE_MOVES: &[(&str, &str, usize, usize)] = &[
 ];
 
 /// No partition twice, none that does not exist.
-fn java_valid(metadata: &kafka_consumer_protocol::assignor::ClusterMetadata, s: &BTreeMap<String, BTreeSet<(String, i32)>>) -> bool {
+fn java_valid(
+    metadata: &kafka_consumer_protocol::assignor::ClusterMetadata,
+    s: &BTreeMap<String, BTreeSet<(String, i32)>>,
+) -> bool {
     let mut seen = BTreeSet::new();
     s.values().flatten().all(|(t, p)| metadata.topics.get(t).is_some_and(|i| *p < i.partitions) && seen.insert((t, p)))
 }
@@ -189,10 +203,7 @@ fn spread(s: &BTreeMap<String, BTreeSet<(String, i32)>>, members: &[GroupMember]
 
 /// Partitions taken away from their valid owner.
 fn moved(valid: &BTreeMap<(String, i32), String>, s: &BTreeMap<String, BTreeSet<(String, i32)>>) -> usize {
-    valid
-        .iter()
-        .filter(|(tp, owner)| !s.get(*owner).is_some_and(|set| set.contains(*tp)))
-        .count()
+    valid.iter().filter(|(tp, owner)| !s.get(*owner).is_some_and(|set| set.contains(*tp))).count()
 }
 
 #[allow(dead_code)]

@@ -144,9 +144,9 @@ fn assign_co_partitioned(
     let consumers = states[group[0]].consumers.clone();
     let mut remaining: Vec<usize> = (0..consumers.len()).collect();
     for p in 0..num_partitions {
-        let found = remaining.iter().position(|&ci| {
-            group.iter().all(|&s| states[s].racks_match(ci, p) && states[s].max_assignable(ci) > 0)
-        });
+        let found = remaining
+            .iter()
+            .position(|&ci| group.iter().all(|&s| states[s].racks_match(ci, p) && states[s].max_assignable(ci) > 0));
         if let Some(pos) = found {
             let ci = remaining[pos];
             for &s in group {
@@ -197,8 +197,11 @@ impl PartitionAssignor for RangeAssignor {
                 let info = topics.info[t];
                 (0..n as usize)
                     .map(|p| {
-                        let mut r: Vec<&str> =
-                            info.partition_racks.get(p).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+                        let mut r: Vec<&str> = info
+                            .partition_racks
+                            .get(p)
+                            .map(|v| v.iter().map(String::as_str).collect())
+                            .unwrap_or_default();
                         r.sort_unstable();
                         r.dedup();
                         r

@@ -21,7 +21,12 @@ fn tps(v: &Value) -> Vec<TopicPartitions> {
                 .map(|g| {
                     TopicPartitions::new(
                         g["topic"].as_str().unwrap(),
-                        g["partitions"].as_array().unwrap().iter().map(|p| p.as_i64().unwrap() as i32).collect::<Vec<_>>(),
+                        g["partitions"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|p| p.as_i64().unwrap() as i32)
+                            .collect::<Vec<_>>(),
                     )
                 })
                 .collect()
@@ -43,9 +48,7 @@ pub fn parse_group(input: &Value) -> (ClusterMetadata, Vec<GroupMember>) {
                     .collect()
             })
             .unwrap_or_default();
-        metadata
-            .topics
-            .insert(t.clone(), TopicInfo { partitions: n.as_i64().unwrap() as i32, partition_racks: racks });
+        metadata.topics.insert(t.clone(), TopicInfo { partitions: n.as_i64().unwrap() as i32, partition_racks: racks });
     }
     let members = input["members"]
         .as_array()

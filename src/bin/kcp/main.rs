@@ -1,6 +1,7 @@
 //! `kcp`: decode, encode and check Kafka consumer-group protocol payloads, run assignors and
 //! simulate groups. Its JSON output is a contract (see the README).
 
+mod assign;
 mod decode;
 mod encode;
 mod input;
@@ -63,7 +64,7 @@ impl CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat")]
+#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat, assign")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,6 +78,8 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Show what every reader version 0..=3 sees of one payload.
     Compat(decode::DecodeArgs),
+    /// Run a built-in assignor on a group described in JSON.
+    Assign(assign::AssignArgs),
 }
 
 fn print_json(value: &Value) {
@@ -111,5 +114,6 @@ fn main() -> ExitCode {
         Command::Decode(args) => finish(decode::run_decode(&args), args.format),
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
+        Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
     }
 }
