@@ -219,12 +219,15 @@ impl PartitionAssignor for RangeAssignor {
                 racks,
                 partition_racks,
                 needs_rack,
-                unassigned: (0..n).collect(),
+                unassigned: Vec::new(),
                 num_assigned,
             });
         }
 
         if states.iter().any(|s| s.needs_rack) {
+            for st in &mut states {
+                st.unassigned = (0..topics.count(st.t)).collect();
+            }
             // Group topics by (consumer list, rack-map size); groups of 2+ are co-partitioned.
             let mut keys: Vec<usize> = (0..states.len()).collect();
             let key = |s: &TopicState<'_>| {

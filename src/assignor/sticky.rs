@@ -385,15 +385,25 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
         // The maximum slots are all taken: nobody at the minimum may grow.
         at_min.clear();
     }
-    let free: Vec<u32> = (0..np as u32).filter(|&p| target[p as usize] == NONE).collect();
-    let mut unassigned = free.into_iter();
+    // Unassigned partitions in flat order; a forward cursor (assignments only fill slots it has
+    // passed).
+    let mut cursor = 0usize;
+    let mut next_free = |target: &[u32]| -> Option<u32> {
+        while cursor < np && target[cursor] != NONE {
+            cursor += 1;
+        }
+        (cursor < np).then(|| {
+            cursor += 1;
+            (cursor - 1) as u32
+        })
+    };
     // Round-robin over members below the minimum quota.
     let mut current = under_min;
     let mut next: Vec<u32> = Vec::with_capacity(current.len());
     'fill: while !current.is_empty() {
         next.clear();
         for (i, &r) in current.iter().enumerate() {
-            let Some(p) = unassigned.next() else {
+            let Some(p) = next_free(target) else {
                 next.extend_from_slice(&current[i..]);
                 break 'fill;
             };
@@ -409,7 +419,7 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
     }
     // Then one more each to members at the minimum, until `P % C` members hold the maximum.
     let mut candidates = at_min.into_iter();
-    for p in unassigned {
+    while let Some(p) = next_free(target) {
         // Fallback (never expected): the least-loaded member.
         let r = candidates
             .by_ref()
@@ -775,10 +785,11 @@ fn assign_sticky(
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
-    let target = sticky_target(&topics, &subs, &claims);
-    let mut owner = vec![NONE; target.len()];
+    let mut owner = sticky_target(&topics, &subs, &claims);
     let mut pending = Vec::new();
-    for (p, &r) in target.iter().enumerate() {
+    // In place: target rank -> member index, or NONE when withheld.
+    for (p, slot) in owner.iter_mut().enumerate() {
+        let r = *slot;
         if r == NONE {
             continue;
         }
@@ -791,9 +802,11 @@ fn assign_sticky(
                 from: members[rank_to_member[claimer as usize] as usize].member_id.clone(),
                 to: Some(members[rank_to_member[r as usize] as usize].member_id.clone()),
             });
+            *slot = NONE;
         } else {
-            owner[p] = rank_to_member[r as usize];
+            *slot = rank_to_member[r as usize];
         }
     }
+    drop(claims);
     Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending })
 }
