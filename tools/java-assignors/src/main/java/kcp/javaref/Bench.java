@@ -150,21 +150,32 @@ final class Bench {
         return r.totalMemory() - r.freeMemory();
     }
 
+    static final com.sun.management.OperatingSystemMXBean OS =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
     static final class Sample {
         double ms;
+        double cpuMs;       // process CPU (all threads: GC, JIT included)
+        double threadCpuMs; // CPU of the thread running assign()
         long peakBytes;
         Map<String, List<TopicPartition>> result;
     }
 
     static Sample once(ConsumerPartitionAssignor assignor, Cluster cluster, Map<String, Subscription> subs) {
         for (MemoryPoolMXBean p : heapPools()) p.resetPeakUsage();
+        long c0 = OS.getProcessCpuTime();
+        long tc0 = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         GroupAssignment ga = assignor.assign(cluster, new GroupSubscription(subs));
         long t1 = System.nanoTime();
+        long tc1 = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+        long c1 = OS.getProcessCpuTime();
         long peak = 0;
         for (MemoryPoolMXBean p : heapPools()) peak += p.getPeakUsage().getUsed();
         Sample s = new Sample();
         s.ms = (t1 - t0) / 1e6;
+        s.cpuMs = (c1 - c0) / 1e6;
+        s.threadCpuMs = (tc1 - tc0) / 1e6;
         s.peakBytes = peak;
         s.result = new HashMap<>();
         for (Map.Entry<String, Assignment> e : ga.groupAssignment().entrySet()) s.result.put(e.getKey(), e.getValue().partitions());
@@ -199,6 +210,10 @@ final class Bench {
         doc.put("warmup", warmup);
         doc.put("iterations", iters);
         doc.put("budget_s_per_case", (int) budgetS);
+        doc.put("notes", "ms_* = wall clock around assign(); process_cpu = all JVM threads (GC, JIT) during the call; "
+            + "peak_heap_mb = sum of the heap pools' peak usage during the call after resetPeakUsage() (approximate: G1 "
+            + "reports eden usage lazily), heap_before_op_mb = used heap after System.gc() with the inputs built. "
+            + "The machine is shared with other jobs: wall figures are noisy, CPU figures less so.");
         List<Object> results = Json.arr();
         doc.put("results", results);
         for (String shapeName : shapes) {
@@ -219,6 +234,8 @@ final class Bench {
                     }
                     Map<String, byte[]> ud = userData(shape, st, prev);
                     List<Double> times = new ArrayList<>();
+                    List<Double> cpu = new ArrayList<>();
+                    List<Double> threadCpu = new ArrayList<>();
                     long peak = 0;
                     long baseline = 0;
                     int assigned = 0;
@@ -231,9 +248,12 @@ final class Bench {
                         Sample smp = once(st.newAssignor(), cluster, subs);
                         if (phase.equals("first") && firstResult == null) firstResult = smp.result;
                         assigned = smp.result.values().stream().mapToInt(List::size).sum();
-                        System.err.printf("%s %s %-18s %s %.1f ms%n", shapeName, phase, an, i < warmup ? "warmup" : "iter  ", smp.ms);
+                        System.err.printf("%s %s %-18s %s %.1f ms (process cpu %.1f ms)%n", shapeName, phase, an,
+                            i < warmup ? "warmup" : "iter  ", smp.ms, smp.cpuMs);
                         if (i >= warmup) {
                             times.add(smp.ms);
+                            cpu.add(smp.cpuMs);
+                            threadCpu.add(smp.threadCpuMs);
                             peak = Math.max(peak, smp.peakBytes);
                             done++;
                         }
@@ -254,6 +274,8 @@ final class Bench {
                     r.put("ms_per_op", mean);
                     r.put("ms_min", times.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN));
                     r.put("ms_max", times.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
+                    r.put("process_cpu_ms_per_op", cpu.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN));
+                    r.put("thread_cpu_ms_per_op", threadCpu.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN));
                     r.put("heap_before_op_mb", (int) (baseline >> 20));
                     r.put("peak_heap_mb", (int) (peak >> 20));
                     r.put("partitions_assigned", assigned);
