@@ -70,6 +70,9 @@ use super::common::{build_assignments, check_members, member_id_order, Topics, N
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
+use crate::error::{FieldPath, MessageKind};
+use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
+use crate::wire::Reader;
 use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
 /// Java's `DEFAULT_GENERATION`.
@@ -235,31 +238,56 @@ struct Claims {
     tie: Vec<bool>,
 }
 
+/// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
+/// with generation -1 when neither layout reads.
+fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
+    let mut r = Reader::new(buf, MessageKind::StickyUserData);
+    match read_topic_partitions_array(&mut r, "previous_assignment") {
+        Ok(region) => {
+            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count as usize };
+            (Some(list), r.i32(FieldPath::field("generation")).ok())
+        }
+        Err(_) => (None, Some(NO_GENERATION)),
+    }
+}
+
 fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     let mut c = Claims { owner: vec![NONE; n], gen: vec![NO_GENERATION; n], tie: vec![false; n] };
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
+        let Some(t) = topics.id(topic) else { return };
+        for partition in partitions {
+            let Some(p) = topics.flat(t, partition) else { continue };
+            let p = p as usize;
+            let o = c.owner[p];
+            if o == NONE {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+            } else if o == rank {
+                // Listed twice by the same member.
+            } else if g > c.gen[p] {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+                c.tie[p] = false;
+            } else if g == c.gen[p] {
+                c.tie[p] = true;
+            }
+        }
+    };
     for (rank, &m) in rank_to_member.iter().enumerate() {
         let rank = rank as u32;
-        let (owned, generation) = member_claim(&members[m as usize].subscription, cooperative);
-        let g = generation.unwrap_or(NO_GENERATION);
-        for group in owned.iter() {
-            let Some(t) = topics.id(&group.topic) else { continue };
-            for &partition in &group.partitions {
-                let Some(p) = topics.flat(t, partition) else { continue };
-                let p = p as usize;
-                let o = c.owner[p];
-                if o == NONE {
-                    c.owner[p] = rank;
-                    c.gen[p] = g;
-                } else if o == rank {
-                    // Listed twice by the same member.
-                } else if g > c.gen[p] {
-                    c.owner[p] = rank;
-                    c.gen[p] = g;
-                    c.tie[p] = false;
-                } else if g == c.gen[p] {
-                    c.tie[p] = true;
-                }
+        let sub = &members[m as usize].subscription;
+        if cooperative {
+            let (owned, generation) = member_claim(sub, true);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in owned.iter() {
+                apply(&mut c, rank, g, &group.topic, &mut group.partitions.iter().copied());
+            }
+        } else if let Some(bytes) = sub.user_data.as_deref().filter(|b| !b.is_empty()) {
+            let (list, generation) = sticky_user_data_view(bytes);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in list.iter().flat_map(|l| l.iter()) {
+                apply(&mut c, rank, g, group.topic, &mut group.partitions.iter());
             }
         }
     }
