@@ -3,9 +3,11 @@
 //! `cargo bench --bench assignors` (all four assignors), or e.g.
 //! `cargo bench --bench assignors -- cooperative-sticky` for one. Each case is a first
 //! assignment (`fresh`) or a re-assignment where every member but the first owns its previous
-//! assignment at generation 1 (`existing`); see `assignor_shapes.rs`.
+//! assignment at generation 1 (`existing`); see `support/assignor_shapes.rs`.
 
-#[path = "assignor_shapes.rs"]
+#![allow(missing_docs)]
+
+#[path = "support/assignor_shapes.rs"]
 mod assignor_shapes;
 
 use std::hint::black_box;
@@ -32,5 +34,9 @@ fn assignors(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, assignors);
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = assignors
+}
 criterion_main!(benches);

@@ -4,7 +4,7 @@
 //! allocated during `assign` (above what was live before), and the heap bytes the output holds.
 #![allow(unsafe_code)]
 
-#[path = "../benches/assignor_shapes.rs"]
+#[path = "../benches/support/assignor_shapes.rs"]
 mod assignor_shapes;
 
 use std::alloc::{GlobalAlloc, Layout, System};

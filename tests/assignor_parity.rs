@@ -150,7 +150,7 @@ fn java_parity() {
                 continue;
             }
             let java_moves = moved(&valid_owned, &java_final);
-            let known = KNOWN_MORE_MOVES.iter().any(|k| *k == (name.as_str(), strategy, our_moves, java_moves));
+            let known = KNOWN_MORE_MOVES.contains(&(name.as_str(), strategy, our_moves, java_moves));
             if our_moves > java_moves && !known {
                 failures.push(format!(
                     "{name} {strategy}: we move {our_moves} partitions away from valid owners, Java {java_moves}"

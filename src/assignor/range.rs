@@ -213,8 +213,8 @@ impl PartitionAssignor for RangeAssignor {
             let num_assigned = vec![0; consumers.len()];
             states.push(TopicState {
                 t: t as u32,
-                per_consumer: if c == 0 { 0 } else { n / c },
-                extra_left: if c == 0 { 0 } else { n % c },
+                per_consumer: n.checked_div(c).unwrap_or(0),
+                extra_left: n.checked_rem(c).unwrap_or(0),
                 consumers,
                 racks,
                 partition_racks,

@@ -1,6 +1,6 @@
 //! Group shapes shared by `benches/assignors.rs` and `examples/assignor_memory.rs`: the large
 //! shapes of Apache Kafka's `AbstractStickyAssignorTest` and franz-go's sticky benchmarks.
-#![allow(dead_code)]
+#![allow(dead_code, missing_docs)]
 
 use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription};
