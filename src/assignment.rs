@@ -16,7 +16,7 @@ struct Layout {
     read_as: Version,
     assigned_partitions: ArrayRegion,
     user_data: OptRange,
-    end: u32,
+    end: usize,
     repair: Option<Repair>,
 }
 
@@ -41,7 +41,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     if options.strict && r.remaining() > 0 {
         return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
     }
-    Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos() as u32, repair })
+    Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos(), repair })
 }
 
 /// A decoded assignment borrowing from the input (no allocation).
@@ -87,7 +87,7 @@ impl<'a> AssignmentView<'a> {
     pub fn assigned_partitions(&self) -> TopicPartitionsList<'a> {
         TopicPartitionsList {
             bytes: self.layout.assigned_partitions.bytes(self.buf),
-            count: self.layout.assigned_partitions.count as usize,
+            count: self.layout.assigned_partitions.count,
         }
     }
 
@@ -98,7 +98,7 @@ impl<'a> AssignmentView<'a> {
 
     /// Bytes after the last field read.
     pub fn trailing_bytes(&self) -> usize {
-        self.buf.len() - self.layout.end as usize
+        self.buf.len() - self.layout.end
     }
 
     /// The lenient repair that was made, if any.

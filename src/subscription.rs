@@ -24,7 +24,7 @@ struct Layout {
     owned_partitions: ArrayRegion,
     generation_id: i32,
     rack_id: OptRange,
-    end: u32,
+    end: usize,
     repair: Option<Repair>,
 }
 
@@ -81,7 +81,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
         }
     }
     layout.read_as = read_as;
-    layout.end = r.pos() as u32;
+    layout.end = r.pos();
     if options.strict && r.remaining() > 0 {
         return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
     }
@@ -138,7 +138,7 @@ impl<'a> SubscriptionView<'a> {
 
     /// Subscribed topics, in wire order.
     pub fn topics(&self) -> TopicNames<'a> {
-        TopicNames { bytes: self.layout.topics.bytes(self.buf), count: self.layout.topics.count as usize }
+        TopicNames { bytes: self.layout.topics.bytes(self.buf), count: self.layout.topics.count }
     }
 
     /// The assignor's userData (`None` when null).
@@ -150,7 +150,7 @@ impl<'a> SubscriptionView<'a> {
     pub fn owned_partitions(&self) -> TopicPartitionsList<'a> {
         TopicPartitionsList {
             bytes: self.layout.owned_partitions.bytes(self.buf),
-            count: self.layout.owned_partitions.count as usize,
+            count: self.layout.owned_partitions.count,
         }
     }
 
@@ -167,7 +167,7 @@ impl<'a> SubscriptionView<'a> {
 
     /// Bytes after the last field read (future-version fields, or garbage).
     pub fn trailing_bytes(&self) -> usize {
-        self.buf.len() - self.layout.end as usize
+        self.buf.len() - self.layout.end
     }
 
     /// The lenient repair that was made, if any.
