@@ -1,7 +1,7 @@
 // Command franz-go writes draft corpus vectors produced by franz-go's own
 // encoders (pkg/kmsg AppendTo and the pkg/kgo group balancers).
 //
-// Usage: go run . <output-dir>
+// Usage: go run . <vectors-root>   (writes <root>/franz-go-<kgo version>/)
 // The drafts carry name/description/producer/kind/hex/notes; the Java reader
 // (tools/corpus/java-reader) fills in canonical/expect/readers afterwards.
 package main
@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -62,15 +63,15 @@ func str(s string) *string { return &s }
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: franz-go <output-dir>")
+		fmt.Fprintln(os.Stderr, "usage: franz-go <vectors-root>")
 		os.Exit(2)
-	}
-	outDir = os.Args[1]
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		panic(err)
 	}
 	kmsgV := modVersion("github.com/twmb/franz-go/pkg/kmsg")
 	kgoV := modVersion("github.com/twmb/franz-go")
+	outDir = filepath.Join(os.Args[1], "franz-go-"+strings.TrimPrefix(kgoV, "v"))
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		panic(err)
+	}
 	kmsgProd := func(how string) producer { return producer{"franz-go/pkg/kmsg", kmsgV, how} }
 	kgoProd := func(how string) producer { return producer{"franz-go/pkg/kgo", kgoV, how} }
 	n := 0

@@ -8,7 +8,7 @@
 //     methods are what ConsumerGroup puts on the wire; they are reached here with
 //     //go:linkname (see linkname.go), calling the module's compiled code.
 //
-// Usage: go run . <output-dir>
+// Usage: go run . <vectors-root>   (writes <root>/kafka-go-<version>/)
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
@@ -76,14 +77,14 @@ func marshal(v int16, x interface{}) string {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: kafka-go <output-dir>")
+		fmt.Fprintln(os.Stderr, "usage: kafka-go <vectors-root>")
 		os.Exit(2)
 	}
-	outDir = os.Args[1]
+	ver := modVersion("github.com/segmentio/kafka-go")
+	outDir = filepath.Join(os.Args[1], "kafka-go-"+strings.TrimPrefix(ver, "v"))
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		panic(err)
 	}
-	ver := modVersion("github.com/segmentio/kafka-go")
 	prod := func(how string) producer { return producer{"segmentio/kafka-go", ver, how} }
 	n := 0
 	put := func(d draft) { emit(d); n++ }

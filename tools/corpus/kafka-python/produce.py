@@ -5,7 +5,7 @@ from Kafka's JSON schemas (kafka.protocol.consumer.metadata); its assignors retu
 those objects from metadata(), and the JoinGroup request serialises them with
 .encode() (version header included).
 
-Usage: python produce.py <output-dir>
+Usage: python produce.py <vectors-root>   (writes <root>/kafka-python-<version>/)
 Run with PYTHONHASHSEED=0: the range/roundrobin/sticky assignors pass a Python set
 of topics straight through, so their topic order depends on string hashing.
 """
@@ -56,10 +56,10 @@ def asg_tp(topic, partitions, v):
 def main():
     global OUT
     if len(sys.argv) != 2:
-        sys.exit("usage: produce.py <output-dir>")
+        sys.exit("usage: produce.py <vectors-root>")
     if os.environ.get("PYTHONHASHSEED") != "0":
         sys.exit("run with PYTHONHASHSEED=0 (set iteration order of topic names)")
-    OUT = sys.argv[1]
+    OUT = os.path.join(sys.argv[1], f"kafka-python-{VERSION}")
     os.makedirs(OUT, exist_ok=True)
 
     cases = [

@@ -4,7 +4,7 @@
 // (*SyncGroupRequest).AddGroupAssignmentMember both call sarama's encode() on
 // ConsumerGroupMemberMetadata / ConsumerGroupMemberAssignment and keep the bytes.
 //
-// Usage: go run . <output-dir>
+// Usage: go run . <vectors-root>   (writes <root>/sarama-<version>/)
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/IBM/sarama"
 )
@@ -78,14 +79,14 @@ func encodeAsg(a *sarama.ConsumerGroupMemberAssignment) string {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sarama <output-dir>")
+		fmt.Fprintln(os.Stderr, "usage: sarama <vectors-root>")
 		os.Exit(2)
 	}
-	outDir = os.Args[1]
+	ver := modVersion("github.com/IBM/sarama")
+	outDir = filepath.Join(os.Args[1], "sarama-"+strings.TrimPrefix(ver, "v"))
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		panic(err)
 	}
-	ver := modVersion("github.com/IBM/sarama")
 	prod := func(how string) producer { return producer{"IBM/sarama", ver, how} }
 	n := 0
 	put := func(d draft) { emit(d); n++ }
