@@ -52,3 +52,6 @@ java -cp "$T/java-reader/target/classes:$T/java-reader/target/dependency/*" kcp.
 
 echo "== per-directory counts"
 for d in $(owned_dirs); do printf '%4d  %s\n' "$(ls "$V/$d"/*.json | wc -l)" "$d"; done
+
+echo "== CORPUS.md index"
+python3 "$T/summarize.py"
