@@ -17,7 +17,7 @@ V="$ROOT/testdata/vectors"
 mkdir -p "$V"
 
 owned_dirs() {
-  (cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-python-* handbuilt-malformed 2>/dev/null || true)
+  (cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true)
 }
 
 echo "== removing previous corpus directories"
@@ -31,13 +31,15 @@ done
 echo "== kafkajs"
 (cd "$T/kafkajs" && npm ci --no-audit --no-fund --silent && node produce.js "$V")
 
-echo "== kafka-python"
-(
-  cd "$T/kafka-python"
-  [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
-  PYTHONHASHSEED=0 .venv/bin/python produce.py "$V"
-)
+for p in kafka-python aiokafka; do
+  echo "== $p"
+  (
+    cd "$T/$p"
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+    PYTHONHASHSEED=0 .venv/bin/python produce.py "$V"
+  )
+done
 
 echo "== hand-built malformed payloads"
 python3 "$T/handbuilt/produce.py" "$V"
