@@ -17,7 +17,7 @@ V="$ROOT/testdata/vectors"
 mkdir -p "$V"
 
 owned_dirs() {
-  (cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true)
+  (cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-node-* platformatic-kafka-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true)
 }
 
 echo "== removing previous corpus directories"
@@ -28,8 +28,10 @@ for p in franz-go sarama sarama-legacy kafka-go; do
   (cd "$T/$p" && go run -mod=readonly . "$V")
 done
 
-echo "== kafkajs"
-(cd "$T/kafkajs" && npm ci --no-audit --no-fund --silent && node produce.js "$V")
+echo "== kafkajs, kafka-node, @platformatic/kafka"
+(cd "$T/kafkajs" && npm ci --no-audit --no-fund --silent --ignore-scripts && node produce.js "$V")
+(cd "$T/kafka-node" && npm ci --no-audit --no-fund --silent --ignore-scripts && node produce.js "$V")
+(cd "$T/platformatic-kafka" && npm ci --no-audit --no-fund --silent --ignore-scripts && node produce.mjs "$V")
 
 for p in kafka-python aiokafka; do
   echo "== $p"

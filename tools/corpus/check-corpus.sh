@@ -23,7 +23,7 @@ log="$(mktemp)"
 (cd "$T/java-reader" && mvn -q -B package -DskipTests) >"$log" 2>&1 || { cat "$log"; exit 1; }
 rm -f "$log"
 dirs=()
-for d in $(cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true); do
+for d in $(cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-node-* platformatic-kafka-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true); do
   dirs+=("$V/$d")
 done
 [ "${#dirs[@]}" -gt 0 ] || { echo "no corpus directories under $V"; exit 1; }

@@ -10,7 +10,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 V = os.path.join(ROOT, "testdata", "vectors")
-DIRS = ("franz-go-", "sarama-", "shopify-sarama-", "kafka-go-", "kafkajs-", "kafka-python-", "aiokafka-", "handbuilt-malformed")
+DIRS = ("franz-go-", "sarama-", "shopify-sarama-", "kafka-go-", "kafkajs-", "kafka-node-", "platformatic-kafka-", "kafka-python-", "aiokafka-", "handbuilt-malformed")
 START, END = "<!-- index:start -->", "<!-- index:end -->"
 
 
