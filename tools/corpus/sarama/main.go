@@ -197,5 +197,32 @@ func main() {
 			Hex:         hex.EncodeToString(data),
 		})
 	}
+	// Cooperative-sticky subscription userData (Java's CooperativeStickyAssignor format: one int32 generation).
+	{
+		coop := sarama.NewBalanceStrategyCooperativeSticky()
+		ud, err := coop.(sarama.SubscriptionUserDataBalanceStrategy).SubscriptionUserData([]string{"foo"})
+		if err != nil {
+			panic(err)
+		}
+		put(draft{
+			Name:        "cooperative-sticky-user-data-fresh",
+			Description: "sarama cooperative-sticky strategy SubscriptionUserData of a new member (no assignment yet)",
+			Producer:    prod("sarama.NewBalanceStrategyCooperativeSticky().(sarama.SubscriptionUserDataBalanceStrategy).SubscriptionUserData([]string{\"foo\"})"),
+			Kind:        "cooperative_sticky_user_data",
+			Hex:         hex.EncodeToString(ud),
+		})
+		coop.(sarama.OnAssignmentBalanceStrategy).OnAssignment(&sarama.ConsumerGroupMemberAssignment{Topics: map[string][]int32{"foo": {0}}}, 10)
+		ud, err = coop.(sarama.SubscriptionUserDataBalanceStrategy).SubscriptionUserData([]string{"foo"})
+		if err != nil {
+			panic(err)
+		}
+		put(draft{
+			Name:        "cooperative-sticky-user-data-gen10",
+			Description: "sarama cooperative-sticky strategy SubscriptionUserData after OnAssignment(..., generation 10)",
+			Producer:    prod("s := sarama.NewBalanceStrategyCooperativeSticky(); s.(OnAssignmentBalanceStrategy).OnAssignment(<foo:[0]>, 10); s.(SubscriptionUserDataBalanceStrategy).SubscriptionUserData([]string{\"foo\"})"),
+			Kind:        "cooperative_sticky_user_data",
+			Hex:         hex.EncodeToString(ud),
+		})
+	}
 	fmt.Printf("sarama: wrote %d drafts to %s\n", n, outDir)
 }
