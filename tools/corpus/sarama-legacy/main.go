@@ -2,7 +2,9 @@
 // Shopify/sarama release (before sarama learnt OwnedPartitions), driven the way
 // bsm/sarama-cluster drove it. bsm/sarama-cluster itself is not served by the Go
 // module proxy; its Consumer.joinGroup built
-//   &sarama.ConsumerGroupMemberMetadata{Version: 1, Topics: sorted topics, UserData: config.Group.Member.UserData}
+//
+//	&sarama.ConsumerGroupMemberMetadata{Version: 1, Topics: sorted topics, UserData: config.Group.Member.UserData}
+//
 // and passed it to (*JoinGroupRequest).AddGroupProtocolMetadata, and its syncGroup
 // sent ConsumerGroupMemberAssignment{Version: 1, Topics: map}. Old sarama's encode
 // writes only the v0 fields whatever Version says, so the bytes below are exactly
@@ -47,7 +49,7 @@ func modVersion(path string) string {
 	}
 	for _, d := range info.Deps {
 		if d.Path == path {
-			return d.Version
+			return strings.TrimPrefix(d.Version, "v") // "1.2.3", as the other producers write versions
 		}
 	}
 	panic("module not in build: " + path)

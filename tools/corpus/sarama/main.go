@@ -43,7 +43,7 @@ func modVersion(path string) string {
 	}
 	for _, d := range info.Deps {
 		if d.Path == path {
-			return d.Version
+			return strings.TrimPrefix(d.Version, "v") // "1.2.3", as the other producers write versions
 		}
 	}
 	panic("module not in build: " + path)
