@@ -13,7 +13,7 @@ V="$ROOT/testdata/vectors"
 
 if [ "${1:-}" = "--rebuild" ]; then
   "$T/build-corpus.sh"
-  git -C "$ROOT" diff --exit-code -- testdata/vectors
+  git -C "$ROOT" diff --exit-code -- testdata/vectors tools/corpus/corpus-dirs.txt
   untracked="$(git -C "$ROOT" ls-files --others --exclude-standard -- testdata/vectors)"
   if [ -n "$untracked" ]; then echo "untracked regenerated vectors:"; echo "$untracked"; exit 1; fi
   echo "corpus rebuild: identical to the committed files"
@@ -23,8 +23,6 @@ log="$(mktemp)"
 (cd "$T/java-reader" && mvn -q -B package -DskipTests) >"$log" 2>&1 || { cat "$log"; exit 1; }
 rm -f "$log"
 dirs=()
-for d in $(cd "$V" && ls -d franz-go-* sarama-* shopify-sarama-* kafka-go-* kafkajs-* kafka-node-* platformatic-kafka-* kafka-python-* aiokafka-* handbuilt-malformed 2>/dev/null || true); do
-  dirs+=("$V/$d")
-done
+while read -r d; do [ -n "$d" ] && dirs+=("$V/$d"); done <"$T/corpus-dirs.txt"
 [ "${#dirs[@]}" -gt 0 ] || { echo "no corpus directories under $V"; exit 1; }
 java -cp "$T/java-reader/target/classes:$T/java-reader/target/dependency/*" kcp.corpus.CorpusReader --check "${dirs[@]}"

@@ -10,7 +10,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 V = os.path.join(ROOT, "testdata", "vectors")
-DIRS = ("franz-go-", "sarama-", "shopify-sarama-", "kafka-go-", "kafkajs-", "kafka-node-", "platformatic-kafka-", "kafka-python-", "aiokafka-", "handbuilt-malformed")
+MANIFEST = os.path.join(ROOT, "tools", "corpus", "corpus-dirs.txt")  # written by build-corpus.sh
 START, END = "<!-- index:start -->", "<!-- index:end -->"
 
 
@@ -36,7 +36,7 @@ def java_result(d):
 
 def index():
     lines = []
-    dirs = sorted(x for x in os.listdir(V) if os.path.isdir(os.path.join(V, x)) and x.startswith(DIRS))
+    dirs = sorted(line.strip() for line in open(MANIFEST) if line.strip())
     total = 0
     for d in dirs:
         files = sorted(glob.glob(os.path.join(V, d, "*.json")))
