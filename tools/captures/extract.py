@@ -566,6 +566,15 @@ def analyse(name, java_cp, kafka_version, rdk_version):
             "members": sorted(members, key=lambda m: m["client_id"] or ""),
         })
 
+    # librdkafka's leader puts each member's own Subscription user data into that member's Assignment
+    for g in generations:
+        if meta["clients"].get(g["leader_client_id"]) != "librdkafka":
+            continue
+        for m in g["members"]:
+            if m["assignment"] and m["subscription"] and "error" not in m["assignment"]:
+                assert m["assignment"]["user_data"] == m["subscription"]["user_data"], (name, g["generation_id"], m)
+                checks["librdkafka leader: Assignment user_data == member's Subscription user_data"] += 1
+
     leaves = []
     for ex in exchanges:
         if ex["api_key"] == 13:
@@ -690,7 +699,7 @@ def describe_asg(e):
     return ", ".join(bits)
 
 
-def write_vectors(name, res, kafka_version, rdk_version):
+def write_vectors(name, res, kafka_version, rdk_version, java_cp):
     """One vector per distinct payload and producer, named after where it was first accepted.
 
     A Subscription is produced by the client that sent the JoinGroup request; an Assignment by the group leader
@@ -730,7 +739,33 @@ def write_vectors(name, res, kafka_version, rdk_version):
         items.append(dict(kind="assignment", hex=ex["response"]["assignment"], impl=meta["clients"][leader],
                           vname="%s-g%d-assignment-%s" % (name, gid, ex["client_id"]), proto=g["protocol"], how=how,
                           notes="assignment computed and serialized by the group leader %s (%s, protocol %s) for member %s"
-                                % (leader, meta["clients"][leader], g["protocol"], ex["client_id"])))
+                                % (leader, meta["clients"][leader], g["protocol"], ex["client_id"])
+                                + ("; its user_data is a copy of the member's own Subscription user_data (librdkafka's "
+                                   "leader echoes it back)" if meta["clients"][leader] == "librdkafka"
+                                   and res["decoded"][("assignment", ex["response"]["assignment"])]["expect"].get("user_data")
+                                   else "")))
+    # The assignors' user data inside the Subscriptions of the cooperative-sticky protocol: Java's
+    # CooperativeStickyAssignor writes a 4-byte generation, librdkafka writes StickyAssignor-style user data
+    # (previous assignment + generation) under the cooperative-sticky name.
+    ud_items = []
+    for it in items:
+        if it["kind"] != "subscription" or it["proto"] != "cooperative-sticky":
+            continue
+        e = res["decoded"][("subscription", it["hex"])]["expect"]
+        if "error" in e or not e["user_data"]:
+            continue
+        kind = "cooperative_sticky_user_data" if it["impl"] == "java" else "sticky_user_data"
+        ud_items.append(dict(kind=kind, hex=e["user_data"], impl=it["impl"], vname=it["vname"] + "-user-data",
+                             proto=it["proto"], how="user_data field of the Subscription " + it["how"][len("captured "):]
+                             .replace("from JoinGroup", "captured from JoinGroup", 1),
+                             notes=("what Java's %s makes of it" % ("CooperativeStickyAssignor (generation from the "
+                                    "user data, as for a v0/v1 Subscription)" if kind == "cooperative_sticky_user_data"
+                                    else "StickyAssignor (V1 layout, then V0, then unreadable); librdkafka sends this "
+                                    "layout under the protocol name cooperative-sticky, where a Java leader reads the "
+                                    "v2+ Subscription generation/owned fields instead"))))
+    ud_decoded = dict(zip([(u["kind"], u["hex"]) for u in ud_items],
+                          java_read(java_cp, [(u["kind"], u["hex"]) for u in ud_items])))
+    items += ud_items
     written = []
     seen = set()
     for it in items:
@@ -738,16 +773,23 @@ def write_vectors(name, res, kafka_version, rdk_version):
         if (pdir, it["kind"], it["hex"]) in seen:
             continue
         seen.add((pdir, it["kind"], it["hex"]))
-        d = res["decoded"][(it["kind"], it["hex"])]
+        d = res["decoded"].get((it["kind"], it["hex"])) or ud_decoded[(it["kind"], it["hex"])]
         e = d["expect"]
         if "error" in e:
             summary = "rejected by Java's reader"
         elif it["kind"] == "subscription":
             summary = describe_sub(e)
-        else:
+        elif it["kind"] == "assignment":
             summary = describe_asg(e)
+        elif it["kind"] == "sticky_user_data":
+            summary = "%s layout, %d previous partitions, generation %s" % (
+                e["format"], sum(len(tp["partitions"]) for tp in e["previous_assignment"]), e["generation"])
+        else:
+            summary = "generation %s" % e["generation"]
+        what = {"subscription": "Subscription", "assignment": "Assignment", "sticky_user_data": "sticky user data",
+                "cooperative_sticky_user_data": "cooperative-sticky user data"}[it["kind"]]
         desc = "%s %s %s, protocol %s (%s), from a real capture" % (
-            producer["implementation"], producer["version"], it["kind"].capitalize(), it["proto"], summary)
+            producer["implementation"], producer["version"], what, it["proto"], summary)
         doc = {"name": it["vname"], "description": desc, "producer": dict(producer, how=it["how"]),
                "kind": it["kind"], "hex": it["hex"], "canonical": d["canonical"], "expect": e, "readers": d["readers"]}
         notes = [it["notes"]] if it["notes"] else []
@@ -780,7 +822,7 @@ def main():
     for name in a.scenarios:
         res = analyse(name, a.java_cp, a.kafka_version, a.librdkafka_version)
         doc = write_expect(name, res, a.kafka_version, a.librdkafka_version, tv)
-        vecs = write_vectors(name, res, a.kafka_version, a.librdkafka_version)
+        vecs = write_vectors(name, res, a.kafka_version, a.librdkafka_version, a.java_cp)
         g = doc["groups"][0]
         print("%s: generations %s members %s protocol %s leaders %s; %d vectors; checks %s; dissector-unsupported %s"
               % (name, g["generation_ids"], g["member_count_per_generation"], g["protocol_per_generation"],

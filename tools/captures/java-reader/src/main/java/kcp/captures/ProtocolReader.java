@@ -18,7 +18,8 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 /**
  * Reads consumer-protocol payloads with Apache Kafka's raw generated message classes.
  *
- * stdin: one payload per line, "subscription HEX" or "assignment HEX".
+ * stdin: one payload per line, "subscription HEX", "assignment HEX", "sticky_user_data HEX" or
+ * "cooperative_sticky_user_data HEX" (the last two: see UserDataReader).
  * stdout: one JSON object per line: {"kind":..,"hex":..,"canonical":bool,"expect":{..},"readers":[..]}
  *   expect  = what the reader at the highest version this kafka-clients knows returns (version clamped to it)
  *   readers = reader versions 0..3: the body parsed with layout min(v, N)
@@ -39,6 +40,10 @@ public final class ProtocolReader {
             String kind = kv[0];
             String hex = kv.length > 1 ? kv[1] : "";
             byte[] bytes = unhex(hex);
+            if (kind.equals("sticky_user_data") || kind.equals("cooperative_sticky_user_data")) {
+                System.out.println(UserDataReader.read(kind, hex, bytes));
+                continue;
+            }
             boolean sub = kind.equals("subscription");
             short highest = sub ? ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION
                                 : ConsumerProtocolAssignment.HIGHEST_SUPPORTED_VERSION;
