@@ -19,6 +19,7 @@ Sources of truth, all cross-checked (the script fails when they disagree):
 """
 import argparse
 import collections
+import glob
 import json
 import os
 import re
@@ -46,7 +47,7 @@ SCENARIOS = {
             "generation with both); java-c3 is a static member (group.instance.id=java-c3-static) subscribed to "
             "kcp-orders only and joins ~12 s later (cooperative rebalance: partitions revoked from c1/c2 in one "
             "generation, given to c3 in the follow-up generation); java-c1 closes (LeaveGroup) at ~26 s; java-c2 "
-            "closes (LeaveGroup) at ~40 s; java-c3 closes at ~42 s without LeaveGroup (static member)."),
+            "closes (LeaveGroup) at ~40 s; java-c3 closes at ~48 s without LeaveGroup (static member)."),
         "clients": {"java-c1": "java", "java-c2": "java", "java-c3": "java"},
     },
     "rdkafka-range": {
@@ -55,7 +56,7 @@ SCENARIOS = {
             "Three librdkafka consumers (confluent-kafka Python), partition.assignment.strategy=range, topics "
             "kcp-orders (6 partitions) and kcp-audit (3 partitions). rdk-r1 and rdk-r2 subscribe to both topics "
             "and start together; rdk-r3 (client.rack=rack-c) subscribes to kcp-orders only and joins ~10 s later; "
-            "rdk-r1 closes at ~22 s, rdk-r2 at ~32 s, rdk-r3 at ~36 s (each close sends LeaveGroup)."),
+            "rdk-r1 closes at ~22 s, rdk-r2 at ~32 s, rdk-r3 at ~38 s (each close sends LeaveGroup)."),
         "clients": {"rdk-r1": "librdkafka", "rdk-r2": "librdkafka", "rdk-r3": "librdkafka"},
     },
     "rdkafka-cooperative-sticky": {
@@ -63,7 +64,7 @@ SCENARIOS = {
         "description": (
             "Same timeline as rdkafka-range with partition.assignment.strategy=cooperative-sticky: rdk-r1 and "
             "rdk-r2 (both topics) start together; rdk-r3 (client.rack=rack-c, kcp-orders only) joins ~10 s later; "
-            "rdk-r1 closes at ~22 s, rdk-r2 at ~32 s, rdk-r3 at ~36 s."),
+            "rdk-r1 closes at ~22 s, rdk-r2 at ~32 s, rdk-r3 at ~38 s."),
         "clients": {"rdk-r1": "librdkafka", "rdk-r2": "librdkafka", "rdk-r3": "librdkafka"},
     },
     "mixed-java-rdkafka": {
@@ -73,8 +74,9 @@ SCENARIOS = {
             "CooperativeStickyAssignor,RangeAssignor, topics kcp-orders and kcp-audit) and two librdkafka "
             "consumers (rdk-m1: both topics, rdk-m2: kcp-orders only; partition.assignment.strategy=range,"
             "roundrobin; librdkafka refuses to mix eager and cooperative assignors). The only protocol all members "
-            "offer is range, so the coordinator picks range. java-j1 and rdk-m1 start together, rdk-m2 joins at "
-            "~10 s, rdk-m1 closes at ~20 s, java-j1 at ~30 s, rdk-m2 at ~32 s."),
+            "offer is range, so the coordinator picks range. java-j1 starts first and rdk-m1 ~2 s later (inside the "
+            "broker's 3 s initial rebalance delay), rdk-m2 joins at ~10 s, rdk-m1 closes at ~20 s, java-j1 at ~30 s, "
+            "rdk-m2 at ~36 s."),
         "clients": {"java-j1": "java", "rdk-m1": "librdkafka", "rdk-m2": "librdkafka"},
     },
 }
@@ -251,31 +253,37 @@ def tshark(args):
 
 
 def read_exchanges(pcap):
-    """All group-API request/response pairs in the capture, from the raw TCP payload bytes."""
+    """All group-API request/response pairs in the capture, from the raw TCP payload bytes tshark exports."""
     out = tshark(["-r", pcap, "-Y", "tcp.len > 0", "-T", "fields", "-E", "separator=\t",
                   "-e", "frame.number", "-e", "frame.time_epoch", "-e", "tcp.stream", "-e", "tcp.srcport",
-                  "-e", "tcp.dstport", "-e", "frame.len", "-e", "frame.cap_len", "-e", "tcp.seq", "-e", "tcp.payload"])
-    streams = collections.defaultdict(bytearray)   # (stream, to_broker) -> bytes
-    starts = collections.defaultdict(list)          # (stream, to_broker) -> [(offset, frame, time)]
-    next_seq = {}
+                  "-e", "tcp.dstport", "-e", "frame.len", "-e", "frame.cap_len", "-e", "tcp.seq_raw", "-e", "tcp.payload"])
+    segments = []
     for line in out.splitlines():
         frame, t, stream, sport, dport, flen, clen, seq, payload = line.split("\t")
         if flen != clen:
             raise SystemExit("%s: frame %s truncated by the snap length" % (pcap, frame))
-        key = (int(stream), int(dport) == PORT)
-        seq = int(seq)
-        data = bytes.fromhex(payload)
+        segments.append((int(frame), float(t), int(stream), int(dport) == PORT, int(seq), bytes.fromhex(payload)))
+    return exchanges_from_segments(segments, pcap)
+
+
+def exchanges_from_segments(segments, pcap):
+    """segments: [(frame, time, stream key, to_broker, tcp seq, payload bytes)] in capture order."""
+    streams = collections.defaultdict(bytearray)   # (stream, to_broker) -> bytes
+    starts = collections.defaultdict(list)          # (stream, to_broker) -> [(offset, frame, time)]
+    next_seq = {}
+    for frame, t, stream, to_broker, seq, data in segments:
+        key = (stream, to_broker)
         if key in next_seq and seq != next_seq[key]:
-            if seq < next_seq[key]:  # retransmission (seen on loopback): keep only bytes not yet seen
-                data = data[next_seq[key] - seq:]
+            if (next_seq[key] - seq) % 2**32 < 2**31:  # retransmission (seen on loopback): keep only new bytes
+                data = data[(next_seq[key] - seq) % 2**32:]
                 seq = next_seq[key]
                 if not data:
                     continue
             else:
                 raise SystemExit("%s: frame %s: gap in TCP stream (seq %d, expected %d)"
                                  % (pcap, frame, seq, next_seq[key]))
-        next_seq[key] = seq + len(data)
-        starts[key].append((len(streams[key]), int(frame), float(t)))
+        next_seq[key] = (seq + len(data)) % 2**32
+        starts[key].append((len(streams[key]), frame, t))
         streams[key] += data
 
     def frame_at(key, offset):
@@ -288,7 +296,7 @@ def read_exchanges(pcap):
         return best
 
     exchanges = []
-    for (stream, to_broker), data in sorted(streams.items()):
+    for (stream, to_broker), data in sorted(streams.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         if not to_broker:
             continue
         pending = {}
@@ -306,7 +314,7 @@ def read_exchanges(pcap):
             if body.i != len(body.b):
                 raise SystemExit("request %s v%d: %d bytes left" % (API_NAMES[api], ver, len(body.b) - body.i))
             fr, t = frame_at((stream, True), start)
-            pending[corr] = {"stream": stream, "api": API_NAMES[api], "api_key": api, "api_version": ver,
+            pending[corr] = {"api": API_NAMES[api], "api_key": api, "api_version": ver,
                              "correlation_id": corr, "client_id": client_id, "request_frame": fr, "time": t,
                              "request": req}
         resp = Reader(bytes(streams.get((stream, False), b"")))
@@ -766,6 +774,9 @@ def write_vectors(name, res, kafka_version, rdk_version, java_cp):
     ud_decoded = dict(zip([(u["kind"], u["hex"]) for u in ud_items],
                           java_read(java_cp, [(u["kind"], u["hex"]) for u in ud_items])))
     items += ud_items
+    for pdir in (producers["java"][1], producers["librdkafka"][1]):  # drop this capture's vectors of an earlier run
+        for old in glob.glob(os.path.join(VECTOR_DIR, pdir, name + "-*.json")):
+            os.remove(old)
     written = []
     seen = set()
     for it in items:
@@ -810,23 +821,61 @@ def write_vectors(name, res, kafka_version, rdk_version, java_cp):
     return written
 
 
+def summary_table(name, doc):
+    """Markdown table of the generations (for testdata/pcap/README.md)."""
+    short = lambda t: t.replace("kcp-", "")
+    rows = ["| gen | protocol | leader | members | assignment (SyncGroup) |", "| --- | --- | --- | --- | --- |"]
+    for g in doc["groups"][0]["generations"]:
+        parts = []
+        for m in g["members"]:
+            ap = m["assigned_partitions"]
+            txt = "; ".join("%s %s" % (short(t), ",".join(map(str, p))) for t, p in ap.items()) if ap else ""
+            parts.append("%s {%s}" % (m["client_id"], txt))
+        rows.append("| %d | %s | %s | %d | %s |" % (g["generation_id"], g["protocol"], g["leader_client_id"],
+                                                   g["member_count"], ", ".join(parts)))
+    leaves = ", ".join("%s (v%d)" % (l["client_id"], l["leave_group_version"]) for l in doc["groups"][0]["leave_group"])
+    rows.append("")
+    rows.append("LeaveGroup sent by: %s." % (leaves or "nobody"))
+    return "\n".join(rows)
+
+
+def update_readme(tables):
+    path = os.path.join(PCAP_DIR, "README.md")
+    if not os.path.exists(path):
+        return
+    with open(path) as fh:
+        text = fh.read()
+    for name, table in tables.items():
+        begin = "<!-- generated by extract.py: %s -->" % name
+        end = "<!-- end %s -->" % name
+        if begin in text and end in text:
+            a = text.index(begin) + len(begin)
+            b = text.index(end)
+            text = text[:a] + "\n" + table + "\n" + text[b:]
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--java-cp", required=True)
     ap.add_argument("--kafka-version", required=True)
     ap.add_argument("--confluent-kafka-version", required=True)
-    ap.add_argument("--librdkafka-version", default="2.16.0")
+    ap.add_argument("--librdkafka-version", required=True)
     ap.add_argument("scenarios", nargs="+")
     a = ap.parse_args()
     tv = tshark_version()
+    tables = {}
     for name in a.scenarios:
         res = analyse(name, a.java_cp, a.kafka_version, a.librdkafka_version)
         doc = write_expect(name, res, a.kafka_version, a.librdkafka_version, tv)
         vecs = write_vectors(name, res, a.kafka_version, a.librdkafka_version, a.java_cp)
+        tables[name] = summary_table(name, doc)
         g = doc["groups"][0]
         print("%s: generations %s members %s protocol %s leaders %s; %d vectors; checks %s; dissector-unsupported %s"
               % (name, g["generation_ids"], g["member_count_per_generation"], g["protocol_per_generation"],
                  g["leader_per_generation"], len(vecs), res["checks"], res["dissector_unsupported"]))
+    update_readme(tables)
 
 
 if __name__ == "__main__":

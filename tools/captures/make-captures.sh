@@ -143,7 +143,7 @@ start_capture() {
   rm -f "$OUT/$name.pcap"
   tshark -q -i lo -f "tcp port $PORT" -s "$SNAPLEN" -F pcap -w "$OUT/$name.pcap" > "$RUN/tshark-$name.log" 2>&1 &
   TSHARK_PID=$!
-  for _ in $(seq 1 40); do grep -q "Capturing on" "$RUN/tshark-$name.log" && break; sleep 0.25; done
+  for _ in $(seq 1 40); do grep -qs "Capturing on" "$RUN/tshark-$name.log" && break; sleep 0.25; done
   grep -q "Capturing on" "$RUN/tshark-$name.log" || { log "tshark did not start"; cat "$RUN/tshark-$name.log" >&2; exit 1; }
   sleep 0.5
   log "capturing $name"
@@ -199,10 +199,10 @@ scenario_java-cooperative-sticky() {
   local common=(group.id=$g partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor)
   start_capture $n
   # c1 + c2 join together (initial rebalance delay 3 s), c3 (static member, only kcp-orders) joins at ~12 s,
-  # c1 leaves at ~26 s, c2 leaves at ~40 s, c3 (static: no LeaveGroup on close) stops at ~42 s.
+  # c1 leaves at ~26 s, c2 leaves at ~40 s, c3 (static: no LeaveGroup on close) stops at ~48 s.
   run_at 0   "$RUN/$n.c1.log" "${JAVA_CLIENT[@]}" consume "$BOOTSTRAP" "${common[@]}" client.id=java-c1 run.ms=26000 -- kcp-orders kcp-audit
   run_at 0.5 "$RUN/$n.c2.log" "${JAVA_CLIENT[@]}" consume "$BOOTSTRAP" "${common[@]}" client.id=java-c2 client.rack=rack-b run.ms=39500 -- kcp-orders kcp-audit
-  run_at 12  "$RUN/$n.c3.log" "${JAVA_CLIENT[@]}" consume "$BOOTSTRAP" "${common[@]}" client.id=java-c3 group.instance.id=java-c3-static run.ms=30000 -- kcp-orders
+  run_at 12  "$RUN/$n.c3.log" "${JAVA_CLIENT[@]}" consume "$BOOTSTRAP" "${common[@]}" client.id=java-c3 group.instance.id=java-c3-static run.ms=36000 -- kcp-orders
   wait_clients 90
   stop_capture $n
   keep_logs $n
@@ -212,10 +212,10 @@ rdkafka_scenario() {
   local n=$1 g=$2 strategy=$3
   local common=(group.id=$g partition.assignment.strategy=$strategy debug=cgrp)
   start_capture $n
-  # r1 + r2 join together, r3 (client.rack set) joins at ~10 s, r1 leaves at ~22 s, r2 at ~32 s, r3 at ~36 s.
+  # r1 + r2 join together, r3 (client.rack set) joins at ~10 s, r1 leaves at ~22 s, r2 at ~32 s, r3 at ~38 s.
   run_at 0   "$RUN/$n.r1.log" "${RDK[@]}" "$BOOTSTRAP" "${common[@]}" client.id=rdk-r1 run.ms=22000 -- kcp-orders kcp-audit
   run_at 0.5 "$RUN/$n.r2.log" "${RDK[@]}" "$BOOTSTRAP" "${common[@]}" client.id=rdk-r2 run.ms=31500 -- kcp-orders kcp-audit
-  run_at 10  "$RUN/$n.r3.log" "${RDK[@]}" "$BOOTSTRAP" "${common[@]}" client.id=rdk-r3 client.rack=rack-c run.ms=26000 -- kcp-orders
+  run_at 10  "$RUN/$n.r3.log" "${RDK[@]}" "$BOOTSTRAP" "${common[@]}" client.id=rdk-r3 client.rack=rack-c run.ms=28000 -- kcp-orders
   wait_clients 90
   stop_capture $n
   keep_logs $n
@@ -228,12 +228,13 @@ scenario_mixed-java-rdkafka() {
   start_capture $n
   # Java offers cooperative-sticky then range; librdkafka offers range then roundrobin (it refuses to mix
   # eager and cooperative assignors). The only common protocol is range.
-  # j1 and r1 join together, r2 joins at ~10 s, r1 leaves at ~20 s, j1 at ~30 s, r2 at ~32 s.
+  # j1 joins first (so that the Java member leads while it is there) and r1 ~2 s later, inside the broker's 3 s
+  # initial rebalance delay; r2 joins at ~10 s, r1 leaves at ~20 s, j1 at ~30 s, r2 at ~36 s.
   run_at 0   "$RUN/$n.j1.log" "${JAVA_CLIENT[@]}" consume "$BOOTSTRAP" group.id=$g client.id=java-j1 \
     partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor,org.apache.kafka.clients.consumer.RangeAssignor \
     run.ms=29000 -- kcp-orders kcp-audit
-  run_at 0.5 "$RUN/$n.r1.log" "${RDK[@]}" "$BOOTSTRAP" group.id=$g client.id=rdk-m1 partition.assignment.strategy=range,roundrobin debug=cgrp run.ms=19500 -- kcp-orders kcp-audit
-  run_at 10  "$RUN/$n.r2.log" "${RDK[@]}" "$BOOTSTRAP" group.id=$g client.id=rdk-m2 partition.assignment.strategy=range,roundrobin debug=cgrp run.ms=22000 -- kcp-orders
+  run_at 2   "$RUN/$n.r1.log" "${RDK[@]}" "$BOOTSTRAP" group.id=$g client.id=rdk-m1 partition.assignment.strategy=range,roundrobin debug=cgrp run.ms=18000 -- kcp-orders kcp-audit
+  run_at 10  "$RUN/$n.r2.log" "${RDK[@]}" "$BOOTSTRAP" group.id=$g client.id=rdk-m2 partition.assignment.strategy=range,roundrobin debug=cgrp run.ms=26000 -- kcp-orders
   wait_clients 90
   stop_capture $n
   keep_logs $n
@@ -253,6 +254,8 @@ log "stopping the broker"
 kill "$BROKER_PID"; for _ in $(seq 1 60); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.5; done
 BROKER_PID=
 log "extracting ground truth and vectors"
+LIBRDKAFKA_VERSION=$("$CACHE/venv/bin/python" -c "import confluent_kafka as c; print(c.libversion()[0])")
 "$CACHE/venv/bin/python" "$HERE/extract.py" --java-cp "$CACHE/classes:$CACHE/client-lib/*" \
-  --kafka-version "$KAFKA_VERSION" --confluent-kafka-version "$CONFLUENT_KAFKA_VERSION" "${SCENARIOS[@]}"
+  --kafka-version "$KAFKA_VERSION" --confluent-kafka-version "$CONFLUENT_KAFKA_VERSION" \
+  --librdkafka-version "$LIBRDKAFKA_VERSION" "${SCENARIOS[@]}"
 log "done in $((SECONDS - T0)) s"
