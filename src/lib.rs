@@ -40,6 +40,8 @@
 mod assignment;
 pub mod assignor;
 mod error;
+
+mod forms;
 mod lists;
 mod options;
 mod subscription;
