@@ -244,7 +244,7 @@ fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option
     let mut r = Reader::new(buf, MessageKind::StickyUserData);
     match read_topic_partitions_array(&mut r, "previous_assignment") {
         Ok(region) => {
-            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count as usize };
+            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
             (Some(list), r.i32(FieldPath::field("generation")).ok())
         }
         Err(_) => (None, Some(NO_GENERATION)),
