@@ -53,19 +53,53 @@ pub fn halves(topics: usize, partitions: i32, members: usize) -> Shape {
     Shape { name: String::new(), metadata, members }
 }
 
-/// franz-go's `BenchmarkLarge`: 100 topics with a seeded random 0..500 partitions each, 100 members.
+/// Partition counts of franz-go's `BenchmarkLarge`: Go's `rand.New(rand.NewSource(0)).Intn(500)`,
+/// 100 draws (printed once with Go 1.26 and recorded here, so both sides assign the same group).
+const FRANZ_LARGE_COUNTS: [i32; 100] = [
+    274, 14, 353, 6, 15, 496, 267, 77, 288, 428, 468, 147, 259, 48, 252, 126, 311, 150, 450, 394, 15, 468, 66, 80, 101,
+    86, 152, 120, 491, 12, 157, 188, 45, 264, 78, 393, 200, 110, 149, 14, 487, 44, 376, 478, 419, 87, 68, 300, 422,
+    377, 250, 488, 174, 452, 419, 400, 377, 194, 456, 304, 330, 7, 397, 478, 194, 223, 119, 180, 169, 381, 203, 66,
+    264, 147, 178, 93, 289, 284, 363, 223, 194, 478, 172, 331, 472, 213, 222, 26, 412, 390, 276, 392, 240, 468, 28, 38,
+    29, 120, 390, 41,
+];
+
+/// franz-go's `BenchmarkLarge`: 100 topics (`topic0..`) with the counts above, 100 members on all.
 pub fn franz_large() -> Shape {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
     let names = topic_names(100);
-    let metadata = ClusterMetadata::from_counts(names.iter().map(|t| (t.clone(), (next() % 500) as i32)));
-    let members = (0..100).map(|i| member(i, 3, names.clone())).collect();
+    let metadata = ClusterMetadata::from_counts(names.iter().cloned().zip(FRANZ_LARGE_COUNTS));
+    let members = (0..100)
+        .map(|i| GroupMember {
+            member_id: format!("consumer{i}"),
+            group_instance_id: None,
+            subscription: Subscription::new(names.clone()),
+        })
+        .collect();
     Shape { name: String::new(), metadata, members }
+}
+
+/// franz-go's `BenchmarkJava` shapes: topics `t0..`, members `c0..` on all of them.
+pub fn franz_java(topics: usize, partitions: i32, members: usize) -> Shape {
+    let names: Vec<String> = (0..topics).map(|i| format!("t{i}")).collect();
+    let metadata = ClusterMetadata::from_counts(names.iter().map(|t| (t.clone(), partitions)));
+    let members = (0..members)
+        .map(|i| GroupMember {
+            member_id: format!("c{i}"),
+            group_instance_id: None,
+            subscription: Subscription::new(names.clone()),
+        })
+        .collect();
+    Shape { name: String::new(), metadata, members }
+}
+
+/// franz-go's "existing": the first member leaves (and any `extra` one); the others own their
+/// previous plan at generation 1.
+pub fn franz_existing(shape: &Shape, first: &GroupAssignment, cooperative: bool, drop_last: bool) -> Shape {
+    let mut s = with_ownership(shape, first, cooperative);
+    s.members.remove(0);
+    if drop_last {
+        s.members.pop();
+    }
+    s
 }
 
 /// Second round: every member but the first owns what `first` gave it, at generation 1, in
@@ -95,12 +129,12 @@ pub fn with_ownership(shape: &Shape, first: &GroupAssignment, cooperative: bool)
     Shape { name: String::new(), metadata: shape.metadata.clone(), members }
 }
 
-/// franz-go's imbalanced variant: the existing group plus one member on the first topic only.
-pub fn plus_member_on_first_topic(shape: &Shape) -> Shape {
+/// franz-go's imbalanced variants: one more member, subscribed to the first topic only.
+pub fn plus_member_on_first_topic(shape: &Shape, id: &str) -> Shape {
     let mut members = shape.members.clone();
     let first = shape.members[0].subscription.topics[0].clone();
     members.push(GroupMember {
-        member_id: "consumer-extra".into(),
+        member_id: id.into(),
         group_instance_id: None,
         subscription: Subscription::new([first]),
     });
@@ -122,13 +156,18 @@ pub fn cases(assignor: &dyn PartitionAssignor) -> Vec<(String, Shape)> {
     both("java-large-nonequal-1M-2000", last_on_first_topic(500, 2000, 2000));
     both("java-mixed-halves-20k-500", halves(100, 200, 500));
     let large = franz_large();
+    let imbalanced = plus_member_on_first_topic(&large, "imbalance");
     let first = assignor.assign(&large.metadata, &large.members).unwrap();
-    let existing = with_ownership(&large, &first, cooperative);
-    let imbalanced = plus_member_on_first_topic(&existing);
+    let first_imb = assignor.assign(&imbalanced.metadata, &imbalanced.members).unwrap();
+    out.push(("franz-large/existing".into(), franz_existing(&large, &first, cooperative, false)));
+    out.push(("franz-large/existing_imbalanced".into(), franz_existing(&imbalanced, &first_imb, cooperative, true)));
     out.push(("franz-large/fresh".into(), large));
-    out.push(("franz-large/existing".into(), existing));
     out.push(("franz-large/imbalanced".into(), imbalanced));
-    out.push(("franz-java-medium-50k-1000/fresh".into(), uniform(50, 1000, 1000)));
-    out.push(("franz-java-small-40k-800/fresh".into(), uniform(50, 800, 800)));
+    for (name, t, p, m) in [("large", 500, 2000, 2000), ("medium", 50, 1000, 1000), ("small", 50, 800, 800)] {
+        let shape = franz_java(t, p, m);
+        let imb = plus_member_on_first_topic(&shape, &format!("c{m}"));
+        out.push((format!("franz-java-{name}/fresh"), shape));
+        out.push((format!("franz-java-{name}_imbalance/fresh"), imb));
+    }
     out
 }
