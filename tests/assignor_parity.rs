@@ -151,6 +151,13 @@ fn java_parity() {
             }
             let java_moves = moved(&valid_owned, &java_final);
             let known = KNOWN_MORE_MOVES.contains(&(name.as_str(), strategy, our_moves, java_moves));
+            if known
+                && name.as_str() != "092-mixed-rebalance-leave-1.json"
+                && sum_sq(&ours_final) >= sum_sq(&java_final)
+            {
+                failures
+                    .push(format!("{name} {strategy}: listed as trading a move for balance, but not more balanced"));
+            }
             if our_moves > java_moves && !known {
                 failures.push(format!(
                     "{name} {strategy}: we move {our_moves} partitions away from valid owners, Java {java_moves}"
@@ -176,9 +183,11 @@ fn java_parity() {
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// Scenarios (heterogeneous subscriptions, general path) where our heuristic moves more
-/// partitions away from their owners than Java: (file, strategy, ours, Java). Listed exactly so a
-/// change in either direction is noticed. Balance is equal or better in all of them.
+/// Scenarios (heterogeneous subscriptions, general path) where we move more partitions away from
+/// their owners than Java: (file, strategy, ours, Java). Listed exactly so a change in either
+/// direction is noticed. In 105 and 114 the extra move buys a strictly better balance (sum of
+/// squared member sizes 72 vs 74 and 96 vs 98, asserted below); 092 (cooperative) ends with the same
+/// sizes as Java and one more move: a real shortfall of our general-path heuristic.
 const KNOWN_MORE_MOVES: &[(&str, &str, usize, usize)] = &[
     ("092-mixed-rebalance-leave-1.json", "cooperative-sticky", 5, 4),
     ("105-mixed-rebalance-reshuffle-subscriptions-14.json", "sticky", 4, 3),
@@ -193,6 +202,11 @@ fn java_valid(
 ) -> bool {
     let mut seen = BTreeSet::new();
     s.values().flatten().all(|(t, p)| metadata.topics.get(t).is_some_and(|i| *p < i.partitions) && seen.insert((t, p)))
+}
+
+/// Sum of squared member sizes (lower = more even).
+fn sum_sq(s: &BTreeMap<String, BTreeSet<(String, i32)>>) -> usize {
+    s.values().map(|x| x.len() * x.len()).sum()
 }
 
 /// Spread (max - min) of member sizes.
