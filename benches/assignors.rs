@@ -30,7 +30,9 @@ fn assignors(c: &mut Criterion) {
                 // The result is dropped outside the timed region (as Java's and Go's garbage is
                 // collected outside theirs): for 1M partitions freeing ~2M allocations costs
                 // tens of milliseconds on its own.
-                b.iter_with_large_drop(|| assignor.assign(black_box(&shape.metadata), black_box(&shape.members)).unwrap())
+                b.iter_with_large_drop(|| {
+                    assignor.assign(black_box(&shape.metadata), black_box(&shape.members)).unwrap()
+                })
             });
         }
         group.finish();
