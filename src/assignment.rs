@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{Reader, Sink};
+use crate::wire::{Counter, Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -24,22 +24,24 @@ const VERSION: FieldPath = FieldPath::field("version");
 const USER_DATA: FieldPath = FieldPath::field("user_data");
 
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
-    let mut r = Reader::new(buf, MessageKind::Assignment);
-    let version = r.i16(VERSION)?;
+    const MESSAGE: MessageKind = MessageKind::Assignment;
+    let mut r = Reader::new(buf);
+    let version = r.i16().map_err(|f| f.at(MESSAGE, VERSION))?;
     let Some(wire_layout) = Version::layout_for_wire(version) else {
-        return Err(r.error(DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
+        return Err(DecodeError::new(MESSAGE, DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
     };
     let read_as = wire_layout.min(options.reader_version);
-    let assigned_partitions = read_topic_partitions_array(&mut r, "assigned_partitions")?;
+    let assigned_partitions = read_topic_partitions_array(&mut r, MESSAGE, "assigned_partitions")?;
     let (user_data, repair) = if options.lenient && r.remaining() == 0 {
         // Some third-party leaders omit the trailing userData; read it as null.
         (OptRange::default(), Some(Repair { declared_version: version, read_as, message: MessageKind::Assignment }))
     } else {
-        let ud = r.nullable_bytes(USER_DATA, options.strict)?;
+        let ud = r.nullable_bytes(options.strict).map_err(|f| f.at(MESSAGE, USER_DATA))?;
         (OptRange::ending_at(r.pos(), ud), None)
     };
     if options.strict && r.remaining() > 0 {
-        return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
+        let trailing = DecodeErrorKind::TrailingBytes(r.remaining());
+        return Err(DecodeError::new(MESSAGE, trailing, r.pos(), FieldPath::field("end")));
     }
     Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos(), repair })
 }
@@ -140,13 +142,34 @@ impl Assignment {
         AssignmentView::decode(buf).map(|v| v.to_owned())
     }
 
-    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
+    /// True when no topic is listed twice and no group is empty: the groups are written as
+    /// they are.
+    fn canonical(&self) -> bool {
+        let groups = &self.assigned_partitions;
+        groups.iter().all(|g| !g.partitions.is_empty()) && distinct_topics(groups)
+    }
+
+    fn len(&self, version: Version, canonical: bool) -> usize {
+        if canonical {
+            let groups = &self.assigned_partitions;
+            2 + 4
+                + groups.iter().map(|g| 2 + g.topic.len() + 4 + 4 * g.partitions.len()).sum::<usize>()
+                + 4
+                + self.user_data.as_ref().map_or(0, |d| d.len())
+        } else {
+            let mut counter = Counter::default();
+            // A value that cannot be encoded has no length; this counts what would be written.
+            let _ = self.write(version, false, &mut counter);
+            counter.0
+        }
+    }
+
+    fn write<S: Sink>(&self, version: Version, canonical: bool, sink: &mut S) -> Result<(), EncodeError> {
         sink.i16(version.as_i16());
         let groups = &self.assigned_partitions;
         // Java writes a flat partition list grouped by topic: an empty group cannot exist, and a
         // topic listed twice is merged into its first appearance.
-        let distinct = distinct_topics(groups);
-        if distinct && groups.iter().all(|g| !g.partitions.is_empty()) {
+        if canonical {
             sink.count(groups.len(), "assigned_partitions")?;
             for g in groups {
                 sink.string(&g.topic, "assigned_partitions.topic")?;

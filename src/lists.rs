@@ -5,7 +5,7 @@ use core::fmt;
 use core::iter::FusedIterator;
 use core::ops::Range;
 
-use crate::error::{DecodeError, FieldPath};
+use crate::error::{DecodeError, FieldPath, MessageKind};
 use crate::wire::{Reader, Validated};
 
 /// Byte range and element count of a validated array inside the input.
@@ -58,25 +58,34 @@ impl OptRange {
 
 /// Reads and validates `[string]` (e.g. `topics`), returning its region.
 #[inline]
-pub(crate) fn read_string_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len(FieldPath::field(name))?;
+pub(crate) fn read_string_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
     let start = r.pos();
     for i in 0..count {
-        r.string(FieldPath::element(name, i))?;
+        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))?;
     }
     Ok(ArrayRegion { start, end: r.pos(), count })
 }
 
 /// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
 #[inline]
-pub(crate) fn read_topic_partitions_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len(FieldPath::field(name))?;
+pub(crate) fn read_topic_partitions_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
     let start = r.pos();
     for i in 0..count {
-        let entry = FieldPath::element(name, i);
-        r.string(entry.child("topic", None))?;
-        let n = r.array_len(entry.child("partitions", None))?;
-        r.int32_array(n, |k| entry.child("partitions", Some(k)))?;
+        let entry = || FieldPath::element(name, i);
+        r.skip_string().map_err(|f| f.at(message, entry().child("topic", None)))?;
+        let n = r.array_len().map_err(|f| f.at(message, entry().child("partitions", None)))?;
+        let first = r.pos();
+        r.int32_array(n).map_err(|f| f.at(message, entry().child("partitions", Some((f.offset - first) / 4))))?;
     }
     Ok(ArrayRegion { start, end: r.pos(), count })
 }

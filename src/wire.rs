@@ -5,19 +5,40 @@ use core::cmp::Ordering;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
 
+/// What went wrong and where, without the field path: the hot path carries only this small
+/// value, and the caller attaches the path (built lazily) when it turns it into a [`DecodeError`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fault {
+    pub(crate) kind: DecodeErrorKind,
+    pub(crate) offset: usize,
+}
+
+impl Fault {
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn at(self, message: MessageKind, field: FieldPath) -> DecodeError {
+        DecodeError::new(message, self.kind, self.offset, field)
+    }
+}
+
 /// A cursor over untrusted input. Every read checks the bytes left first, so nothing is ever
 /// sized by a count before that count is known to fit in the input.
 #[derive(Clone, Copy)]
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
-    message: MessageKind,
+}
+
+#[cold]
+#[inline(never)]
+fn fault(kind: DecodeErrorKind, offset: usize) -> Fault {
+    Fault { kind, offset }
 }
 
 impl<'a> Reader<'a> {
     #[inline]
-    pub(crate) fn new(buf: &'a [u8], message: MessageKind) -> Self {
-        Reader { buf, pos: 0, message }
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
     }
 
     #[inline]
@@ -30,114 +51,103 @@ impl<'a> Reader<'a> {
         self.buf.len() - self.pos
     }
 
-    #[cold]
-    pub(crate) fn error(&self, kind: DecodeErrorKind, offset: usize, field: FieldPath) -> DecodeError {
-        DecodeError::new(self.message, kind, offset, field)
-    }
-
     #[inline]
-    pub(crate) fn take(&mut self, n: usize, field: FieldPath) -> Result<&'a [u8], DecodeError> {
-        if self.remaining() < n {
-            return Err(self.error(
-                DecodeErrorKind::Truncated { needed: n, available: self.remaining() },
-                self.pos,
-                field,
-            ));
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Fault> {
+        if n <= self.remaining() {
+            let out = &self.buf[self.pos..self.pos + n];
+            self.pos += n;
+            Ok(out)
+        } else {
+            Err(fault(DecodeErrorKind::Truncated { needed: n, available: self.remaining() }, self.pos))
         }
-        let out = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
     }
 
     #[inline]
-    pub(crate) fn i16(&mut self, field: FieldPath) -> Result<i16, DecodeError> {
-        let b = self.take(2, field)?;
+    pub(crate) fn i16(&mut self) -> Result<i16, Fault> {
+        let b = self.take(2)?;
         Ok(i16::from_be_bytes([b[0], b[1]]))
     }
 
     #[inline]
-    pub(crate) fn i32(&mut self, field: FieldPath) -> Result<i32, DecodeError> {
-        let b = self.take(4, field)?;
+    pub(crate) fn i32(&mut self) -> Result<i32, Fault> {
+        let b = self.take(4)?;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// A non-nullable string.
-    #[inline]
-    pub(crate) fn string(&mut self, field: FieldPath) -> Result<&'a str, DecodeError> {
-        let start = self.pos;
-        match self.i16(field)? {
-            -1 => Err(self.error(DecodeErrorKind::UnexpectedNull, start, field)),
-            len if len < 0 => Err(self.error(DecodeErrorKind::NegativeLength(len.into()), start, field)),
-            len => self.utf8(len as usize, start, field),
-        }
     }
 
     /// A nullable string. Java reads every negative length as null; `strict` accepts only `-1`.
     #[inline]
-    pub(crate) fn nullable_string(&mut self, field: FieldPath, strict: bool) -> Result<Option<&'a str>, DecodeError> {
+    pub(crate) fn nullable_string(&mut self, strict: bool) -> Result<Option<&'a str>, Fault> {
         let start = self.pos;
-        match self.i16(field)? {
-            -1 => Ok(None),
-            len if len < 0 && strict => Err(self.error(DecodeErrorKind::NegativeLength(len.into()), start, field)),
-            len if len < 0 => Ok(None),
-            len => self.utf8(len as usize, start, field).map(Some),
+        match self.i16()? {
+            len if len >= 0 => self.utf8(len as usize, start).map(Some),
+            len if len < -1 && strict => Err(fault(DecodeErrorKind::NegativeLength(len.into()), start)),
+            _ => Ok(None),
+        }
+    }
+
+    /// A non-nullable string, validated but not returned (the views re-read it lazily). ASCII,
+    /// the common case for topic names, is checked a word at a time.
+    #[inline]
+    pub(crate) fn skip_string(&mut self) -> Result<(), Fault> {
+        let start = self.pos;
+        match self.i16()? {
+            len if len >= 0 => {
+                let bytes = self.take(len as usize)?;
+                if bytes.is_ascii() || core::str::from_utf8(bytes).is_ok() {
+                    Ok(())
+                } else {
+                    Err(fault(DecodeErrorKind::InvalidUtf8, start))
+                }
+            }
+            -1 => Err(fault(DecodeErrorKind::UnexpectedNull, start)),
+            len => Err(fault(DecodeErrorKind::NegativeLength(len.into()), start)),
         }
     }
 
     #[inline]
-    fn utf8(&mut self, len: usize, start: usize, field: FieldPath) -> Result<&'a str, DecodeError> {
-        let bytes = self.take(len, field)?;
-        core::str::from_utf8(bytes).map_err(|_| self.error(DecodeErrorKind::InvalidUtf8, start, field))
+    fn utf8(&mut self, len: usize, start: usize) -> Result<&'a str, Fault> {
+        let bytes = self.take(len)?;
+        core::str::from_utf8(bytes).map_err(|_| fault(DecodeErrorKind::InvalidUtf8, start))
     }
 
     /// Nullable bytes (`int32` length). Java reads every negative length as null; `strict`
     /// accepts only `-1`.
     #[inline]
-    pub(crate) fn nullable_bytes(&mut self, field: FieldPath, strict: bool) -> Result<Option<&'a [u8]>, DecodeError> {
+    pub(crate) fn nullable_bytes(&mut self, strict: bool) -> Result<Option<&'a [u8]>, Fault> {
         let start = self.pos;
-        match self.i32(field)? {
-            -1 => Ok(None),
-            len if len < 0 && strict => Err(self.error(DecodeErrorKind::NegativeLength(len), start, field)),
-            len if len < 0 => Ok(None),
-            len => self.take(len as usize, field).map(Some),
+        match self.i32()? {
+            len if len >= 0 => self.take(len as usize).map(Some),
+            len if len < -1 && strict => Err(fault(DecodeErrorKind::NegativeLength(len), start)),
+            _ => Ok(None),
         }
     }
 
     /// A non-nullable array count. Like Java, a count larger than the bytes left is refused
     /// before any element is read.
     #[inline]
-    pub(crate) fn array_len(&mut self, field: FieldPath) -> Result<usize, DecodeError> {
+    pub(crate) fn array_len(&mut self) -> Result<usize, Fault> {
         let start = self.pos;
-        match self.i32(field)? {
-            -1 => Err(self.error(DecodeErrorKind::UnexpectedNull, start, field)),
-            n if n < 0 => Err(self.error(DecodeErrorKind::NegativeLength(n), start, field)),
-            n if n as usize > self.remaining() => Err(self.error(
-                DecodeErrorKind::TooManyElements { count: n, remaining: self.remaining() },
-                start,
-                field,
-            )),
-            n => Ok(n as usize),
+        match self.i32()? {
+            n if n >= 0 && n as usize <= self.remaining() => Ok(n as usize),
+            -1 => Err(fault(DecodeErrorKind::UnexpectedNull, start)),
+            n if n < 0 => Err(fault(DecodeErrorKind::NegativeLength(n), start)),
+            n => Err(fault(DecodeErrorKind::TooManyElements { count: n, remaining: self.remaining() }, start)),
         }
     }
 
-    /// `count` big-endian `int32`s as one slice; a short input names the first element that
-    /// does not fit.
+    /// `count` big-endian `int32`s as one slice. On a short input the fault points at the first
+    /// element that does not fit; its index is `(fault.offset - start) / 4`.
     #[inline]
-    pub(crate) fn int32_array(
-        &mut self,
-        count: usize,
-        field: impl Fn(usize) -> FieldPath,
-    ) -> Result<&'a [u8], DecodeError> {
+    pub(crate) fn int32_array(&mut self, count: usize) -> Result<&'a [u8], Fault> {
         let needed = count * 4; // count <= remaining bytes, so this cannot overflow
         if self.remaining() < needed {
             let index = self.remaining() / 4;
-            return Err(self.error(
+            return Err(fault(
                 DecodeErrorKind::Truncated { needed: 4, available: self.remaining() % 4 },
                 self.pos + index * 4,
-                field(index),
             ));
         }
-        self.take(needed, field(0))
+        self.take(needed)
     }
 }
 
@@ -251,6 +261,39 @@ impl Sink for Vec<u8> {
     }
 }
 
+/// Writes into a buffer sized in advance by `encoded_len`: fixed-size stores instead of a
+/// capacity check per field. If the size was short it falls back to appending (never panics).
+pub(crate) struct Presized {
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl Presized {
+    pub(crate) fn new(len: usize) -> Self {
+        Presized { buf: vec![0; len], pos: 0 }
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        self.buf.truncate(self.pos);
+        self.buf
+    }
+}
+
+impl Sink for Presized {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        let end = self.pos + bytes.len();
+        match self.buf.get_mut(self.pos..end) {
+            Some(dst) => dst.copy_from_slice(bytes),
+            None => {
+                self.buf.truncate(self.pos);
+                self.buf.extend_from_slice(bytes);
+            }
+        }
+        self.pos = end;
+    }
+}
+
 /// Counts bytes instead of writing them.
 #[derive(Default)]
 pub(crate) struct Counter(pub(crate) usize);
@@ -274,14 +317,22 @@ impl Sink for Counter {
 /// assert_eq!("\u{1F600}".cmp("\u{FF5E}"), Ordering::Greater);
 /// ```
 pub fn java_string_cmp(a: &str, b: &str) -> Ordering {
-    // Fast path: UTF-8 byte order equals UTF-16 order until a byte of 0xEE or above (U+E000 and
-    // up, or a 4-byte sequence) is involved.
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
-    match (ab.get(common), bb.get(common)) {
+    let common = ab.len().min(bb.len());
+    let mut i = 0;
+    while i + 8 <= common && ab[i..i + 8] == bb[i..i + 8] {
+        i += 8;
+    }
+    while i < common && ab[i] == bb[i] {
+        i += 1;
+    }
+    match (ab.get(i), bb.get(i)) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
+        // The first differing bytes decide unless one of them starts a character at or above
+        // U+E000 (lead byte 0xEE and up, every 4-byte sequence included): those are the only
+        // characters whose UTF-16 order differs from their UTF-8 order.
         (Some(&x), Some(&y)) if x < 0xEE && y < 0xEE => x.cmp(&y),
         _ => a.encode_utf16().cmp(b.encode_utf16()),
     }
