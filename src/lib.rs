@@ -42,6 +42,8 @@ pub mod assignor;
 mod error;
 mod lists;
 mod options;
+#[cfg(feature = "pcap")]
+pub mod pcap;
 mod subscription;
 mod user_data;
 mod version;
