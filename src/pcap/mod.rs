@@ -427,7 +427,7 @@ impl ConnKey {
 #[derive(Debug)]
 enum Role {
     /// Not known yet: bytes held per direction (index 0: from the key's first endpoint).
-    Unknown { held: [Vec<u8>; 2], gap: [bool; 2] },
+    Unknown { held: [Vec<u8>; 2], gap: [bool; 2], rejected: [bool; 2] },
     /// The client is the key's endpoint `client` (0 or 1).
     Kafka { client: usize, decoder: Box<ConnectionDecoder>, confirmed: bool },
     /// Not Kafka: ignored.
@@ -656,7 +656,7 @@ impl<'a> GroupReader<'a> {
             } else if self.servers.contains(&key.0) {
                 Role::Kafka { client: 1, decoder: self.decoder(segment.syn), confirmed: false }
             } else {
-                Role::Unknown { held: Default::default(), gap: [false; 2] }
+                Role::Unknown { held: Default::default(), gap: [false; 2], rejected: [false; 2] }
             };
             self.connections.insert(key, Connection { dirs: Default::default(), role, accounted: 0, fin: [false; 2] });
         }
@@ -713,7 +713,7 @@ impl<'a> GroupReader<'a> {
                     decoder.request_gap();
                     decoder.response_gap();
                 }
-                Role::Unknown { held, gap } => {
+                Role::Unknown { held, gap, .. } => {
                     *held = Default::default();
                     *gap = [true; 2];
                 }
@@ -745,7 +745,7 @@ impl<'a> GroupReader<'a> {
         if chunks.is_empty() {
             return;
         }
-        if let Role::Unknown { held, gap } = &mut conn.role {
+        if let Role::Unknown { held, gap, rejected } = &mut conn.role {
             for chunk in chunks {
                 match chunk {
                     tcp::Chunk::Data(d) => held[side].extend_from_slice(d),
@@ -785,7 +785,8 @@ impl<'a> GroupReader<'a> {
                 Some(false) => {
                     // Kafka clients speak first: a stream that starts with something else is
                     // not Kafka (unless the other side turns out to be a client).
-                    if held[1 - side].is_empty() || held[side].len() > MAX_UNKNOWN {
+                    rejected[side] = true;
+                    if rejected[1 - side] || held[side].len() > MAX_UNKNOWN {
                         summary.other_connections += 1;
                         conn.role = Role::Other;
                     }
