@@ -664,3 +664,42 @@ fn pcapng_blocks_written_here() {
     assert_round(&messages);
     assert_eq!(messages[0].timestamp.as_secs(), 1_700_000_000);
 }
+
+#[test]
+fn small_read_buffer_grows_for_big_blocks() {
+    let path = testdata().join("java-cooperative-sticky.pcap");
+    let (all, _) = read_all(&path, ReaderOptions::default());
+    // 4 KiB is smaller than some records (snap length 16384): the buffer must grow.
+    let (small, summary) = read_all(&path, ReaderOptions { read_buffer: 4096, ..ReaderOptions::default() });
+    assert_eq!(all.len(), small.len());
+    assert!(summary.capture_error.is_none() && !summary.truncated_capture);
+    let pcapng = testdata().join("pcapng/rdkafka-range.pcapng");
+    let (ng, _) = read_all(&pcapng, ReaderOptions { read_buffer: 4096, ..ReaderOptions::default() });
+    assert_eq!(ng.len(), 38);
+}
+
+#[test]
+fn tiny_memory_limits_degrade_without_panicking() {
+    let path = testdata().join("mixed-java-rdkafka.pcap");
+    let (all, _) = read_all(&path, ReaderOptions::default());
+    let limited = |options: ReaderOptions| {
+        let (messages, summary) = read_all(&path, options);
+        assert!(messages.len() < all.len(), "{summary:?}");
+        for m in &messages {
+            assert!(matches!(m.frame.body.api(), "JoinGroup" | "SyncGroup"));
+        }
+        summary
+    };
+    let s = limited(ReaderOptions { max_group_frame: 200, ..ReaderOptions::default() });
+    assert!(s.frames.oversized_frames > 0);
+    let s = limited(ReaderOptions { max_connections: 2, ..ReaderOptions::default() });
+    assert!(s.connections_over_limit > 0);
+    // Frames split over small segments must be buffered: a 50-byte budget drops them.
+    let (c, s) = group_round(9, 5);
+    let file = pcap_file(&segments(&c, &s, 7, true), 1);
+    let mut reader =
+        GroupReader::new(&file[..], ReaderOptions { max_total_buffered: 50, ..ReaderOptions::default() }).unwrap();
+    let messages: Vec<_> = reader.by_ref().collect();
+    assert!(messages.len() < 4);
+    assert!(reader.summary().streams_dropped_for_memory > 0);
+}

@@ -112,9 +112,16 @@ struct Stream {
 
 impl Stream {
     fn gap(&mut self) {
-        self.buf.clear();
+        self.buf = Vec::new();
         self.skip = 0;
         self.synced = false;
+    }
+
+    /// Gives back memory a big frame left behind.
+    fn shrink(&mut self) {
+        if self.buf.capacity() > 64 * 1024 && self.buf.len() < self.buf.capacity() / 4 {
+            self.buf.shrink_to(self.buf.len().max(4096));
+        }
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -207,9 +214,9 @@ impl ConnectionDecoder {
         &self.counts
     }
 
-    /// Bytes buffered (both directions).
+    /// Bytes buffered (both directions, with the remembered requests).
     pub fn buffered(&self) -> usize {
-        self.requests.buf.capacity() + self.responses.buf.capacity() + self.pending.len() * 64
+        self.requests.buf.len() + self.responses.buf.len() + self.pending.len() * 64
     }
 
     /// Bytes were lost in the client-to-broker stream: resynchronise.
@@ -236,6 +243,11 @@ impl ConnectionDecoder {
 
     /// Feeds client-to-broker bytes.
     pub fn request_bytes(&mut self, bytes: &[u8], out: &mut Vec<GroupFrame>) {
+        self.request_frames(bytes, out);
+        self.requests.shrink();
+    }
+
+    fn request_frames(&mut self, bytes: &[u8], out: &mut Vec<GroupFrame>) {
         self.requests.push(bytes);
         loop {
             let s = &mut self.requests;
@@ -319,6 +331,11 @@ impl ConnectionDecoder {
 
     /// Feeds broker-to-client bytes.
     pub fn response_bytes(&mut self, bytes: &[u8], out: &mut Vec<GroupFrame>) {
+        self.response_frames(bytes, out);
+        self.responses.shrink();
+    }
+
+    fn response_frames(&mut self, bytes: &[u8], out: &mut Vec<GroupFrame>) {
         self.responses.push(bytes);
         loop {
             if self.responses.skip > 0 || self.responses.buf.len() < 8 {

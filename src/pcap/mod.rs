@@ -380,6 +380,9 @@ pub struct ReaderOptions {
     pub max_total_buffered: usize,
     /// Connections tracked at once.
     pub max_connections: usize,
+    /// Initial size of the capture read buffer (at least 4 KiB; grown for larger blocks, up to
+    /// 64 MiB).
+    pub read_buffer: usize,
 }
 
 impl Default for ReaderOptions {
@@ -391,6 +394,7 @@ impl Default for ReaderOptions {
             max_group_frame: 16 * 1024 * 1024,
             max_total_buffered: 256 * 1024 * 1024,
             max_connections: 65_536,
+            read_buffer: 1 << 20,
         }
     }
 }
@@ -445,7 +449,7 @@ struct Connection {
 impl Connection {
     fn buffered(&self) -> usize {
         let role = match &self.role {
-            Role::Unknown { held, .. } => held[0].capacity() + held[1].capacity(),
+            Role::Unknown { held, .. } => held[0].len() + held[1].len(),
             Role::Kafka { decoder, .. } => decoder.buffered(),
             Role::Other => 0,
         };
@@ -520,7 +524,7 @@ impl<'a> GroupReader<'a> {
     /// Opens a capture (pcap or pcapng, detected from its first bytes).
     pub fn new<R: Read + 'a>(reader: R, options: ReaderOptions) -> Result<Self, CaptureError> {
         let read = Arc::new(AtomicU64::new(0));
-        let capacity = 1 << 20;
+        let capacity = options.read_buffer.clamp(4096, MAX_BLOCK);
         let reader = pcap_parser::create_reader(capacity, Counting { inner: reader, read: read.clone() })
             .map_err(|e| CaptureError(format!("not a pcap or pcapng capture ({e:?})")))?;
         Ok(GroupReader {

@@ -198,12 +198,15 @@ struct GroupStory {
     events: Vec<String>,
 }
 
+/// What a JoinGroup request said: client id, group instance id, offered protocols.
+type JoinSeen = (Option<String>, Option<String>, Vec<String>);
+
 /// Collects messages into per-group stories.
 #[derive(Default)]
 struct Story {
     groups: BTreeMap<String, GroupStory>,
     /// JoinGroup requests by (client, broker, correlation id).
-    joins: HashMap<(String, String, i32), (Option<String>, Option<String>, Vec<String>)>,
+    joins: HashMap<(String, String, i32), JoinSeen>,
 }
 
 impl Story {
