@@ -554,6 +554,13 @@ fn capture_starting_mid_stream() {
     let (messages, summary) = decode(&pcap_file(&segments(&client, &server, 1500, false), 1));
     assert_round(&messages);
     assert!(summary.frames.resyncs >= 2);
+    // The broker's bytes come first (held until the client's side shows a request).
+    let mut packets = segments(&client, &server, 1500, false);
+    packets.swap(0, 1);
+    assert!(!packets[0].from_client);
+    let (messages, summary) = decode(&pcap_file(&packets, 1));
+    assert_round(&messages);
+    assert_eq!(summary.kafka_connections, 1);
 }
 
 #[test]

@@ -504,6 +504,8 @@ pub struct GroupReader<'a> {
     connections: HashMap<ConnKey, Connection>,
     servers: HashSet<SocketAddr>,
     total_buffered: usize,
+    /// Timestamp of the last packet read.
+    last_ts: std::time::Duration,
     tcp_counts: tcp::TcpCounts,
     summary: Summary,
     queue: std::collections::VecDeque<GroupMessage>,
@@ -536,6 +538,7 @@ impl<'a> GroupReader<'a> {
             connections: HashMap::new(),
             servers: HashSet::new(),
             total_buffered: 0,
+            last_ts: std::time::Duration::ZERO,
             tcp_counts: tcp::TcpCounts::default(),
             summary: Summary::default(),
             queue: Default::default(),
@@ -617,6 +620,7 @@ impl<'a> GroupReader<'a> {
 
     fn packet(&mut self, linktype: i32, ts: std::time::Duration, data: &[u8]) {
         self.summary.packets += 1;
+        self.last_ts = ts;
         let segment = match packet::parse_frame(linktype, data) {
             Ok(s) => s,
             Err(packet::Skip::LinkType) => return self.summary.unsupported_link_type_packets += 1,
@@ -681,8 +685,6 @@ impl<'a> GroupReader<'a> {
             &mut self.tcp_counts,
             &mut chunks,
         );
-        let src = segment.src;
-        let dst = segment.dst;
         let from_start = conn.dirs[side].from_start;
         let closing = segment.rst || segment.fin;
         if segment.fin {
@@ -698,9 +700,13 @@ impl<'a> GroupReader<'a> {
                 self.servers.insert(if *client == 0 { key.1 } else { key.0 });
             }
         }
-        for frame in frames {
-            self.summary.messages += 1;
-            self.queue.push_back(GroupMessage { timestamp: ts, src, dst, frame });
+        if let Role::Kafka { client, .. } = &conn.role {
+            let client = *client;
+            for frame in frames {
+                let (src, dst) = endpoints(key, client, frame.direction);
+                self.summary.messages += 1;
+                self.queue.push_back(GroupMessage { timestamp: ts, src, dst, frame });
+            }
         }
         // Memory budget.
         let now = conn.buffered();
@@ -749,6 +755,7 @@ impl<'a> GroupReader<'a> {
         if chunks.is_empty() {
             return;
         }
+        let other_from_start = conn.dirs[1 - side].from_start;
         if let Role::Unknown { held, gap, rejected } = &mut conn.role {
             for chunk in chunks {
                 match chunk {
@@ -779,7 +786,7 @@ impl<'a> GroupReader<'a> {
                     ));
                     // The other direction: from its start only if nothing was lost there.
                     let other = 1 - side;
-                    if gap[other] || !from_start {
+                    if gap[other] || !other_from_start {
                         decoder.response_gap();
                     }
                     decoder.request_bytes(&held[side], frames);
@@ -827,18 +834,14 @@ impl<'a> GroupReader<'a> {
             let from_start = conn.dirs[side].from_start;
             Self::feed(&mut conn, side, &chunks, from_start, &self.options, &mut self.summary, &mut frames);
         }
-        let (src, dst) = (key.0, key.1);
         match &mut conn.role {
             Role::Kafka { decoder, client, .. } => {
                 decoder.finish();
                 self.summary.frames.add(decoder.counts());
                 for frame in frames {
-                    let (s, d) = match (frame.direction, *client) {
-                        (MessageDirection::Request, 0) | (MessageDirection::Response, 1) => (src, dst),
-                        _ => (dst, src),
-                    };
+                    let (src, dst) = endpoints(key, *client, frame.direction);
                     self.summary.messages += 1;
-                    self.queue.push_back(GroupMessage { timestamp: std::time::Duration::ZERO, src: s, dst: d, frame });
+                    self.queue.push_back(GroupMessage { timestamp: self.last_ts, src, dst, frame });
                 }
             }
             Role::Unknown { .. } => self.summary.other_connections += 1,
@@ -902,6 +905,15 @@ fn ng_block(
             Some((linktype, std::time::Duration::ZERO, spb.data.to_vec()))
         }
         _ => None,
+    }
+}
+
+/// Sender and receiver of a message on a connection whose client is endpoint `client` of `key`.
+fn endpoints(key: ConnKey, client: usize, direction: MessageDirection) -> (SocketAddr, SocketAddr) {
+    let (c, b) = if client == 0 { (key.0, key.1) } else { (key.1, key.0) };
+    match direction {
+        MessageDirection::Request => (c, b),
+        MessageDirection::Response => (b, c),
     }
 }
 

@@ -79,6 +79,12 @@ enum Command {
     /// Show what every reader version 0..=3 sees of one payload.
     Compat(decode::DecodeArgs),
     /// Decode the JoinGroup/SyncGroup traffic of a pcap/pcapng capture.
+    ///
+    /// Prints one JSON object per message on stdout (or, with `--format text`, the group's story
+    /// by generation). What was skipped (non-Kafka traffic, retransmissions, gaps, undecodable
+    /// frames, a truncated capture) is summarised as the last line on stderr:
+    /// `{"summary": {...}}`. Exit status 0 also for a truncated capture; 1 when the file cannot be
+    /// opened or is not a pcap/pcapng capture.
     Pcap(pcap::PcapArgs),
 }
 
