@@ -710,3 +710,18 @@ fn tiny_memory_limits_degrade_without_panicking() {
     assert!(messages.len() < 4);
     assert!(reader.summary().streams_dropped_for_memory > 0);
 }
+
+#[test]
+fn ports_reused_by_a_new_connection() {
+    let (c, s) = group_round(5, 3);
+    let mut packets = segments(&c, &s, 1500, true);
+    // The same round again on the same ports with new initial sequence numbers.
+    for p in segments(&c, &s, 1500, true) {
+        packets.push(Packet { seq: p.seq.wrapping_add(7_000_000), ..p });
+    }
+    let (messages, summary) = decode(&pcap_file(&packets, 1));
+    assert_eq!(messages.len(), 8);
+    assert_round(&messages[..4]);
+    assert_round(&messages[4..]);
+    assert_eq!(summary.tcp_connections, 2);
+}

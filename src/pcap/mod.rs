@@ -634,6 +634,10 @@ impl<'a> GroupReader<'a> {
         }
         let (key, first) = ConnKey::of(segment.src, segment.dst);
         let side = if first { 0 } else { 1 };
+        if segment.syn && self.connections.get(&key).is_some_and(|c| c.dirs[side].is_new_syn(segment.seq)) {
+            // The ports were reused for a new connection: finish the old one.
+            self.close(key);
+        }
         if !self.connections.contains_key(&key) {
             if !segment.syn && segment.payload.is_empty() && segment.missing == 0 {
                 // A bare ACK/FIN/RST of a connection already closed (or never seen).

@@ -37,6 +37,15 @@ pub(crate) struct Direction {
 }
 
 impl Direction {
+    /// Whether a SYN with this sequence number starts a new connection on the same ports (not
+    /// a retransmitted SYN of this one).
+    pub fn is_new_syn(&self, seq: u32) -> bool {
+        match self.next {
+            None => false,
+            Some(next) => !(self.from_start && self.offset == 0 && next == seq.wrapping_add(1)),
+        }
+    }
+
     /// Bytes held out of order.
     pub fn buffered(&self) -> usize {
         self.pending_bytes
