@@ -171,3 +171,48 @@ fn contract_checker_passes_with_a_capture() {
     assert!(out.status.success(), "{stdout}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
+
+#[path = "../fuzz/pcap_checks.rs"]
+#[allow(dead_code)]
+mod pcap_checks;
+
+/// A JoinGroup v0 request frame with one protocol.
+fn join_v0(correlation: i32, protocol_type: &str, metadata: &[u8]) -> Vec<u8> {
+    let mut body = vec![0, 11, 0, 0];
+    body.extend_from_slice(&correlation.to_be_bytes());
+    body.extend_from_slice(&[0, 1, b'c', 0, 1, b'g', 0, 0, 0x75, 0x30, 0, 0]);
+    body.extend_from_slice(&(protocol_type.len() as i16).to_be_bytes());
+    body.extend_from_slice(protocol_type.as_bytes());
+    body.extend_from_slice(&[0, 0, 0, 1, 0, 1, b'p']);
+    body.extend_from_slice(&(metadata.len() as i32).to_be_bytes());
+    body.extend_from_slice(metadata);
+    let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+#[test]
+fn other_protocol_types_are_hex_and_refused_payloads_show_their_error() {
+    let connect = b"\x00\x01connect-worker-metadata";
+    let mut records = vec![0x02, 0, 7, 0]; // client SYN
+    for frame in [join_v0(1, "connect", connect), join_v0(2, "consumer", &[0, 3, 0, 0, 0, 1, 0])] {
+        records.extend_from_slice(&[0, 0, 8, frame.len() as u8]);
+        records.extend_from_slice(&frame);
+    }
+    let dir = std::env::temp_dir().join(format!("kcp-pcap-types-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("types.pcap");
+    std::fs::write(&path, pcap_checks::synthetic_pcap(&records)).unwrap();
+    let out = kcp(&["pcap", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines = lines(&out);
+    assert_eq!(lines.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines[0]["protocol_type"], "connect");
+    let hex: String = connect.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(lines[0]["protocols"][0]["metadata"], serde_json::json!({ "hex": hex }));
+    let refused = &lines[1]["protocols"][0]["metadata"];
+    assert_eq!(refused["error"]["kind"], "truncated");
+    assert_eq!(refused["hex"], "00030000000100");
+    assert_eq!(summary(&out)["payload_errors"], 1);
+}
