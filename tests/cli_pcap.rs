@@ -173,7 +173,6 @@ fn contract_checker_passes_with_a_capture() {
 }
 
 #[path = "../fuzz/pcap_checks.rs"]
-#[allow(dead_code)]
 mod pcap_checks;
 
 /// A JoinGroup v0 request frame with one protocol.
