@@ -164,7 +164,7 @@ fn payload_text(p: &Payload) -> String {
                 v.topics().iter().collect::<Vec<_>>().join(", "),
                 partitions_text(v.owned_partitions()),
                 v.generation_id(),
-                v.rack_id().unwrap_or("-")
+                v.rack_id().map_or_else(|| "-".to_owned(), |r| format!("{r:?}"))
             )
         }
         Payload::Assignment(a) => {
