@@ -725,3 +725,33 @@ fn ports_reused_by_a_new_connection() {
     assert_round(&messages[4..]);
     assert_eq!(summary.tcp_connections, 2);
 }
+
+#[test]
+fn cut_and_corrupted_real_captures_never_panic() {
+    let full = std::fs::read(testdata().join("mixed-java-rdkafka.pcap")).unwrap();
+    let (all, _) = decode(&full);
+    let mut state = 0x2545_f491_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for _ in 0..20 {
+        let cut = 24 + next(full.len() - 24);
+        let (messages, summary) = decode(&full[..cut]);
+        assert!(messages.len() <= all.len());
+        // Every record boundary is a clean end; anything else is a truncated capture.
+        assert!(summary.truncated_capture || summary.packets > 0 || cut < 40);
+    }
+    for _ in 0..20 {
+        let mut bytes = full.clone();
+        for _ in 0..8 {
+            let at = 24 + next(bytes.len() - 24);
+            bytes[at] ^= 1 << next(8);
+        }
+        let mut reader = GroupReader::new(&bytes[..], ReaderOptions::default()).unwrap();
+        let n = reader.by_ref().count() as u64;
+        assert_eq!(reader.summary().messages, n);
+    }
+}
