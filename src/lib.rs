@@ -44,6 +44,8 @@ mod error;
 mod forms;
 mod lists;
 mod options;
+#[cfg(feature = "pcap")]
+pub mod pcap;
 mod subscription;
 mod user_data;
 mod version;

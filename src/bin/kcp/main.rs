@@ -4,6 +4,7 @@
 mod decode;
 mod encode;
 mod input;
+mod pcap;
 mod shapes;
 
 use std::process::ExitCode;
@@ -63,7 +64,7 @@ impl CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat")]
+#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat, pcap")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,6 +78,14 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Show what every reader version 0..=3 sees of one payload.
     Compat(decode::DecodeArgs),
+    /// Decode the JoinGroup/SyncGroup traffic of a pcap/pcapng capture.
+    ///
+    /// Prints one JSON object per message on stdout (or, with `--format text`, the group's story
+    /// by generation). What was skipped (non-Kafka traffic, retransmissions, gaps, undecodable
+    /// frames, a truncated capture) is summarised as the last line on stderr:
+    /// `{"summary": {...}}`. Exit status 0 also for a truncated capture; 1 when the file cannot be
+    /// opened or is not a pcap/pcapng capture.
+    Pcap(pcap::PcapArgs),
 }
 
 fn print_json(value: &Value) {
@@ -111,5 +120,6 @@ fn main() -> ExitCode {
         Command::Decode(args) => finish(decode::run_decode(&args), args.format),
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
+        Command::Pcap(args) => pcap::run_pcap(&args),
     }
 }
