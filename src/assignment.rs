@@ -174,9 +174,7 @@ impl Assignment {
             for g in groups {
                 sink.string(&g.topic, "assigned_partitions.topic")?;
                 sink.count(g.partitions.len(), "assigned_partitions.partitions")?;
-                for &p in &g.partitions {
-                    sink.i32(p);
-                }
+                sink.i32s(&g.partitions);
             }
         } else {
             let first =
@@ -186,9 +184,7 @@ impl Assignment {
                 sink.string(&groups[i].topic, "assigned_partitions.topic")?;
                 sink.count(total(groups, i), "assigned_partitions.partitions")?;
                 for g in groups[i..].iter().filter(|g| g.topic == groups[i].topic) {
-                    for &p in &g.partitions {
-                        sink.i32(p);
-                    }
+                    sink.i32s(&g.partitions);
                 }
             }
         }
@@ -203,8 +199,38 @@ fn total(groups: &[TopicPartitions], i: usize) -> usize {
 
 fn distinct_topics(groups: &[TopicPartitions]) -> bool {
     if groups.len() <= 32 {
-        return groups.iter().enumerate().all(|(i, g)| groups[..i].iter().all(|e| e.topic != g.topic));
+        // A 1024-bit filter of signatures answers "all distinct" without comparing pairs; only a
+        // filter collision leads to comparing signatures, and only equal signatures to comparing
+        // names.
+        let mut signatures = [0u64; 32];
+        let mut filter = [0u64; 16];
+        let mut collision = false;
+        for (slot, g) in signatures.iter_mut().zip(groups) {
+            *slot = signature(&g.topic);
+            let bit = (*slot >> 54) as usize; // top 10 bits: 0..1024
+            collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+            filter[bit / 64] |= 1 << (bit % 64);
+        }
+        if !collision {
+            return true;
+        }
+        let signatures = &signatures[..groups.len()];
+        return (0..groups.len())
+            .all(|i| (0..i).all(|j| signatures[j] != signatures[i] || groups[j].topic != groups[i].topic));
     }
     let mut seen = std::collections::HashSet::with_capacity(groups.len());
     groups.iter().all(|g| seen.insert(g.topic.as_str()))
+}
+
+/// A cheap fingerprint of a name (its length and its first and last eight bytes): equal names
+/// have equal signatures.
+#[inline]
+fn signature(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let n = bytes.len();
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => (bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)), 0),
+    };
+    (head.rotate_left(29) ^ tail ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

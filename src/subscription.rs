@@ -340,9 +340,7 @@ fn write_owned<S: Sink>(groups: &[TopicPartitions], canonical: bool, sink: &mut 
         for g in groups {
             sink.string(&g.topic, "owned_partitions.topic")?;
             sink.count(g.partitions.len(), "owned_partitions.partitions")?;
-            for &p in &g.partitions {
-                sink.i32(p);
-            }
+            sink.i32s(&g.partitions);
         }
         return Ok(());
     }

@@ -83,9 +83,7 @@ impl StickyUserData {
         for g in &self.previous_assignment {
             out.string(&g.topic, "previous_assignment.topic")?;
             out.count(g.partitions.len(), "previous_assignment.partitions")?;
-            for &p in &g.partitions {
-                out.i32(p);
-            }
+            out.i32s(&g.partitions);
         }
         if let Some(generation) = self.generation {
             out.i32(generation);

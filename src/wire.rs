@@ -51,6 +51,18 @@ impl<'a> Reader<'a> {
         self.buf.len() - self.pos
     }
 
+    /// The unread input.
+    #[inline]
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Skips `n` bytes that a fast scan of [`Reader::rest`] already validated.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
+    }
+
     #[inline]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Fault> {
         if n <= self.remaining() {
@@ -211,6 +223,14 @@ pub(crate) trait Sink {
         self.put(&v.to_be_bytes());
     }
 
+    /// Many `int32`s (a partition list).
+    #[inline]
+    fn i32s(&mut self, values: &[i32]) {
+        for &v in values {
+            self.i32(v);
+        }
+    }
+
     #[inline]
     fn string(&mut self, s: &str, field: &'static str) -> Result<(), EncodeError> {
         if s.len() > i16::MAX as usize {
@@ -292,6 +312,24 @@ impl Sink for Presized {
         }
         self.pos = end;
     }
+
+    #[inline]
+    fn i32s(&mut self, values: &[i32]) {
+        let end = self.pos + 4 * values.len();
+        match self.buf.get_mut(self.pos..end) {
+            Some(dst) => {
+                for (chunk, v) in dst.chunks_exact_mut(4).zip(values) {
+                    chunk.copy_from_slice(&v.to_be_bytes());
+                }
+                self.pos = end;
+            }
+            None => {
+                for &v in values {
+                    self.i32(v);
+                }
+            }
+        }
+    }
 }
 
 /// Counts bytes instead of writing them.
@@ -302,6 +340,11 @@ impl Sink for Counter {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.0 += bytes.len();
+    }
+
+    #[inline]
+    fn i32s(&mut self, values: &[i32]) {
+        self.0 += 4 * values.len();
     }
 }
 
@@ -320,7 +363,13 @@ pub fn java_string_cmp(a: &str, b: &str) -> Ordering {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
     let common = ab.len().min(bb.len());
     let mut i = 0;
-    while i + 8 <= common && ab[i..i + 8] == bb[i..i + 8] {
+    while i + 8 <= common {
+        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(&ab[i..i + 8]), <[u8; 8]>::try_from(&bb[i..i + 8])) else {
+            break;
+        };
+        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
+            break;
+        }
         i += 8;
     }
     while i < common && ab[i] == bb[i] {
