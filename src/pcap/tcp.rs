@@ -100,7 +100,7 @@ impl Direction {
             counts.out_of_order_segments += 1;
             let at = self.offset + delta as u64;
             let bytes = payload.to_vec();
-            if self.pending.get(&at).map_or(true, |old| old.len() < bytes.len()) {
+            if self.pending.get(&at).is_none_or(|old| old.len() < bytes.len()) {
                 if let Some(old) = self.pending.insert(at, bytes) {
                     self.pending_bytes -= old.len();
                 }
