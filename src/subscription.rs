@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{java_string_cmp, Counter, Reader, Sink};
+use crate::wire::{is_sorted_java, java_string_cmp, Counter, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -264,7 +264,7 @@ impl Subscription {
 
     fn canonical(&self) -> Canonical {
         Canonical {
-            topics: self.topics.windows(2).all(|w| java_string_cmp(&w[0], &w[1]).is_le()),
+            topics: is_sorted_java(self.topics.iter().map(String::as_str), false),
             owned: is_canonical_owned(&self.owned_partitions),
         }
     }
@@ -329,8 +329,10 @@ struct Canonical {
 
 /// Non-empty groups with strictly increasing topics and sorted partitions.
 fn is_canonical_owned(groups: &[TopicPartitions]) -> bool {
-    groups.iter().all(|g| !g.partitions.is_empty() && g.partitions.is_sorted())
-        && groups.windows(2).all(|w| java_string_cmp(&w[0].topic, &w[1].topic).is_lt())
+    // Branch-free per group, so the compiler can vectorize the partition scan.
+    let sorted = |p: &[i32]| p.windows(2).fold(0u8, |unsorted, w| unsorted | u8::from(w[0] > w[1])) == 0;
+    groups.iter().all(|g| !g.partitions.is_empty() && sorted(&g.partitions))
+        && is_sorted_java(groups.iter().map(|g| g.topic.as_str()), true)
 }
 
 /// Owned partitions sorted by (topic, partition) and grouped per topic, as Java writes them.

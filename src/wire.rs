@@ -348,6 +348,45 @@ impl Sink for Counter {
     }
 }
 
+/// An order-preserving key for short ASCII strings (up to 16 bytes): comparing keys equals
+/// comparing the strings in Java's order, with a few integer comparisons. `None` for anything
+/// else, which [`java_string_cmp`] handles.
+#[inline]
+pub(crate) fn short_ascii_key(s: &str) -> Option<(u64, u64, usize)> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let bytes = s.as_bytes();
+    let n = bytes.len();
+    let (hi, lo) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        // Big-endian words of the bytes padded with zeros to 16; the length breaks ties, so a
+        // string sorts before its extensions as in lexicographic order.
+        (Some(head), Some(tail)) if n <= 16 => {
+            let rest = if n == 8 { 0 } else { u64::from_be_bytes(*tail) << (8 * (16 - n)) };
+            (u64::from_be_bytes(*head), rest)
+        }
+        (Some(_), _) => return None,
+        _ => (bytes.iter().enumerate().fold(0u64, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)), 0),
+    };
+    ((hi | lo) & HIGH == 0).then_some((hi, lo, n))
+}
+
+/// True when `names` are in Java's order: ascending, or strictly ascending.
+pub(crate) fn is_sorted_java<'a>(mut names: impl Iterator<Item = &'a str>, strictly: bool) -> bool {
+    let Some(mut previous) = names.next() else { return true };
+    let mut previous_key = short_ascii_key(previous);
+    for name in names {
+        let key = short_ascii_key(name);
+        let order = match (previous_key, key) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => java_string_cmp(previous, name),
+        };
+        if order.is_gt() || (strictly && order.is_eq()) {
+            return false;
+        }
+        (previous, previous_key) = (name, key);
+    }
+    true
+}
+
 /// Java's `String.compareTo`: lexicographic over UTF-16 code units. It equals byte order for
 /// everything but supplementary-plane characters, which sort below U+E000..U+FFFF in UTF-16.
 ///
@@ -384,5 +423,52 @@ pub fn java_string_cmp(a: &str, b: &str) -> Ordering {
         // characters whose UTF-16 order differs from their UTF-8 order.
         (Some(&x), Some(&y)) if x < 0xEE && y < 0xEE => x.cmp(&y),
         _ => a.encode_utf16().cmp(b.encode_utf16()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The short-key order agrees with Java's order on every pair of a set of tricky names.
+    #[test]
+    fn short_keys_order_like_java() {
+        let names = [
+            "",
+            "a",
+            "a\0",
+            "a\0\0",
+            "ab",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefghi",
+            "abcdefghij",
+            "abcdefghijklmnop",
+            "abcdefghijklmnoo",
+            "abcdefghijklmnopq",
+            "b",
+            "orders-0009",
+            "orders-0010",
+            "orders-001",
+            "Z",
+            "zzzzzzzzzzzzzzzz",
+            "\u{7f}",
+            "é",
+            "\u{1F600}",
+            "\u{FF5E}",
+        ];
+        for a in names {
+            for b in names {
+                let java = java_string_cmp(a, b);
+                if let (Some(ka), Some(kb)) = (short_ascii_key(a), short_ascii_key(b)) {
+                    assert_eq!(ka.cmp(&kb), java, "{a:?} vs {b:?}");
+                }
+                assert_eq!(is_sorted_java([a, b].into_iter(), false), java.is_le(), "{a:?} vs {b:?}");
+                assert_eq!(is_sorted_java([a, b].into_iter(), true), java.is_lt(), "{a:?} vs {b:?}");
+            }
+        }
+        assert!(short_ascii_key("abcdefghijklmnopq").is_none(), "longer than 16 bytes");
+        assert!(short_ascii_key("é").is_none(), "not ASCII");
     }
 }
