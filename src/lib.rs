@@ -39,6 +39,7 @@
 
 mod assignment;
 pub mod assignor;
+pub mod coordinator;
 mod error;
 mod lists;
 mod options;
