@@ -1,0 +1,2 @@
+package kcp.javaref;
+final class Bench { static void main(String[] a) { throw new UnsupportedOperationException("todo"); } }
