@@ -40,6 +40,7 @@
 mod assignment;
 pub mod assignor;
 pub mod coordinator;
+pub mod sim;
 mod error;
 mod lists;
 mod options;
