@@ -16,9 +16,12 @@
 //! ```
 
 mod broker;
+/// Seeded random scenarios.
 pub mod gen;
 #[cfg(feature = "cli")]
+/// JSON scenario files and output (feature `cli`).
 pub mod json;
+/// SVG rendering of a timeline.
 pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -5,6 +5,7 @@ mod decode;
 mod encode;
 mod input;
 mod shapes;
+mod simulate;
 
 use std::process::ExitCode;
 
@@ -77,6 +78,8 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Show what every reader version 0..=3 sees of one payload.
     Compat(decode::DecodeArgs),
+    /// Run a whole consumer group in virtual time (scenario file in, timeline out).
+    Simulate(simulate::SimulateArgs),
 }
 
 fn print_json(value: &Value) {
@@ -111,5 +114,6 @@ fn main() -> ExitCode {
         Command::Decode(args) => finish(decode::run_decode(&args), args.format),
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
+        Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
     }
 }
