@@ -504,8 +504,7 @@ impl Coordinator {
                 self.heartbeat = None;
             }
         }
-        if matches!(self.state, State::CompletingRebalance | State::Stable)
-            && now >= self.last_heartbeat_ok + self.config.session_timeout_ms
+        if self.heartbeats_enabled() && now >= self.last_heartbeat_ok + self.config.session_timeout_ms
         {
             // As librdkafka does: no heartbeat got through for a whole session, so the broker
             // has expelled us; our partitions are lost.
@@ -571,9 +570,9 @@ impl Coordinator {
         if let Some(f) = &self.heartbeat {
             min(f.deadline);
         }
-        if matches!(self.state, State::CompletingRebalance | State::Stable) {
+        if self.heartbeats_enabled() {
             min(self.last_heartbeat_ok + self.config.session_timeout_ms);
-            if self.heartbeat.is_none() && self.generation >= 0 {
+            if self.heartbeat.is_none() {
                 min(self.next_heartbeat);
             }
         }
@@ -626,7 +625,13 @@ impl Coordinator {
         self.backoff_until = if backoff { now + self.config.retry_backoff_ms } else { 0 };
     }
 
+    /// Resets the generation after the broker said we are out (KIP-429 §1.4): the partitions
+    /// are lost at once (not at the next JoinGroup, which may wait for one in flight).
     fn reset_generation(&mut self, reset_member_id: bool, reason: &str) {
+        if !self.owned.is_empty() {
+            self.events.push_back(Event::PartitionsLost(group_partitions(&self.owned)));
+            self.owned.clear();
+        }
         self.generation = -1;
         self.protocol_name = None;
         if reset_member_id {
@@ -657,10 +662,7 @@ impl Coordinator {
             }
             self.send_join(now);
         }
-        if matches!(self.state, State::CompletingRebalance | State::Stable)
-            && self.heartbeat.is_none()
-            && self.generation >= 0
-            && now >= self.next_heartbeat
+        if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat
         {
             let id = self.fresh_id();
             self.heartbeat = Some(InFlight {
@@ -680,6 +682,15 @@ impl Coordinator {
                 }),
             });
         }
+    }
+
+    /// Heartbeats run while the member holds a generation: in `CompletingRebalance` and
+    /// `Stable` as in Java, and also while a rejoin's JoinGroup is in flight (Java pauses them
+    /// there), so a member whose JoinGroup response was lost learns from `ILLEGAL_GENERATION`
+    /// within a heartbeat interval instead of keeping its partitions until the join timeout.
+    fn heartbeats_enabled(&self) -> bool {
+        self.generation >= 0
+            && matches!(self.state, State::PreparingRebalance | State::CompletingRebalance | State::Stable)
     }
 
     fn partition_counts(&self, topics: &BTreeSet<String>) -> BTreeMap<String, i32> {
@@ -983,8 +994,10 @@ impl Coordinator {
                 }
             }
             ErrorCode::REBALANCE_IN_PROGRESS => {
-                if self.state == State::Stable {
+                if unchanged {
                     self.last_heartbeat_ok = now;
+                }
+                if self.state == State::Stable {
                     self.request_rejoin("group is already rebalancing");
                 }
             }

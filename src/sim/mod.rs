@@ -436,6 +436,8 @@ struct Sim {
     last_full_check: u64,
     events: u64,
     unconverged: Vec<String>,
+    /// Last delivery time per (member, direction): each member's connection is FIFO, as TCP.
+    channel: HashMap<(String, bool), u64>,
 }
 
 /// Runs a scenario.
@@ -483,6 +485,7 @@ impl Sim {
             last_full_check: 0,
             events: 0,
             unconverged: Vec::new(),
+            channel: HashMap::new(),
         };
         sim.note_partitions();
         sim
@@ -509,6 +512,13 @@ impl Sim {
 
     fn latency(&mut self) -> u64 {
         self.cfg.latency_ms + self.rng.below(self.cfg.jitter_ms + 1)
+    }
+
+    /// Arrival time on `member`'s connection, never before an earlier message on it.
+    fn fifo(&mut self, member: &str, to_broker: bool, at: u64) -> u64 {
+        let last = self.channel.entry((member.to_string(), to_broker)).or_insert(0);
+        *last = (*last).max(at);
+        *last
     }
 
     fn violation(&mut self, key: String, text: String) {
@@ -803,6 +813,7 @@ impl Sim {
         }
         for t in sends {
             let at = now + self.latency();
+            let at = self.fifo(name, true, at);
             self.push(at, Msg::ToBroker(Reply { member: name.to_string(), incarnation: inc, id: t.id }, t.request));
         }
         self.reschedule(name);
@@ -844,6 +855,7 @@ impl Sim {
                     }
                 }
             }
+            let at = self.fifo(&reply.member, false, at);
             self.push(at, Msg::ToMember(reply.member, reply.incarnation, reply.id, resp));
         }
     }
