@@ -880,10 +880,23 @@ impl Coordinator {
         for m in &group {
             result.assignments.entry(m.member_id.clone()).or_default();
         }
+        // Never hand out partitions the leader's metadata does not know (a deleted topic or a
+        // partition index beyond the count): the assignor may have kept stale claims.
+        for a in result.assignments.values_mut() {
+            let before = partition_set(&a.assigned_partitions);
+            let known: BTreeSet<Tp> = before
+                .iter()
+                .filter(|(t, p)| self.metadata.topics.get(t).is_some_and(|i| *p < i.partitions))
+                .cloned()
+                .collect();
+            if known.len() != before.len() {
+                a.assigned_partitions = group_partitions(&known);
+            }
+        }
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;
         }
-        apply_cooperative_handover(&self.metadata, &group, &mut result);
+        apply_cooperative_handover(&group, &mut result);
         self.assignment_snapshot = Some(self.partition_counts(&all_topics));
         self.group_topics = all_topics;
         let mut out = Vec::with_capacity(result.assignments.len());
@@ -1041,9 +1054,14 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 
 /// The KIP-429 leader hand-over (§2.3-2.6): a partition some *other* member claims to own is
 /// withheld from its new owner this round (listed in `pending`; its owner revokes it and the
-/// follow-up rebalance assigns it); partitions unknown to the leader's metadata are given back
-/// to their only claimant. Idempotent, so it is safe after an assignor that already withholds.
-pub fn apply_cooperative_handover(metadata: &ClusterMetadata, members: &[GroupMember], result: &mut GroupAssignment) {
+/// follow-up rebalance assigns it). Idempotent, so it is safe after an assignor that already
+/// withholds.
+///
+/// The KIP's step 2.6 (give partitions unknown to the leader's metadata back to their claimant)
+/// is deliberately not applied: the leader cannot tell stale metadata from a deleted topic, and
+/// handing back a deleted partition would never converge. Such partitions are revoked instead
+/// and assigned again once the leader's metadata catches up (its snapshot check rejoins).
+pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
     let mut claims: BTreeMap<Tp, Vec<&str>> = BTreeMap::new();
     for m in members {
         for tp in partition_set(&m.subscription.owned_partitions) {
@@ -1053,12 +1071,10 @@ pub fn apply_cooperative_handover(metadata: &ClusterMetadata, members: &[GroupMe
     if claims.is_empty() {
         return;
     }
-    let mut assigned_anywhere = BTreeSet::new();
     for (member_id, a) in result.assignments.iter_mut() {
         let set = partition_set(&a.assigned_partitions);
         let mut kept = BTreeSet::new();
         for tp in set {
-            assigned_anywhere.insert(tp.clone());
             match claims.get(&tp) {
                 Some(owners) if owners.iter().any(|o| o != member_id) => {
                     for o in owners.iter().filter(|o| *o != member_id) {
@@ -1079,20 +1095,6 @@ pub fn apply_cooperative_handover(metadata: &ClusterMetadata, members: &[GroupMe
             }
         }
         a.assigned_partitions = group_partitions(&kept);
-    }
-    // Unknown-but-owned partitions go back to their only claimant.
-    for (tp, owners) in &claims {
-        let known = metadata.topics.get(&tp.0).is_some_and(|i| tp.1 < i.partitions);
-        if known || owners.len() != 1 || assigned_anywhere.contains(tp) {
-            continue;
-        }
-        let owner = owners[0];
-        let subscribed = members.iter().any(|m| m.member_id == owner && m.subscription.topics.contains(&tp.0));
-        if let (true, Some(a)) = (subscribed, result.assignments.get_mut(owner)) {
-            let mut set = partition_set(&a.assigned_partitions);
-            set.insert(tp.clone());
-            a.assigned_partitions = group_partitions(&set);
-        }
     }
     result.pending.sort();
 }
