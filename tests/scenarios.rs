@@ -104,7 +104,11 @@ fn two_rolling_bounce_upgrade_from_range_to_cooperative_sticky() {
     assert!(by_gen.values().any(|p| p.len() == 2), "{by_gen:?}");
     // First bounce: everyone is still EAGER.
     let first_bounce_end = o.timeline.iter().filter(|e| e.event == "restart").nth(3).unwrap().seq;
-    assert!(o.timeline.iter().filter(|e| e.seq < first_bounce_end && e.event == "assigned").all(|e| e.protocol == Some("eager")));
+    assert!(o
+        .timeline
+        .iter()
+        .filter(|e| e.seq < first_bounce_end && e.event == "assigned")
+        .all(|e| e.protocol == Some("eager")));
 }
 
 #[test]

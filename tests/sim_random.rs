@@ -37,7 +37,10 @@ fn dump() {
     for e in &out.timeline {
         let owned: Vec<(String, usize)> =
             e.owned.iter().map(|(k, v)| (k.clone(), v.iter().map(|g| g.partitions.len()).sum())).collect();
-        println!("{} {} g{} {} {:?} {:?} {:?} {:?} {:?}", e.seq, e.t_ms, e.generation, e.event, e.member, e.partitions, owned, e.generations, e.detail);
+        println!(
+            "{} {} g{} {} {:?} {:?} {:?} {:?} {:?}",
+            e.seq, e.t_ms, e.generation, e.event, e.member, e.partitions, owned, e.generations, e.detail
+        );
     }
     println!("{:#?}", out.summary);
 }

@@ -73,8 +73,7 @@ pub use io::*;
 pub use metrics::{ListenerKind, Metrics};
 
 use crate::assignor::{
-    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition,
-    RebalanceProtocol,
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
 use crate::{AssignmentView, Subscription, SubscriptionView, TopicPartitions, Version};
 
@@ -300,17 +299,14 @@ pub fn partition_set(groups: &[TopicPartitions]) -> BTreeSet<Tp> {
 impl Coordinator {
     /// A coordinator with `assignors` in preference order. Fails when none is given or they
     /// share no rebalance protocol.
-    pub fn new(
-        config: Config,
-        assignors: Vec<Box<dyn PartitionAssignor>>,
-        now: u64,
-    ) -> Result<Self, CoordinatorError> {
+    pub fn new(config: Config, assignors: Vec<Box<dyn PartitionAssignor>>, now: u64) -> Result<Self, CoordinatorError> {
         if assignors.is_empty() {
             return Err(CoordinatorError::NoAssignors);
         }
         let lists: Vec<&[RebalanceProtocol]> = assignors.iter().map(|a| a.supported_protocols()).collect();
-        let protocol = select_protocol(&lists)
-            .ok_or_else(|| CoordinatorError::NoCommonProtocol(assignors.iter().map(|a| a.name().to_string()).collect()))?;
+        let protocol = select_protocol(&lists).ok_or_else(|| {
+            CoordinatorError::NoCommonProtocol(assignors.iter().map(|a| a.name().to_string()).collect())
+        })?;
         Ok(Coordinator {
             config,
             assignors,
@@ -504,8 +500,7 @@ impl Coordinator {
                 self.heartbeat = None;
             }
         }
-        if self.heartbeats_enabled() && now >= self.last_heartbeat_ok + self.config.session_timeout_ms
-        {
+        if self.heartbeats_enabled() && now >= self.last_heartbeat_ok + self.config.session_timeout_ms {
             // As librdkafka does: no heartbeat got through for a whole session, so the broker
             // has expelled us; our partitions are lost.
             self.reset_generation(true, "session timed out without a successful heartbeat");
@@ -662,8 +657,7 @@ impl Coordinator {
             }
             self.send_join(now);
         }
-        if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat
-        {
+        if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat {
             let id = self.fresh_id();
             self.heartbeat = Some(InFlight {
                 id,
@@ -694,10 +688,7 @@ impl Coordinator {
     }
 
     fn partition_counts(&self, topics: &BTreeSet<String>) -> BTreeMap<String, i32> {
-        topics
-            .iter()
-            .filter_map(|t| self.metadata.topics.get(t).map(|i| (t.clone(), i.partitions)))
-            .collect()
+        topics.iter().filter_map(|t| self.metadata.topics.get(t).map(|i| (t.clone(), i.partitions))).collect()
     }
 
     /// Java `onJoinPrepare`.
@@ -736,7 +727,9 @@ impl Coordinator {
         let mut protocols = Vec::with_capacity(self.assignors.len());
         for a in &self.assignors {
             match self.subscription_for(a.as_ref()).encode(Version::V3) {
-                Ok(bytes) => protocols.push(JoinGroupProtocol { name: a.name().to_string(), metadata: Bytes::from(bytes) }),
+                Ok(bytes) => {
+                    protocols.push(JoinGroupProtocol { name: a.name().to_string(), metadata: Bytes::from(bytes) })
+                }
                 Err(e) => {
                     self.fatal(CoordinatorError::Codec(e.to_string()));
                     return;

@@ -411,7 +411,9 @@ fn fenced_instance_id_is_fatal() {
 
 #[test]
 fn fenced_instance_id_on_join_and_inconsistent_protocol_are_fatal() {
-    for error in [ErrorCode::FENCED_INSTANCE_ID, ErrorCode::INCONSISTENT_GROUP_PROTOCOL, ErrorCode::GROUP_AUTHORIZATION_FAILED] {
+    for error in
+        [ErrorCode::FENCED_INSTANCE_ID, ErrorCode::INCONSISTENT_GROUP_PROTOCOL, ErrorCode::GROUP_AUTHORIZATION_FAILED]
+    {
         let mut h = H::follower(Eager);
         let j = h.req();
         h.c.handle_response(1, j.id, Response::JoinGroup(JoinGroupResponse { error, ..Default::default() }));
@@ -532,11 +534,7 @@ fn leave_sends_leave_group_for_dynamic_members_only() {
     assert!(s.c.poll_request(s.now).is_none(), "static members never send LeaveGroup");
 }
 
-fn leader_round(
-    h: &mut H,
-    name: &str,
-    members: Vec<(&str, Vec<Tp>)>,
-) -> (Option<Transmit>, Vec<Event>) {
+fn leader_round(h: &mut H, name: &str, members: Vec<(&str, Vec<Tp>)>) -> (Option<Transmit>, Vec<Event>) {
     let j = h.req();
     let metadata = |owned: &Vec<Tp>| {
         let sub = Subscription {
@@ -557,7 +555,11 @@ fn leader_round(
             protocol_name: Some(name.into()),
             members: members
                 .iter()
-                .map(|(m, owned)| JoinGroupMember { member_id: m.to_string(), group_instance_id: None, metadata: metadata(owned) })
+                .map(|(m, owned)| JoinGroupMember {
+                    member_id: m.to_string(),
+                    group_instance_id: None,
+                    metadata: metadata(owned),
+                })
                 .collect(),
             ..Default::default()
         }),
@@ -571,7 +573,9 @@ fn mover(name: &'static str, protocols: &[RebalanceProtocol]) -> Box<dyn Partiti
     Box::new(TestAssignor {
         name,
         protocols: protocols.to_vec(),
-        plan: Box::new(|_| BTreeMap::from([("m1".to_string(), vec![tp("t", 0)]), ("m2".to_string(), vec![tp("t", 1)])])),
+        plan: Box::new(|_| {
+            BTreeMap::from([("m1".to_string(), vec![tp("t", 0)]), ("m2".to_string(), vec![tp("t", 1)])])
+        }),
     })
 }
 
@@ -579,7 +583,10 @@ fn mover(name: &'static str, protocols: &[RebalanceProtocol]) -> Box<dyn Partiti
 fn leader_validates_custom_cooperative_assignors() {
     let mut h = H::new(vec![mover("custom", &[Cooperative])], None);
     let (t, ev) = leader_round(&mut h, "custom", vec![("m1", vec![]), ("m2", vec![tp("t", 0), tp("t", 1)])]);
-    assert!(matches!(&ev[..], [Event::Error(CoordinatorError::Assign(AssignError::CooperativeViolation(_)))]), "{ev:?}");
+    assert!(
+        matches!(&ev[..], [Event::Error(CoordinatorError::Assign(AssignError::CooperativeViolation(_)))]),
+        "{ev:?}"
+    );
     assert!(t.is_none(), "no SyncGroup after a failed assignment");
 }
 
@@ -597,7 +604,10 @@ fn leader_does_not_validate_eager_or_builtin_cooperative_sticky_but_hands_over()
         assert!(a["m1"].assigned_partitions.is_empty());
         assert_eq!(a["m2"].assigned_partitions, parts(&[("t", 1)]));
         let pending = &h.c.last_group_assignment().unwrap().pending;
-        assert_eq!(pending, &[PendingPartition { topic: "t".into(), partition: 0, from: "m2".into(), to: Some("m1".into()) }]);
+        assert_eq!(
+            pending,
+            &[PendingPartition { topic: "t".into(), partition: 0, from: "m2".into(), to: Some("m1".into()) }]
+        );
     }
 }
 

@@ -155,10 +155,22 @@ impl Broker {
     fn remove_member(&mut self, now: u64, id: &str, out: &mut Vec<(Reply, Response)>) {
         if let Some(m) = self.members.remove(id) {
             if let Some(r) = m.join_reply {
-                out.push((r, Response::JoinGroup(JoinGroupResponse { error: ErrorCode::UNKNOWN_MEMBER_ID, ..Default::default() })));
+                out.push((
+                    r,
+                    Response::JoinGroup(JoinGroupResponse {
+                        error: ErrorCode::UNKNOWN_MEMBER_ID,
+                        ..Default::default()
+                    }),
+                ));
             }
             if let Some(r) = m.sync_reply {
-                out.push((r, Response::SyncGroup(SyncGroupResponse { error: ErrorCode::UNKNOWN_MEMBER_ID, ..Default::default() })));
+                out.push((
+                    r,
+                    Response::SyncGroup(SyncGroupResponse {
+                        error: ErrorCode::UNKNOWN_MEMBER_ID,
+                        ..Default::default()
+                    }),
+                ));
             }
             if let Some(i) = m.instance_id {
                 if self.static_ids.get(&i).map(String::as_str) == Some(id) {
@@ -196,7 +208,10 @@ impl Broker {
                 if let Some(r) = m.sync_reply.take() {
                     out.push((
                         r,
-                        Response::SyncGroup(SyncGroupResponse { error: ErrorCode::REBALANCE_IN_PROGRESS, ..Default::default() }),
+                        Response::SyncGroup(SyncGroupResponse {
+                            error: ErrorCode::REBALANCE_IN_PROGRESS,
+                            ..Default::default()
+                        }),
                     ));
                 }
             }
@@ -330,9 +345,10 @@ impl Broker {
                 out.push((reply, Response::Heartbeat(HeartbeatResponse { error })));
             }
             Request::LeaveGroup(r) => {
-                let fenced = r.group_instance_id.as_ref().is_some_and(|i| {
-                    self.static_ids.get(i).is_some_and(|m| *m != r.member_id)
-                });
+                let fenced = r
+                    .group_instance_id
+                    .as_ref()
+                    .is_some_and(|i| self.static_ids.get(i).is_some_and(|m| *m != r.member_id));
                 if !fenced && self.members.contains_key(&r.member_id) {
                     self.remove_member(now, &r.member_id, &mut out);
                     if self.members.is_empty() && self.state != GroupState::PreparingRebalance {
@@ -388,7 +404,10 @@ impl Broker {
                     if let Some(old) = m.sync_reply.take() {
                         out.push((
                             old,
-                            Response::SyncGroup(SyncGroupResponse { error: ErrorCode::FENCED_INSTANCE_ID, ..Default::default() }),
+                            Response::SyncGroup(SyncGroupResponse {
+                                error: ErrorCode::FENCED_INSTANCE_ID,
+                                ..Default::default()
+                            }),
                         ));
                     }
                     self.removed.push((old_id.clone(), now));

@@ -102,11 +102,7 @@ pub fn scenario_from_raw(seed: u64, family: u8, members: u8, topics: u8, steps: 
                 live.retain(|x| *x != id);
                 Step::Crash(id)
             }
-            4 => Step::Restart {
-                id: pick(&live),
-                assignors: Some(list(fam[st.b as usize % fam.len()])),
-                topics: None,
-            },
+            4 => Step::Restart { id: pick(&live), assignors: Some(list(fam[st.b as usize % fam.len()])), topics: None },
             5 => Step::MissRebalance(pick(&live)),
             6 if heterogeneous_ok => {
                 let t = topic_names[st.b as usize % topic_names.len()].clone();
@@ -125,7 +121,11 @@ pub fn scenario_from_raw(seed: u64, family: u8, members: u8, topics: u8, steps: 
                 let t = topic_names.remove(st.a as usize % topic_names.len());
                 Step::DeleteTopic(t)
             }
-            10 => Step::DelayResponses { id: pick(&live), ms: 50 + 100 * (st.b % 40) as u64, count: 1 + (st.b % 3) as u32 },
+            10 => Step::DelayResponses {
+                id: pick(&live),
+                ms: 50 + 100 * (st.b % 40) as u64,
+                count: 1 + (st.b % 3) as u32,
+            },
             11 => Step::LoseResponses { id: pick(&live), count: 1 + (st.b % 2) as u32 },
             12 => Step::StaleMetadata { id: pick(&live), ms: 500 + 250 * (st.b % 20) as u64 },
             _ => Step::Wait(100 * st.b as u64),
@@ -142,7 +142,8 @@ pub fn scenario_from_raw(seed: u64, family: u8, members: u8, topics: u8, steps: 
 pub fn random_scenario(seed: u64) -> Scenario {
     let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
     let n = rng.below(7) as usize;
-    let steps: Vec<RawStep> =
-        (0..n).map(|_| RawStep { kind: rng.below(256) as u8, a: rng.below(256) as u8, b: rng.below(256) as u8 }).collect();
+    let steps: Vec<RawStep> = (0..n)
+        .map(|_| RawStep { kind: rng.below(256) as u8, a: rng.below(256) as u8, b: rng.below(256) as u8 })
+        .collect();
     scenario_from_raw(seed, rng.below(256) as u8, rng.below(256) as u8, rng.below(256) as u8, &steps)
 }

@@ -24,11 +24,7 @@ fn string(v: &Value, ctx: &str) -> Result<String, String> {
 }
 
 fn strings(v: &Value, ctx: &str) -> Result<Vec<String>, String> {
-    v.as_array()
-        .ok_or_else(|| format!("{ctx}: expected an array of strings"))?
-        .iter()
-        .map(|x| string(x, ctx))
-        .collect()
+    v.as_array().ok_or_else(|| format!("{ctx}: expected an array of strings"))?.iter().map(|x| string(x, ctx)).collect()
 }
 
 fn int(v: &Value, ctx: &str) -> Result<i64, String> {
@@ -194,9 +190,13 @@ pub fn scenario_from_value(v: &Value) -> Result<Scenario, String> {
     };
     let steps = match v.get("steps") {
         None => Vec::new(),
-        Some(s) => {
-            s.as_array().ok_or("steps: expected an array")?.iter().enumerate().map(|(i, x)| step(x, i)).collect::<Result<_, _>>()?
-        }
+        Some(s) => s
+            .as_array()
+            .ok_or("steps: expected an array")?
+            .iter()
+            .enumerate()
+            .map(|(i, x)| step(x, i))
+            .collect::<Result<_, _>>()?,
     };
     Ok(Scenario { seed, topics, members, steps, config: config(v.get("config"))? })
 }

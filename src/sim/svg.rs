@@ -40,14 +40,14 @@ pub fn render(o: &Outcome) -> String {
     let end = o.timeline.last().map_or(0, |e| e.t_ms).max(o.summary.duration_ms).max(1);
     let (left, top, width) = (110.0, 60.0, 1000.0);
     let lane_h = if lanes.len() > 60 { 6.0 } else { 16.0 };
-    let height = top + lane_h * lanes.len() as f64 + 40.0 + 18.0 * members.len().div_ceil(6) as f64;
+    let height = top + lane_h * lanes.len() as f64 + 70.0 + 18.0 * members.len().div_ceil(6) as f64;
     let x = |t: u64| left + width * t as f64 / end as f64;
     let mut out = String::new();
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{height}" viewBox="0 0 {} {height}" font-family="sans-serif" font-size="11">"#,
-        left + width + 20.0,
-        left + width + 20.0
+        left + width + 160.0,
+        left + width + 160.0
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let s = &o.summary;
@@ -95,7 +95,8 @@ pub fn render(o: &Outcome) -> String {
                 tp.1
             );
         }
-        let _ = writeln!(out, r##"<rect x="{left}" y="{y}" width="{width}" height="{}" fill="#f4f4f4"/>"##, lane_h - 1.0);
+        let _ =
+            writeln!(out, r##"<rect x="{left}" y="{y}" width="{width}" height="{}" fill="#f4f4f4"/>"##, lane_h - 1.0);
     }
     for (i, m, a, b) in rects {
         let y = top + lane_h * i as f64;
@@ -126,11 +127,51 @@ pub fn render(o: &Outcome) -> String {
         row = if xx - last_label_x < 60.0 { (row + 1) % 3 } else { 0 };
         last_label_x = xx;
         let label = match &e.member {
-            Some(m) => format!("{} {}", e.event, m),
+            Some(m) => match &e.detail {
+                Some(d) => format!("{} {} [{}]", e.event, m, d),
+                None => format!("{} {}", e.event, m),
+            },
             None => format!("{} {}", e.event, e.detail.clone().unwrap_or_default()),
         };
-        let _ = writeln!(out, r#"<text x="{xx:.2}" y="{}" font-size="9">{}</text>"#, 30.0 + 9.0 * row as f64, esc(&label));
+        let _ =
+            writeln!(out, r#"<text x="{xx:.2}" y="{}" font-size="9">{}</text>"#, 30.0 + 9.0 * row as f64, esc(&label));
     }
+    // The assignor and protocols of each generation, from its first `assigned` event.
+    let mut gens: Vec<(u64, i32, String)> = Vec::new();
+    for e in o.timeline.iter().filter(|e| e.event == "assigned") {
+        if gens.last().is_none_or(|g| g.1 != e.generation) {
+            gens.push((e.t_ms, e.generation, e.assignor.clone().unwrap_or_default()));
+        }
+    }
+    let band = bottom + 4.0;
+    let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">assignor</text>"#, left - 6.0, band + 11.0);
+    for (i, (t, g, a)) in gens.iter().enumerate() {
+        let t_end = gens.get(i + 1).map_or(end, |n| n.0);
+        let fill = if a.contains("cooperative") { "#cfe3f7" } else { "#f7e3cf" };
+        let protocols: std::collections::BTreeSet<&str> = o
+            .timeline
+            .iter()
+            .filter(|e| e.event == "assigned" && e.generation == *g)
+            .filter_map(|e| e.protocol)
+            .collect();
+        let _ = writeln!(
+            out,
+            r##"<rect x="{:.2}" y="{band}" width="{:.2}" height="14" fill="{fill}" stroke="#999" stroke-width="0.5"><title>generation {g}: {} ({})</title></rect>"##,
+            x(*t),
+            (x(t_end) - x(*t)).max(0.5),
+            esc(a),
+            protocols.iter().copied().collect::<Vec<_>>().join("+")
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.2}" y="{}" font-size="8">g{g} {} {}</text>"#,
+            x(*t) + 2.0,
+            band + 10.0,
+            esc(a),
+            protocols.iter().copied().collect::<Vec<_>>().join("+")
+        );
+    }
+    let bottom = bottom + 20.0;
     let _ = writeln!(out, r#"<text x="{left}" y="{}">0 ms</text>"#, bottom + 14.0);
     let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{end} ms</text>"#, left + width, bottom + 14.0);
     for (i, m) in members.iter().enumerate() {

@@ -39,7 +39,8 @@ pub fn run_simulate(args: &SimulateArgs) -> Result<Output, CliError> {
     let scenario = json::parse_scenario(&text).map_err(CliError::input)?;
     let outcome = run(&scenario).map_err(|e| CliError::input(format!("invalid scenario: {e}")))?;
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg::render(&outcome)).map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
+        std::fs::write(path, svg::render(&outcome))
+            .map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
     }
     Ok(Output::Json(json::outcome_json(&outcome)))
 }
