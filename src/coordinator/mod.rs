@@ -64,7 +64,7 @@
 mod io;
 mod metrics;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 
 use bytes::Bytes;
@@ -876,15 +876,11 @@ impl Coordinator {
         // Never hand out partitions the leader's metadata does not know (a deleted topic or a
         // partition index beyond the count): the assignor may have kept stale claims.
         for a in result.assignments.values_mut() {
-            let before = partition_set(&a.assigned_partitions);
-            let known: BTreeSet<Tp> = before
-                .iter()
-                .filter(|(t, p)| self.metadata.topics.get(t).is_some_and(|i| *p < i.partitions))
-                .cloned()
-                .collect();
-            if known.len() != before.len() {
-                a.assigned_partitions = group_partitions(&known);
+            for tp in a.assigned_partitions.iter_mut() {
+                let count = self.metadata.topics.get(&tp.topic).map_or(0, |i| i.partitions);
+                tp.partitions.retain(|p| *p >= 0 && *p < count);
             }
+            a.assigned_partitions.retain(|tp| !tp.partitions.is_empty());
         }
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;
@@ -1055,41 +1051,53 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 /// handing back a deleted partition would never converge. Such partitions are revoked instead
 /// and assigned again once the leader's metadata catches up (its snapshot check rejoins).
 pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
-    let mut claims: BTreeMap<Tp, Vec<&str>> = BTreeMap::new();
+    // Claimants per topic, indexed by partition id (ids are dense), so the lookup hashes each
+    // topic name once per assignment entry rather than once per partition.
+    let mut claims: HashMap<&str, Vec<Vec<&str>>> = HashMap::new();
     for m in members {
-        for tp in partition_set(&m.subscription.owned_partitions) {
-            claims.entry(tp).or_default().push(&m.member_id);
+        for tp in &m.subscription.owned_partitions {
+            let slots = claims.entry(tp.topic.as_str()).or_default();
+            for &p in &tp.partitions {
+                let Ok(i) = usize::try_from(p) else { continue };
+                if slots.len() <= i {
+                    slots.resize(i + 1, Vec::new());
+                }
+                slots[i].push(&m.member_id);
+            }
         }
     }
     if claims.is_empty() {
         return;
     }
+    let mut pending = BTreeSet::new();
     for (member_id, a) in result.assignments.iter_mut() {
-        let set = partition_set(&a.assigned_partitions);
-        let mut kept = BTreeSet::new();
-        for tp in set {
-            match claims.get(&tp) {
-                Some(owners) if owners.iter().any(|o| o != member_id) => {
-                    for o in owners.iter().filter(|o| *o != member_id) {
-                        let p = PendingPartition {
-                            topic: tp.0.clone(),
-                            partition: tp.1,
-                            from: o.to_string(),
-                            to: Some(member_id.clone()),
-                        };
-                        if !result.pending.contains(&p) {
-                            result.pending.push(p);
+        for tp in a.assigned_partitions.iter_mut() {
+            let TopicPartitions { topic, partitions } = tp;
+            let Some(slots) = claims.get(topic.as_str()) else { continue };
+            partitions.retain(|&p| {
+                let owners = usize::try_from(p).ok().and_then(|i| slots.get(i));
+                match owners {
+                    Some(owners) if owners.iter().any(|o| o != member_id) => {
+                        for o in owners.iter().filter(|o| *o != member_id) {
+                            pending.insert(PendingPartition {
+                                topic: topic.clone(),
+                                partition: p,
+                                from: o.to_string(),
+                                to: Some(member_id.clone()),
+                            });
                         }
+                        false
                     }
+                    _ => true,
                 }
-                _ => {
-                    kept.insert(tp);
-                }
-            }
+            });
         }
-        a.assigned_partitions = group_partitions(&kept);
+        a.assigned_partitions.retain(|tp| !tp.partitions.is_empty());
     }
-    result.pending.sort();
+    if !pending.is_empty() {
+        pending.extend(result.pending.drain(..));
+        result.pending = pending.into_iter().collect();
+    }
 }
 
 #[cfg(test)]
