@@ -3,6 +3,7 @@
 //! `cargo bench --bench codec`. Shapes: (a) a typical subscription (v3, 10 topics, 30 owned
 //! partitions, 4-byte userData, rack), (b) a large one (1,000 topics, 10,000 owned partitions),
 //! (c) a typical assignment (10 topics, 30 partitions).
+#![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{Counter, Reader, Sink};
+use crate::wire::{Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -16,7 +16,7 @@ struct Layout {
     read_as: Version,
     assigned_partitions: ArrayRegion,
     user_data: OptRange,
-    end: u32,
+    end: usize,
     repair: Option<Repair>,
 }
 
@@ -41,69 +41,35 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     if options.strict && r.remaining() > 0 {
         return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
     }
-    Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos() as u32, repair })
+    Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos(), repair })
 }
 
-/// A decoded assignment borrowing from the input (no allocation).
-///
-/// ```
-/// use kafka_consumer_protocol::AssignmentView;
-/// // Version 1: foo-0 and foo-2, null userData.
-/// let bytes = [0, 1, 0, 0, 0, 1, 0, 3, b'f', b'o', b'o', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 255, 255, 255, 255];
-/// let a = AssignmentView::decode(&bytes)?;
-/// let parts: Vec<(&str, i32)> = a.assigned_partitions().pairs().collect();
-/// assert_eq!(parts, [("foo", 0), ("foo", 2)]);
-/// assert_eq!(a.user_data(), None);
-/// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
-/// ```
-#[derive(Clone, Copy)]
-pub struct AssignmentView<'a> {
-    buf: &'a [u8],
-    layout: Layout,
+crate::forms::decoded_forms! {
+    /// A decoded assignment borrowing from the input (no allocation).
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::AssignmentView;
+    /// // Version 1: foo-0 and foo-2, null userData.
+    /// let bytes = [0, 1, 0, 0, 0, 1, 0, 3, b'f', b'o', b'o', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 255, 255, 255, 255];
+    /// let a = AssignmentView::decode(&bytes)?;
+    /// let parts: Vec<(&str, i32)> = a.assigned_partitions().pairs().collect();
+    /// assert_eq!(parts, [("foo", 0), ("foo", 2)]);
+    /// assert_eq!(a.user_data(), None);
+    /// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
+    /// ```
+    view AssignmentView;
+    /// A decoded assignment that owns its input as [`Bytes`] (`Send + Sync + 'static`, no copies).
+    buf AssignmentBuf;
+    layout Layout; parse parse; message "assignment";
 }
 
 impl<'a> AssignmentView<'a> {
-    /// Decodes a version-prefixed assignment as Apache Kafka's Java client does.
-    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::decode_with(buf, DecodeOptions::default())
-    }
-
-    /// Decodes with explicit [`DecodeOptions`].
-    pub fn decode_with(buf: &'a [u8], options: DecodeOptions) -> Result<Self, DecodeError> {
-        Ok(AssignmentView { buf, layout: parse(buf, options)? })
-    }
-
-    /// The version on the wire.
-    pub fn version(&self) -> i16 {
-        self.layout.version
-    }
-
-    /// The layout the payload was read with (all versions share one body).
-    pub fn read_as(&self) -> Version {
-        self.layout.read_as
-    }
-
     /// Assigned partitions, grouped per topic as on the wire.
     pub fn assigned_partitions(&self) -> TopicPartitionsList<'a> {
         TopicPartitionsList {
             bytes: self.layout.assigned_partitions.bytes(self.buf),
-            count: self.layout.assigned_partitions.count as usize,
+            count: self.layout.assigned_partitions.count,
         }
-    }
-
-    /// The assignor's userData (`None` when null).
-    pub fn user_data(&self) -> Option<&'a [u8]> {
-        self.layout.user_data.get(self.buf)
-    }
-
-    /// Bytes after the last field read.
-    pub fn trailing_bytes(&self) -> usize {
-        self.buf.len() - self.layout.end as usize
-    }
-
-    /// The lenient repair that was made, if any.
-    pub fn repair(&self) -> Option<Repair> {
-        self.layout.repair
     }
 
     /// Copies into the owned [`Assignment`].
@@ -137,63 +103,6 @@ impl PartialEq for AssignmentView<'_> {
     }
 }
 
-impl Eq for AssignmentView<'_> {}
-
-/// A decoded assignment that owns its input as [`Bytes`] (`Send + Sync + 'static`, no copies).
-#[derive(Clone)]
-pub struct AssignmentBuf {
-    bytes: Bytes,
-    layout: Layout,
-}
-
-impl AssignmentBuf {
-    /// Decodes as [`AssignmentView::decode`] does, keeping the input.
-    pub fn decode(bytes: Bytes) -> Result<Self, DecodeError> {
-        Self::decode_with(bytes, DecodeOptions::default())
-    }
-
-    /// Decodes with explicit [`DecodeOptions`].
-    pub fn decode_with(bytes: Bytes, options: DecodeOptions) -> Result<Self, DecodeError> {
-        let layout = parse(&bytes, options)?;
-        Ok(AssignmentBuf { bytes, layout })
-    }
-
-    /// Re-attaches a borrowed view to the `Bytes` it was decoded from, without parsing again.
-    pub fn from_view(backing: &Bytes, view: &AssignmentView<'_>) -> Option<Self> {
-        (backing.as_ptr() == view.buf.as_ptr() && backing.len() == view.buf.len())
-            .then(|| AssignmentBuf { bytes: backing.clone(), layout: view.layout })
-    }
-
-    /// The borrowed view (free: no parsing).
-    pub fn view(&self) -> AssignmentView<'_> {
-        AssignmentView { buf: &self.bytes, layout: self.layout }
-    }
-
-    /// The assignor's userData, sharing the input buffer.
-    pub fn user_data(&self) -> Option<Bytes> {
-        self.layout.user_data.range().map(|r| self.bytes.slice(r))
-    }
-
-    /// The whole input.
-    pub fn as_bytes(&self) -> &Bytes {
-        &self.bytes
-    }
-}
-
-impl fmt::Debug for AssignmentBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.view().fmt(f)
-    }
-}
-
-impl PartialEq for AssignmentBuf {
-    fn eq(&self, other: &Self) -> bool {
-        self.view() == other.view()
-    }
-}
-
-impl Eq for AssignmentBuf {}
-
 /// An assignment as values.
 ///
 /// Encoding groups partitions per topic in order of first appearance and keeps the partition
@@ -218,6 +127,8 @@ pub struct Assignment {
     pub user_data: Option<Bytes>,
 }
 
+crate::forms::value_encoding!(Assignment);
+
 impl Assignment {
     /// An assignment of these partitions with null userData.
     pub fn new(assigned_partitions: Vec<TopicPartitions>) -> Self {
@@ -227,25 +138,6 @@ impl Assignment {
     /// Decodes into owned values (copies names and userData).
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         AssignmentView::decode(buf).map(|v| v.to_owned())
-    }
-
-    /// Exact size of [`Assignment::encode`]'s output, version header included.
-    pub fn encoded_len(&self, version: Version) -> usize {
-        let mut counter = Counter::default();
-        let _ = self.write(version, &mut counter);
-        counter.0
-    }
-
-    /// Encodes with the 2-byte version header. Allocates exactly once.
-    pub fn encode(&self, version: Version) -> Result<Vec<u8>, EncodeError> {
-        let mut out = Vec::with_capacity(self.encoded_len(version));
-        self.write(version, &mut out)?;
-        Ok(out)
-    }
-
-    /// Appends the encoding to `out`.
-    pub fn encode_into(&self, version: Version, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-        self.write(version, out)
     }
 
     fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {

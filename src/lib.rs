@@ -46,6 +46,8 @@ mod assignment;
 pub mod assignor;
 pub mod coordinator;
 mod error;
+
+mod forms;
 mod lists;
 mod options;
 pub mod sim;
@@ -65,3 +67,8 @@ pub use subscription::{Subscription, SubscriptionBuf, SubscriptionView};
 pub use user_data::{CooperativeStickyUserData, StickyUserData, StickyUserDataFormat};
 pub use version::Version;
 pub use wire::java_string_cmp;
+
+/// The README's examples compile and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

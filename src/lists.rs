@@ -11,23 +11,23 @@ use crate::wire::{Reader, Validated};
 /// Byte range and element count of a validated array inside the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub(crate) struct ArrayRegion {
-    pub(crate) start: u32,
-    pub(crate) end: u32,
-    pub(crate) count: u32,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) count: usize,
 }
 
 impl ArrayRegion {
     #[inline]
     pub(crate) fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
-        buf.get(self.start as usize..self.end as usize).unwrap_or(&[])
+        buf.get(self.start..self.end).unwrap_or(&[])
     }
 }
 
 /// Optional byte range (for nullable fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub(crate) struct OptRange {
-    pub(crate) start: u32,
-    pub(crate) end: u32,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     pub(crate) present: bool,
 }
 
@@ -37,14 +37,14 @@ impl OptRange {
     pub(crate) fn ending_at(end: usize, slice: Option<&[u8]>) -> Self {
         match slice {
             None => OptRange::default(),
-            Some(s) => OptRange { start: (end - s.len()) as u32, end: end as u32, present: true },
+            Some(s) => OptRange { start: end - s.len(), end, present: true },
         }
     }
 
     #[inline]
     pub(crate) fn get<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
         if self.present {
-            buf.get(self.start as usize..self.end as usize)
+            buf.get(self.start..self.end)
         } else {
             None
         }
@@ -52,7 +52,7 @@ impl OptRange {
 
     #[inline]
     pub(crate) fn range(&self) -> Option<Range<usize>> {
-        self.present.then_some(self.start as usize..self.end as usize)
+        self.present.then_some(self.start..self.end)
     }
 }
 
@@ -64,7 +64,7 @@ pub(crate) fn read_string_array(r: &mut Reader<'_>, name: &'static str) -> Resul
     for i in 0..count {
         r.string(FieldPath::element(name, i))?;
     }
-    Ok(ArrayRegion { start: start as u32, end: r.pos() as u32, count: count as u32 })
+    Ok(ArrayRegion { start, end: r.pos(), count })
 }
 
 /// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
@@ -78,7 +78,7 @@ pub(crate) fn read_topic_partitions_array(r: &mut Reader<'_>, name: &'static str
         let n = r.array_len(entry.child("partitions", None))?;
         r.int32_array(n, |k| entry.child("partitions", Some(k)))?;
     }
-    Ok(ArrayRegion { start: start as u32, end: r.pos() as u32, count: count as u32 })
+    Ok(ArrayRegion { start, end: r.pos(), count })
 }
 
 /// The topic names of a subscription, borrowed from the input.

@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{java_string_cmp, Counter, Reader, Sink};
+use crate::wire::{java_string_cmp, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -24,7 +24,7 @@ struct Layout {
     owned_partitions: ArrayRegion,
     generation_id: i32,
     rack_id: OptRange,
-    end: u32,
+    end: usize,
     repair: Option<Repair>,
 }
 
@@ -81,76 +81,64 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
         }
     }
     layout.read_as = read_as;
-    layout.end = r.pos() as u32;
+    layout.end = r.pos();
     if options.strict && r.remaining() > 0 {
         return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
     }
     Ok(layout)
 }
 
-/// A decoded subscription borrowing from the input: decoding validates every field once and
-/// allocates nothing; names, owned partitions and userData are views over the input.
-///
-/// ```
-/// use kafka_consumer_protocol::{SubscriptionView, Version};
-/// let bytes = hex("0003 00000001 0003666f6f ffffffff 00000001 0003666f6f 00000001 00000000 00000005 00027231");
-/// let sub = SubscriptionView::decode(&bytes)?;
-/// assert_eq!(sub.version(), 3);
-/// assert_eq!(sub.topics().iter().collect::<Vec<_>>(), ["foo"]);
-/// assert_eq!(sub.user_data(), None);
-/// let owned: Vec<(&str, i32)> = sub.owned_partitions().pairs().collect();
-/// assert_eq!(owned, [("foo", 0)]);
-/// assert_eq!(sub.generation_id(), 5);
-/// assert_eq!(sub.rack_id(), Some("r1"));
-/// # fn hex(s: &str) -> Vec<u8> {
-/// #     let s: String = s.split_whitespace().collect();
-/// #     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-/// # }
-/// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
-/// ```
-#[derive(Clone, Copy)]
-pub struct SubscriptionView<'a> {
-    buf: &'a [u8],
-    layout: Layout,
+crate::forms::decoded_forms! {
+    /// A decoded subscription borrowing from the input: decoding validates every field once and
+    /// allocates nothing; names, owned partitions and userData are views over the input.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::{SubscriptionView, Version};
+    /// let bytes = hex("0003 00000001 0003666f6f ffffffff 00000001 0003666f6f 00000001 00000000 00000005 00027231");
+    /// let sub = SubscriptionView::decode(&bytes)?;
+    /// assert_eq!(sub.version(), 3);
+    /// assert_eq!(sub.topics().iter().collect::<Vec<_>>(), ["foo"]);
+    /// assert_eq!(sub.user_data(), None);
+    /// let owned: Vec<(&str, i32)> = sub.owned_partitions().pairs().collect();
+    /// assert_eq!(owned, [("foo", 0)]);
+    /// assert_eq!(sub.generation_id(), 5);
+    /// assert_eq!(sub.rack_id(), Some("r1"));
+    /// # fn hex(s: &str) -> Vec<u8> {
+    /// #     let s: String = s.split_whitespace().collect();
+    /// #     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    /// # }
+    /// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
+    /// ```
+    view SubscriptionView;
+    /// A decoded subscription that owns its input as [`Bytes`]: `Send + Sync + 'static`, and
+    /// names and userData are shared with the input buffer rather than copied.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_consumer_protocol::SubscriptionBuf;
+    /// let input = Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 3, b'f', b'o', b'o', 0, 0, 0, 2, 7, 7]);
+    /// let sub = SubscriptionBuf::decode(input.clone())?;
+    /// assert_eq!(sub.view().topics().iter().collect::<Vec<_>>(), ["foo"]);
+    /// let user_data = sub.user_data().unwrap();
+    /// assert_eq!(&user_data[..], &[7, 7]);
+    /// assert_eq!(user_data.as_ptr(), input[15..].as_ptr()); // shared, not copied
+    /// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
+    /// ```
+    buf SubscriptionBuf;
+    layout Layout; parse parse; message "subscription";
 }
 
 impl<'a> SubscriptionView<'a> {
-    /// Decodes a version-prefixed subscription as Apache Kafka's Java client does: versions
-    /// above 3 are read with the v3 layout, trailing bytes are ignored (and counted).
-    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::decode_with(buf, DecodeOptions::default())
-    }
-
-    /// Decodes with explicit [`DecodeOptions`].
-    pub fn decode_with(buf: &'a [u8], options: DecodeOptions) -> Result<Self, DecodeError> {
-        Ok(SubscriptionView { buf, layout: parse(buf, options)? })
-    }
-
-    /// The version on the wire.
-    pub fn version(&self) -> i16 {
-        self.layout.version
-    }
-
-    /// The layout the payload was read with.
-    pub fn read_as(&self) -> Version {
-        self.layout.read_as
-    }
-
     /// Subscribed topics, in wire order.
     pub fn topics(&self) -> TopicNames<'a> {
-        TopicNames { bytes: self.layout.topics.bytes(self.buf), count: self.layout.topics.count as usize }
-    }
-
-    /// The assignor's userData (`None` when null).
-    pub fn user_data(&self) -> Option<&'a [u8]> {
-        self.layout.user_data.get(self.buf)
+        TopicNames { bytes: self.layout.topics.bytes(self.buf), count: self.layout.topics.count }
     }
 
     /// Owned partitions (v1+; empty when the layout read has none).
     pub fn owned_partitions(&self) -> TopicPartitionsList<'a> {
         TopicPartitionsList {
             bytes: self.layout.owned_partitions.bytes(self.buf),
-            count: self.layout.owned_partitions.count as usize,
+            count: self.layout.owned_partitions.count,
         }
     }
 
@@ -163,16 +151,6 @@ impl<'a> SubscriptionView<'a> {
     /// Kafka's Java client treats it as no rack.
     pub fn rack_id(&self) -> Option<&'a str> {
         self.layout.rack_id.get(self.buf).map(|b| core::str::from_utf8(b).unwrap_or(""))
-    }
-
-    /// Bytes after the last field read (future-version fields, or garbage).
-    pub fn trailing_bytes(&self) -> usize {
-        self.buf.len() - self.layout.end as usize
-    }
-
-    /// The lenient repair that was made, if any.
-    pub fn repair(&self) -> Option<Repair> {
-        self.layout.repair
     }
 
     /// Copies into the owned [`Subscription`].
@@ -213,83 +191,6 @@ impl PartialEq for SubscriptionView<'_> {
             && self.generation_id() == other.generation_id()
             && self.rack_id() == other.rack_id()
             && self.trailing_bytes() == other.trailing_bytes()
-    }
-}
-
-impl Eq for SubscriptionView<'_> {}
-
-/// A decoded subscription that owns its input as [`Bytes`]: `Send + Sync + 'static`, and
-/// names and userData are shared with the input buffer rather than copied.
-///
-/// ```
-/// use bytes::Bytes;
-/// use kafka_consumer_protocol::SubscriptionBuf;
-/// let input = Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 3, b'f', b'o', b'o', 0, 0, 0, 2, 7, 7]);
-/// let sub = SubscriptionBuf::decode(input.clone())?;
-/// assert_eq!(sub.view().topics().iter().collect::<Vec<_>>(), ["foo"]);
-/// let user_data = sub.user_data().unwrap();
-/// assert_eq!(&user_data[..], &[7, 7]);
-/// assert_eq!(user_data.as_ptr(), input[15..].as_ptr()); // shared, not copied
-/// # Ok::<(), kafka_consumer_protocol::DecodeError>(())
-/// ```
-#[derive(Clone)]
-pub struct SubscriptionBuf {
-    bytes: Bytes,
-    layout: Layout,
-}
-
-impl SubscriptionBuf {
-    /// Decodes as [`SubscriptionView::decode`] does, keeping the input.
-    pub fn decode(bytes: Bytes) -> Result<Self, DecodeError> {
-        Self::decode_with(bytes, DecodeOptions::default())
-    }
-
-    /// Decodes with explicit [`DecodeOptions`].
-    pub fn decode_with(bytes: Bytes, options: DecodeOptions) -> Result<Self, DecodeError> {
-        let layout = parse(&bytes, options)?;
-        Ok(SubscriptionBuf { bytes, layout })
-    }
-
-    /// Re-attaches a borrowed view to the `Bytes` it was decoded from, without parsing again.
-    /// Returns `None` when the view does not borrow from exactly `backing`'s bytes.
-    pub fn from_view(backing: &Bytes, view: &SubscriptionView<'_>) -> Option<Self> {
-        (backing.as_ptr() == view.buf.as_ptr() && backing.len() == view.buf.len())
-            .then(|| SubscriptionBuf { bytes: backing.clone(), layout: view.layout })
-    }
-
-    /// The borrowed view (free: no parsing).
-    pub fn view(&self) -> SubscriptionView<'_> {
-        SubscriptionView { buf: &self.bytes, layout: self.layout }
-    }
-
-    /// The assignor's userData, sharing the input buffer.
-    pub fn user_data(&self) -> Option<Bytes> {
-        self.layout.user_data.range().map(|r| self.bytes.slice(r))
-    }
-
-    /// The whole input.
-    pub fn as_bytes(&self) -> &Bytes {
-        &self.bytes
-    }
-}
-
-impl fmt::Debug for SubscriptionBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.view().fmt(f)
-    }
-}
-
-impl PartialEq for SubscriptionBuf {
-    fn eq(&self, other: &Self) -> bool {
-        self.view() == other.view()
-    }
-}
-
-impl Eq for SubscriptionBuf {}
-
-impl<'a> From<&'a SubscriptionBuf> for SubscriptionView<'a> {
-    fn from(buf: &'a SubscriptionBuf) -> Self {
-        buf.view()
     }
 }
 
@@ -341,6 +242,8 @@ impl Default for Subscription {
     }
 }
 
+crate::forms::value_encoding!(Subscription);
+
 impl Subscription {
     /// A subscription to `topics` with every other field at its default.
     pub fn new<I, T>(topics: I) -> Self
@@ -355,27 +258,6 @@ impl Subscription {
     /// [`SubscriptionBuf`] to avoid the copies.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         SubscriptionView::decode(buf).map(|v| v.to_owned())
-    }
-
-    /// Exact size of [`Subscription::encode`]'s output, version header included.
-    pub fn encoded_len(&self, version: Version) -> usize {
-        let mut counter = Counter::default();
-        // A value that cannot be encoded has no length; report what would be written until then.
-        let _ = self.write(version, &mut counter);
-        counter.0
-    }
-
-    /// Encodes with the 2-byte version header, canonically as Apache Kafka's Java client does.
-    /// Allocates exactly once.
-    pub fn encode(&self, version: Version) -> Result<Vec<u8>, EncodeError> {
-        let mut out = Vec::with_capacity(self.encoded_len(version));
-        self.write(version, &mut out)?;
-        Ok(out)
-    }
-
-    /// Appends the encoding to `out`.
-    pub fn encode_into(&self, version: Version, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-        self.write(version, out)
     }
 
     fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {

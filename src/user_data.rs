@@ -96,7 +96,7 @@ impl StickyUserData {
         let mut r = Reader::new(buf, MessageKind::StickyUserData);
         let region = read_topic_partitions_array(&mut r, "previous_assignment")?;
         let generation = r.i32(FieldPath::field("generation"))?;
-        let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count as usize };
+        let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
         Ok(StickyUserData { previous_assignment: list.to_owned(), generation: Some(generation) })
     }
 
@@ -104,7 +104,7 @@ impl StickyUserData {
     pub fn decode_v0(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf, MessageKind::StickyUserData);
         let region = read_topic_partitions_array(&mut r, "previous_assignment")?;
-        let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count as usize };
+        let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
         Ok(StickyUserData { previous_assignment: list.to_owned(), generation: None })
     }
 

@@ -3,10 +3,42 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{AssignError, ClusterMetadata, GroupMember, TopicInfo};
 use crate::wire::java_string_cmp;
 use crate::{Assignment, TopicPartitions};
+
+/// A small, fast, deterministic hasher for topic names (FxHash-style multiply-rotate). Topic
+/// names are not attacker-chosen keys in a way that matters here: the leader hashes its own
+/// group's names once per assignment.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// "No member" in flat `u32` member arrays.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -19,14 +51,25 @@ pub(crate) struct Topics<'a> {
     pub(crate) info: Vec<&'a TopicInfo>,
     /// Prefix sums of partition counts; `base.len() == names.len() + 1`.
     pub(crate) base: Vec<u32>,
-    index: HashMap<&'a str, u32>,
+    index: FxMap<&'a str, u32>,
+    /// Per member: its topic list equals the previous member's (computed once, reused).
+    same_as_prev: Vec<bool>,
 }
 
 impl<'a> Topics<'a> {
     pub(crate) fn new(metadata: &'a ClusterMetadata, members: &'a [GroupMember]) -> Result<Self, AssignError> {
         let mut names: Vec<&'a str> = Vec::new();
-        let mut seen: HashMap<&'a str, ()> = HashMap::new();
+        let mut seen: FxMap<&'a str, ()> = FxMap::default();
+        let mut previous: Option<&[String]> = None;
+        let mut same_as_prev = Vec::with_capacity(members.len());
         for m in members {
+            // Groups are mostly uniform: skip a list equal to the previous member's.
+            let same = previous == Some(&m.subscription.topics[..]);
+            same_as_prev.push(same);
+            if same {
+                continue;
+            }
+            previous = Some(&m.subscription.topics);
             for t in &m.subscription.topics {
                 if seen.insert(t.as_str(), ()).is_none() {
                     if let Some((name, info)) = metadata.topics.get_key_value(t.as_str()) {
@@ -50,7 +93,7 @@ impl<'a> Topics<'a> {
             base.push(acc as u32);
         }
         let index = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
-        Ok(Topics { names, info, base, index })
+        Ok(Topics { names, info, base, index, same_as_prev })
     }
 
     #[inline]
@@ -88,15 +131,19 @@ impl<'a> Topics<'a> {
 
     /// Each member's subscribed topic ids (existing ones only), sorted and deduplicated.
     pub(crate) fn subscriptions(&self, members: &[GroupMember]) -> Vec<Vec<u32>> {
-        members
-            .iter()
-            .map(|m| {
-                let mut v: Vec<u32> = m.subscription.topics.iter().filter_map(|t| self.id(t)).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            })
-            .collect()
+        let mut out: Vec<Vec<u32>> = Vec::with_capacity(members.len());
+        for (i, m) in members.iter().enumerate() {
+            if i > 0 && self.same_as_prev.get(i).copied().unwrap_or(false) {
+                let same = out[i - 1].clone();
+                out.push(same);
+                continue;
+            }
+            let mut v: Vec<u32> = m.subscription.topics.iter().filter_map(|t| self.id(t)).collect();
+            v.sort_unstable();
+            v.dedup();
+            out.push(v);
+        }
+        out
     }
 }
 
@@ -146,41 +193,46 @@ pub(crate) fn build_assignments(
     owner: &[u32],
 ) -> BTreeMap<String, Assignment> {
     let n = members.len();
-    // CSR: partitions per member in flat-id order.
-    let mut start = vec![0u32; n + 1];
-    for &o in owner {
-        if o != NONE {
-            start[o as usize + 1] += 1;
+    // Pass 1: number of topic groups per member, to allocate each list once.
+    let mut ngroups = vec![0u32; n];
+    let mut last = vec![NONE; n];
+    for t in 0..topics.len() {
+        for &o in &owner[topics.base[t] as usize..topics.base[t + 1] as usize] {
+            if o != NONE && last[o as usize] != t as u32 {
+                last[o as usize] = t as u32;
+                ngroups[o as usize] += 1;
+            }
         }
     }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut flat = vec![0u32; start[n] as usize];
-    for (p, &o) in owner.iter().enumerate() {
-        if o != NONE {
-            flat[fill[o as usize] as usize] = p as u32;
-            fill[o as usize] += 1;
+    let mut lists: Vec<Vec<TopicPartitions>> = ngroups.iter().map(|&g| Vec::with_capacity(g as usize)).collect();
+    // Pass 2, per topic: count each member's share, then fill.
+    let mut share = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    for t in 0..topics.len() {
+        let range = &owner[topics.base[t] as usize..topics.base[t + 1] as usize];
+        touched.clear();
+        for &o in range {
+            if o != NONE {
+                if share[o as usize] == 0 {
+                    touched.push(o);
+                }
+                share[o as usize] += 1;
+            }
         }
-    }
-    let mut out = BTreeMap::new();
-    for (m, member) in members.iter().enumerate() {
-        let parts = &flat[start[m] as usize..start[m + 1] as usize];
-        let mut groups: Vec<TopicPartitions> = Vec::new();
-        let mut i = 0;
-        while i < parts.len() {
-            let t = topics.topic_of(parts[i]);
-            let b = topics.base[t as usize];
-            let end = topics.base[t as usize + 1];
-            let j = i + parts[i..].partition_point(|&p| p < end);
-            groups.push(TopicPartitions {
-                topic: topics.names[t as usize].to_owned(),
-                partitions: parts[i..j].iter().map(|&p| (p - b) as i32).collect(),
+        for &m in &touched {
+            lists[m as usize].push(TopicPartitions {
+                topic: topics.names[t].to_owned(),
+                partitions: Vec::with_capacity(share[m as usize] as usize),
             });
-            i = j;
+            share[m as usize] = 0;
         }
-        out.insert(member.member_id.clone(), Assignment::new(groups));
+        for (p, &o) in range.iter().enumerate() {
+            if o != NONE {
+                if let Some(g) = lists[o as usize].last_mut() {
+                    g.partitions.push(p as i32);
+                }
+            }
+        }
     }
-    out
+    members.iter().zip(lists).map(|(m, groups)| (m.member_id.clone(), Assignment::new(groups))).collect()
 }

@@ -12,6 +12,8 @@
 //! second, rack-blind pass assigns what is left. Balance per topic and co-partitioning take
 //! priority over rack alignment, as in Java.
 //!
+//! An empty rack id counts as no rack, as in Java.
+//!
 //! Differences from Java (deliberate): a member listing the same topic twice counts once (Java
 //! does the same for range); members with equal instance ids are ordered by member id (Java keeps
 //! its `HashMap` order); each member's partitions are reported grouped per topic in topic order
@@ -142,9 +144,9 @@ fn assign_co_partitioned(
     let consumers = states[group[0]].consumers.clone();
     let mut remaining: Vec<usize> = (0..consumers.len()).collect();
     for p in 0..num_partitions {
-        let found = remaining.iter().position(|&ci| {
-            group.iter().all(|&s| states[s].racks_match(ci, p) && states[s].max_assignable(ci) > 0)
-        });
+        let found = remaining
+            .iter()
+            .position(|&ci| group.iter().all(|&s| states[s].racks_match(ci, p) && states[s].max_assignable(ci) > 0));
         if let Some(pos) = found {
             let ci = remaining[pos];
             for &s in group {
@@ -182,7 +184,8 @@ impl PartitionAssignor for RangeAssignor {
             }
         }
         let mut owner = vec![NONE; topics.total()];
-        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref();
+        // Java ignores an empty rack id.
+        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
         let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
         for (t, consumers) in consumers_of.into_iter().enumerate() {
             let n = topics.count(t as u32);
@@ -194,8 +197,11 @@ impl PartitionAssignor for RangeAssignor {
                 let info = topics.info[t];
                 (0..n as usize)
                     .map(|p| {
-                        let mut r: Vec<&str> =
-                            info.partition_racks.get(p).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+                        let mut r: Vec<&str> = info
+                            .partition_racks
+                            .get(p)
+                            .map(|v| v.iter().map(String::as_str).collect())
+                            .unwrap_or_default();
                         r.sort_unstable();
                         r.dedup();
                         r
@@ -207,18 +213,21 @@ impl PartitionAssignor for RangeAssignor {
             let num_assigned = vec![0; consumers.len()];
             states.push(TopicState {
                 t: t as u32,
-                per_consumer: if c == 0 { 0 } else { n / c },
-                extra_left: if c == 0 { 0 } else { n % c },
+                per_consumer: n.checked_div(c).unwrap_or(0),
+                extra_left: n.checked_rem(c).unwrap_or(0),
                 consumers,
                 racks,
                 partition_racks,
                 needs_rack,
-                unassigned: (0..n).collect(),
+                unassigned: Vec::new(),
                 num_assigned,
             });
         }
 
         if states.iter().any(|s| s.needs_rack) {
+            for st in &mut states {
+                st.unassigned = (0..topics.count(st.t)).collect();
+            }
             // Group topics by (consumer list, rack-map size); groups of 2+ are co-partitioned.
             let mut keys: Vec<usize> = (0..states.len()).collect();
             let key = |s: &TopicState<'_>| {

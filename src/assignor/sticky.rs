@@ -70,6 +70,9 @@ use super::common::{build_assignments, check_members, member_id_order, Topics, N
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
+use crate::error::{FieldPath, MessageKind};
+use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
+use crate::wire::Reader;
 use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
 /// Java's `DEFAULT_GENERATION`.
@@ -235,31 +238,56 @@ struct Claims {
     tie: Vec<bool>,
 }
 
+/// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
+/// with generation -1 when neither layout reads.
+fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
+    let mut r = Reader::new(buf, MessageKind::StickyUserData);
+    match read_topic_partitions_array(&mut r, "previous_assignment") {
+        Ok(region) => {
+            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
+            (Some(list), r.i32(FieldPath::field("generation")).ok())
+        }
+        Err(_) => (None, Some(NO_GENERATION)),
+    }
+}
+
 fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     let mut c = Claims { owner: vec![NONE; n], gen: vec![NO_GENERATION; n], tie: vec![false; n] };
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
+        let Some(t) = topics.id(topic) else { return };
+        for partition in partitions {
+            let Some(p) = topics.flat(t, partition) else { continue };
+            let p = p as usize;
+            let o = c.owner[p];
+            if o == NONE {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+            } else if o == rank {
+                // Listed twice by the same member.
+            } else if g > c.gen[p] {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+                c.tie[p] = false;
+            } else if g == c.gen[p] {
+                c.tie[p] = true;
+            }
+        }
+    };
     for (rank, &m) in rank_to_member.iter().enumerate() {
         let rank = rank as u32;
-        let (owned, generation) = member_claim(&members[m as usize].subscription, cooperative);
-        let g = generation.unwrap_or(NO_GENERATION);
-        for group in owned.iter() {
-            let Some(t) = topics.id(&group.topic) else { continue };
-            for &partition in &group.partitions {
-                let Some(p) = topics.flat(t, partition) else { continue };
-                let p = p as usize;
-                let o = c.owner[p];
-                if o == NONE {
-                    c.owner[p] = rank;
-                    c.gen[p] = g;
-                } else if o == rank {
-                    // Listed twice by the same member.
-                } else if g > c.gen[p] {
-                    c.owner[p] = rank;
-                    c.gen[p] = g;
-                    c.tie[p] = false;
-                } else if g == c.gen[p] {
-                    c.tie[p] = true;
-                }
+        let sub = &members[m as usize].subscription;
+        if cooperative {
+            let (owned, generation) = member_claim(sub, true);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in owned.iter() {
+                apply(&mut c, rank, g, &group.topic, &mut group.partitions.iter().copied());
+            }
+        } else if let Some(bytes) = sub.user_data.as_deref().filter(|b| !b.is_empty()) {
+            let (list, generation) = sticky_user_data_view(bytes);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in list.iter().flat_map(|l| l.iter()) {
+                apply(&mut c, rank, g, group.topic, &mut group.partitions.iter());
             }
         }
     }
@@ -385,15 +413,25 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
         // The maximum slots are all taken: nobody at the minimum may grow.
         at_min.clear();
     }
-    let free: Vec<u32> = (0..np as u32).filter(|&p| target[p as usize] == NONE).collect();
-    let mut unassigned = free.into_iter();
+    // Unassigned partitions in flat order; a forward cursor (assignments only fill slots it has
+    // passed).
+    let mut cursor = 0usize;
+    let mut next_free = |target: &[u32]| -> Option<u32> {
+        while cursor < np && target[cursor] != NONE {
+            cursor += 1;
+        }
+        (cursor < np).then(|| {
+            cursor += 1;
+            (cursor - 1) as u32
+        })
+    };
     // Round-robin over members below the minimum quota.
     let mut current = under_min;
     let mut next: Vec<u32> = Vec::with_capacity(current.len());
     'fill: while !current.is_empty() {
         next.clear();
         for (i, &r) in current.iter().enumerate() {
-            let Some(p) = unassigned.next() else {
+            let Some(p) = next_free(target) else {
                 next.extend_from_slice(&current[i..]);
                 break 'fill;
             };
@@ -409,7 +447,7 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
     }
     // Then one more each to members at the minimum, until `P % C` members hold the maximum.
     let mut candidates = at_min.into_iter();
-    for p in unassigned {
+    while let Some(p) = next_free(target) {
         // Fallback (never expected): the least-loaded member.
         let r = candidates
             .by_ref()
@@ -455,6 +493,7 @@ fn sort_by_count(members: &[u32], count: &[u32], out: &mut Vec<u32>, buckets: &m
 
 /// Heterogeneous subscriptions: keep, water-fill, then move until balanced.
 fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) {
+    #![allow(clippy::needless_range_loop)]
     let nm = subs.len();
     let nt = topics.len();
     // Potential members per topic (CSR, rank order).
@@ -590,6 +629,177 @@ fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: 
             break;
         }
     }
+    augment(target, topics, &tstart, &tmembers, &mut count, claims);
+    restore(target, topics, subs, &mut count, claims);
+}
+
+/// Gives partitions back to their valid owners where that keeps the multiset of member sizes:
+/// a direct move when the owner holds fewer, or a swap against a partition the owner did not own
+/// when both hold the same number. Each step lowers the number of moved partitions.
+fn restore(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], count: &mut [u32], claims: &Claims) {
+    let nm = count.len();
+    let bits = SubBits::new(subs, topics.len());
+    let valid_owner = |p: usize, t: u32| {
+        let o = claims.owner[p];
+        (o != NONE && !claims.tie[p] && bits.has(o, t)).then_some(o)
+    };
+    loop {
+        let mut changed = false;
+        let (start, flat) = csr(target, nm);
+        let mut cursor = start[..nm].to_vec();
+        for t in 0..topics.len() as u32 {
+            for p in topics.base[t as usize]..topics.base[t as usize + 1] {
+                let h = target[p as usize];
+                let Some(o) = valid_owner(p as usize, t) else { continue };
+                if o == h || h == NONE {
+                    continue;
+                }
+                if count[o as usize] < count[h as usize] {
+                    target[p as usize] = o;
+                    count[o as usize] += 1;
+                    count[h as usize] -= 1;
+                    changed = true;
+                } else if count[o as usize] == count[h as usize] {
+                    // Swap: `o` hands `h` a partition it does not validly own and `h` may take.
+                    let list = &flat[start[o as usize] as usize..start[o as usize + 1] as usize];
+                    let c = &mut cursor[o as usize];
+                    while (*c as usize) < start[o as usize + 1] as usize {
+                        let q = list[(*c - start[o as usize]) as usize];
+                        *c += 1;
+                        if target[q as usize] != o {
+                            continue;
+                        }
+                        let tq = topics.topic_of(q);
+                        if valid_owner(q as usize, tq) == Some(o) || !bits.has(h, tq) {
+                            continue;
+                        }
+                        target[q as usize] = h;
+                        target[p as usize] = o;
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Moves along chains until no member at some level `L` can pass a partition, through members
+/// that can each take one of the previous member's topics, to a member at `L - 2` or below. At
+/// that point no member count can be lowered without raising another above it: the counts are
+/// as even as the subscriptions allow. Each chain lowers the sum of squared sizes, so this
+/// terminates. Topic-level BFS keeps each search linear.
+fn augment(
+    target: &mut [u32],
+    topics: &Topics<'_>,
+    tstart: &[u32],
+    tmembers: &[u32],
+    count: &mut [u32],
+    claims: &Claims,
+) {
+    let nm = count.len();
+    let nt = topics.len();
+    let eligible = |t: usize| &tmembers[tstart[t] as usize..tstart[t + 1] as usize];
+    let mut hstart = vec![0u32; nm + 1];
+    let mut held: Vec<u32> = Vec::new();
+    let mut visited = vec![false; nm];
+    let mut topic_done = vec![false; nt];
+    let mut parent: Vec<(u32, u32)> = vec![(NONE, NONE); nm];
+    let mut queue: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    loop {
+        let (lo, hi) = count.iter().fold((u32::MAX, 0), |(l, h), &c| (l.min(c), h.max(c)));
+        if nm == 0 || hi <= lo + 1 {
+            return;
+        }
+        // Topics held per member (CSR).
+        hstart.iter_mut().for_each(|x| *x = 0);
+        let mut last = vec![NONE; nm];
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    hstart[h as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 0..nm {
+            hstart[i + 1] += hstart[i];
+        }
+        held.clear();
+        held.resize(hstart[nm] as usize, 0);
+        let mut fill = hstart[..nm].to_vec();
+        last.iter_mut().for_each(|x| *x = NONE);
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    held[fill[h as usize] as usize] = t as u32;
+                    fill[h as usize] += 1;
+                }
+            }
+        }
+        let mut found = NONE;
+        for level in (lo + 2..=hi).rev() {
+            visited.iter_mut().for_each(|v| *v = false);
+            topic_done.iter_mut().for_each(|v| *v = false);
+            queue.clear();
+            for m in 0..nm {
+                if count[m] == level {
+                    visited[m] = true;
+                    parent[m] = (NONE, NONE);
+                    queue.push_back(m as u32);
+                }
+            }
+            'bfs: while let Some(x) = queue.pop_front() {
+                for &t in &held[hstart[x as usize] as usize..hstart[x as usize + 1] as usize] {
+                    if topic_done[t as usize] {
+                        continue;
+                    }
+                    topic_done[t as usize] = true;
+                    for &y in eligible(t as usize) {
+                        if visited[y as usize] {
+                            continue;
+                        }
+                        visited[y as usize] = true;
+                        parent[y as usize] = (x, t);
+                        if count[y as usize] + 2 <= level {
+                            found = y;
+                            break 'bfs;
+                        }
+                        queue.push_back(y);
+                    }
+                }
+            }
+            if found != NONE {
+                break;
+            }
+        }
+        if found == NONE {
+            return;
+        }
+        // Apply the chain from its end: each member passes one partition of the edge's topic.
+        let mut y = found;
+        count[y as usize] += 1;
+        while parent[y as usize].0 != NONE {
+            let (x, t) = parent[y as usize];
+            let range = topics.base[t as usize]..topics.base[t as usize + 1];
+            let pick = range
+                .clone()
+                .rev()
+                .find(|&p| target[p as usize] == x && claims.owner[p as usize] != x)
+                .or_else(|| range.rev().find(|&p| target[p as usize] == x));
+            if let Some(p) = pick {
+                target[p as usize] = y;
+            }
+            y = x;
+        }
+        count[y as usize] -= 1;
+    }
 }
 
 fn assign_sticky(
@@ -603,10 +813,11 @@ fn assign_sticky(
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
-    let target = sticky_target(&topics, &subs, &claims);
-    let mut owner = vec![NONE; target.len()];
+    let mut owner = sticky_target(&topics, &subs, &claims);
     let mut pending = Vec::new();
-    for (p, &r) in target.iter().enumerate() {
+    // In place: target rank -> member index, or NONE when withheld.
+    for (p, slot) in owner.iter_mut().enumerate() {
+        let r = *slot;
         if r == NONE {
             continue;
         }
@@ -619,9 +830,11 @@ fn assign_sticky(
                 from: members[rank_to_member[claimer as usize] as usize].member_id.clone(),
                 to: Some(members[rank_to_member[r as usize] as usize].member_id.clone()),
             });
+            *slot = NONE;
         } else {
-            owner[p] = rank_to_member[r as usize];
+            *slot = rank_to_member[r as usize];
         }
     }
+    drop(claims);
     Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending })
 }

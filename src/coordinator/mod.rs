@@ -990,15 +990,11 @@ impl Coordinator {
     fn on_heartbeat_response(&mut self, now: u64, f: InFlight, r: HeartbeatResponse) {
         let unchanged = f.generation == self.generation;
         match r.error {
-            ErrorCode::NONE => {
-                if unchanged {
-                    self.last_heartbeat_ok = now;
-                }
-            }
+            ErrorCode::NONE if unchanged => self.last_heartbeat_ok = now,
+            ErrorCode::NONE => {}
             ErrorCode::REBALANCE_IN_PROGRESS => {
-                if unchanged {
-                    self.last_heartbeat_ok = now;
-                }
+                // The broker still knows us: that proves the session is alive.
+                self.last_heartbeat_ok = if unchanged { now } else { self.last_heartbeat_ok };
                 if self.state == State::Stable {
                     self.request_rejoin("group is already rebalancing");
                 }

@@ -316,7 +316,7 @@ impl Broker {
             return;
         };
         self.protocol = Some(best);
-        if self.leader.as_ref().is_none_or(|l| !self.members.contains_key(l)) {
+        if !self.leader.as_ref().is_some_and(|l| self.members.contains_key(l)) {
             self.leader = self.members.keys().next().cloned();
         }
         self.state = GroupState::CompletingRebalance;

@@ -139,7 +139,7 @@ pub fn render(o: &Outcome) -> String {
     // The assignor and protocols of each generation, from its first `assigned` event.
     let mut gens: Vec<(u64, i32, String)> = Vec::new();
     for e in o.timeline.iter().filter(|e| e.event == "assigned") {
-        if gens.last().is_none_or(|g| g.1 != e.generation) {
+        if gens.last().map_or(true, |g| g.1 != e.generation) {
             gens.push((e.t_ms, e.generation, e.assignor.clone().unwrap_or_default()));
         }
     }

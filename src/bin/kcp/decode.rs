@@ -114,6 +114,7 @@ fn text_of(value: &Value) -> String {
                     .collect::<Vec<_>>()
                     .join(" "),
                 Value::Null => "null".to_owned(),
+                Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
             out.push_str(&format!("{k:<17} {shown}\n"));

@@ -11,19 +11,30 @@ use crate::CliError;
 pub struct PayloadInput {
     /// The payload as hex (spaces, colons and a 0x prefix allowed), or `-` for stdin (hex text
     /// or raw bytes, detected).
-    #[arg(value_name = "HEX | -", conflicts_with_all = ["file", "base64"])]
+    #[arg(value_name = "HEX | -", conflicts_with_all = ["file", "base64", "example"])]
     pub hex: Option<String>,
     /// Read raw bytes from a file.
-    #[arg(long, value_name = "PATH", conflicts_with = "base64")]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["base64", "example"])]
     pub file: Option<std::path::PathBuf>,
     /// The payload as base64.
-    #[arg(long, value_name = "B64")]
+    #[arg(long, value_name = "B64", conflicts_with = "example")]
     pub base64: Option<String>,
+    /// Use an embedded example: the v3 subscription Apache Kafka's Java client (kafka-clients
+    /// 3.9.1) sends for a cooperative-sticky member that owns foo-0 and foo-1 at generation 10.
+    #[arg(long)]
+    pub example: bool,
 }
+
+/// The `--example` payload (testdata/vectors/java-3.9.1/subscription-v3-cooperative-sticky.json).
+pub const EXAMPLE_SUBSCRIPTION: &str =
+    "0003000000010003666f6f000000040000000a000000010003666f6f0000000200000000000000010000000affff";
 
 impl PayloadInput {
     /// The bytes, or an `invalid_input` error.
     pub fn read(&self) -> Result<Vec<u8>, CliError> {
+        if self.example {
+            return parse_hex(EXAMPLE_SUBSCRIPTION);
+        }
         if let Some(path) = &self.file {
             return std::fs::read(path).map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())));
         }

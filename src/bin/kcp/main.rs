@@ -1,6 +1,7 @@
 //! `kcp`: decode, encode and check Kafka consumer-group protocol payloads, run assignors and
 //! simulate groups. Its JSON output is a contract (see the README).
 
+mod assign;
 mod decode;
 mod encode;
 mod input;
@@ -64,7 +65,7 @@ impl CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat")]
+#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat, assign")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,6 +81,8 @@ enum Command {
     Compat(decode::DecodeArgs),
     /// Run a whole consumer group in virtual time (scenario file in, timeline out).
     Simulate(simulate::SimulateArgs),
+    /// Run a built-in assignor on a group described in JSON.
+    Assign(assign::AssignArgs),
 }
 
 fn print_json(value: &Value) {
@@ -115,5 +118,6 @@ fn main() -> ExitCode {
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
         Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
+        Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
     }
 }

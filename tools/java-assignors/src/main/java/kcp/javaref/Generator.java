@@ -227,7 +227,7 @@ final class Generator {
     }
 
     private void uniformRebalance() {
-        String[] changes = {"join", "leave", "join+leave", "partitions-added", "imbalanced-prior"};
+        String[] changes = {"join", "leave", "join-and-leave", "partitions-added", "imbalanced-prior"};
         for (int i = 0; i < 30; i++) {
             String change = changes[i % changes.length];
             Strategy prior = PRIOR[(i / changes.length) % PRIOR.length];
