@@ -635,3 +635,49 @@ fn metrics_count_rebalances_and_failures() {
     h.c.record_listener_latency(h.now, ListenerKind::Assigned, 5);
     assert_eq!(h.c.metrics_snapshot(h.now)["partitions-assigned-latency-max"], 5.0);
 }
+
+#[test]
+fn unknown_member_id_on_heartbeat_resets_everything() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[("t", 2)]);
+    h.heartbeat(ErrorCode::UNKNOWN_MEMBER_ID);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 2)]))]);
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, ""));
+    assert_eq!(join_req(&h.req()).member_id, "");
+}
+
+#[test]
+fn illegal_generation_on_join_is_an_unexpected_error_retried_after_backoff() {
+    let mut h = H::follower(Eager);
+    let j = h.req();
+    h.c.handle_response(
+        5,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::ILLEGAL_GENERATION, ..Default::default() }),
+    );
+    assert!(matches!(&h.events()[..], [Event::Error(CoordinatorError::Broker { api: "JoinGroup", .. })]));
+    assert!(h.c.poll_request(5).is_none());
+    h.c.handle_timeout(105);
+    assert!(matches!(h.c.poll_request(105).unwrap().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn a_lost_join_response_times_out_and_rejoins_with_the_same_member_id() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[]);
+    h.c.request_rejoin("test");
+    let j = h.req();
+    let deadline = h.now + 300_000 + 5_000;
+    // The broker keeps answering heartbeats (REBALANCE_IN_PROGRESS) while the join is parked.
+    while h.now + 3_000 < deadline {
+        h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    }
+    h.c.handle_timeout(deadline);
+    h.now = deadline + 100; // after retry.backoff.ms
+    h.c.handle_timeout(h.now);
+    assert_eq!(h.c.metrics().failed_rebalance_total(), 1);
+    // Java keeps the member id after a JoinGroup disconnect (testRetainMemberIdAfterJoinGroupDisconnect).
+    let j2 = h.req();
+    assert_ne!(j.id, j2.id);
+    assert_eq!(join_req(&j2).member_id, "m1");
+}

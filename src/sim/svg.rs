@@ -38,7 +38,7 @@ pub fn render(o: &Outcome) -> String {
     }
     let color = |m: &str| PALETTE[members.iter().position(|x| x == m).unwrap_or(0) % PALETTE.len()];
     let end = o.timeline.last().map_or(0, |e| e.t_ms).max(o.summary.duration_ms).max(1);
-    let (left, top, width) = (110.0, 60.0, 1000.0);
+    let (left, top, width) = (110.0, 64.0, 1000.0);
     let lane_h = if lanes.len() > 60 { 6.0 } else { 16.0 };
     let height = top + lane_h * lanes.len() as f64 + 70.0 + 18.0 * members.len().div_ceil(6) as f64;
     let x = |t: u64| left + width * t as f64 / end as f64;
@@ -112,8 +112,8 @@ pub fn render(o: &Outcome) -> String {
     }
     // Scenario steps.
     let bottom = top + lane_h * lanes.len() as f64;
-    let mut last_label_x = f64::MIN;
-    let mut row = 0;
+    // Step labels go to the first of four rows where they do not overlap the previous one.
+    let mut row_end = [f64::MIN; 4];
     for e in &o.timeline {
         if matches!(e.event.as_str(), "lost" | "revoked" | "assigned" | "error") {
             continue;
@@ -124,8 +124,6 @@ pub fn render(o: &Outcome) -> String {
             r##"<line x1="{xx:.2}" y1="{}" x2="{xx:.2}" y2="{bottom}" stroke="#333" stroke-dasharray="3,3" stroke-width="0.7"/>"##,
             top - 4.0
         );
-        row = if xx - last_label_x < 60.0 { (row + 1) % 3 } else { 0 };
-        last_label_x = xx;
         let label = match &e.member {
             Some(m) => match &e.detail {
                 Some(d) => format!("{} {} [{}]", e.event, m, d),
@@ -133,8 +131,10 @@ pub fn render(o: &Outcome) -> String {
             },
             None => format!("{} {}", e.event, e.detail.clone().unwrap_or_default()),
         };
+        let row = row_end.iter().position(|end| *end < xx).unwrap_or(3);
+        row_end[row] = xx + 4.6 * label.chars().count() as f64;
         let _ =
-            writeln!(out, r#"<text x="{xx:.2}" y="{}" font-size="9">{}</text>"#, 30.0 + 9.0 * row as f64, esc(&label));
+            writeln!(out, r#"<text x="{xx:.2}" y="{}" font-size="8">{}</text>"#, 26.0 + 8.0 * row as f64, esc(&label));
     }
     // The assignor and protocols of each generation, from its first `assigned` event.
     let mut gens: Vec<(u64, i32, String)> = Vec::new();
@@ -162,14 +162,22 @@ pub fn render(o: &Outcome) -> String {
             esc(a),
             protocols.iter().copied().collect::<Vec<_>>().join("+")
         );
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.2}" y="{}" font-size="8">g{g} {} {}</text>"#,
-            x(*t) + 2.0,
-            band + 10.0,
-            esc(a),
-            protocols.iter().copied().collect::<Vec<_>>().join("+")
-        );
+        let short = a.replace("cooperative-sticky", "coop-sticky");
+        let protos = protocols.iter().copied().collect::<Vec<_>>().join("+");
+        let room = x(t_end) - x(*t);
+        let text =
+            [format!("g{g} {a} {protos}"), format!("g{g} {short} {protos}"), format!("g{g} {short}"), format!("g{g}")]
+                .into_iter()
+                .find(|t| room >= 4.4 * t.chars().count() as f64);
+        if let Some(text) = text {
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.2}" y="{}" font-size="8">{}</text>"#,
+                x(*t) + 2.0,
+                band + 10.0,
+                esc(&text)
+            );
+        }
     }
     let bottom = bottom + 20.0;
     let _ = writeln!(out, r#"<text x="{left}" y="{}">0 ms</text>"#, bottom + 14.0);
