@@ -58,6 +58,8 @@ pub struct Broker {
     initial_delay_ms: u64,
     next_seq: u64,
     completed_rebalances: u64,
+    /// Protocols every member supports; `None` after a membership or protocol-name change.
+    candidates_cache: Option<BTreeSet<String>>,
     /// Members removed from the group (expelled, fenced or left) and when.
     pub removed: Vec<(String, u64)>,
 }
@@ -78,6 +80,7 @@ impl Broker {
             initial_delay_ms,
             next_seq: 1,
             completed_rebalances: 0,
+            candidates_cache: None,
             removed: Vec::new(),
         }
     }
@@ -154,6 +157,7 @@ impl Broker {
 
     fn remove_member(&mut self, now: u64, id: &str, out: &mut Vec<(Reply, Response)>) {
         if let Some(m) = self.members.remove(id) {
+            self.candidates_cache = None;
             if let Some(r) = m.join_reply {
                 out.push((
                     r,
@@ -195,7 +199,25 @@ impl Broker {
         Some(set)
     }
 
-    fn supports(&self, protocols: &[JoinGroupProtocol], except: Option<&str>) -> bool {
+    /// Cached `candidates(None)`.
+    fn all_candidates(&mut self) -> Option<BTreeSet<String>> {
+        if self.members.is_empty() {
+            return None;
+        }
+        if self.candidates_cache.is_none() {
+            self.candidates_cache = self.candidates(None);
+        }
+        self.candidates_cache.clone()
+    }
+
+    fn supports(&mut self, protocols: &[JoinGroupProtocol], except: Option<&str>) -> bool {
+        // Protocols all members support are also supported by all but one: the cached set
+        // answers the common case without a scan.
+        if let Some(all) = self.all_candidates() {
+            if protocols.iter().any(|p| all.contains(&p.name)) {
+                return true;
+            }
+        }
         match self.candidates(except) {
             None => true,
             Some(c) => protocols.iter().any(|p| c.contains(&p.name)),
@@ -283,7 +305,7 @@ impl Broker {
             return;
         }
         // Protocol vote: each member votes for its first protocol every member supports.
-        let candidates = self.candidates(None).unwrap_or_default();
+        let candidates = self.all_candidates().unwrap_or_default();
         let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
         let mut order: Vec<&str> = Vec::new();
         for m in self.members.values() {
@@ -418,6 +440,7 @@ impl Broker {
                     let changed = m.protocols != r.protocols;
                     m.protocols = r.protocols.clone();
                     m.last_heartbeat = now;
+                    self.candidates_cache = None;
                     self.static_ids.insert(instance, new_id.clone());
                     match self.state {
                         GroupState::Stable if !was_leader && !changed => {
@@ -434,6 +457,7 @@ impl Broker {
                 } else {
                     self.static_ids.insert(instance, new_id.clone());
                     self.members.insert(new_id, new_member(&r, reply));
+                    self.candidates_cache = None;
                     self.prepare_rebalance(now, out);
                 }
             } else {
@@ -444,6 +468,7 @@ impl Broker {
             }
         } else if self.pending.remove(&r.member_id).is_some() {
             self.members.insert(r.member_id.clone(), new_member(&r, reply));
+            self.candidates_cache = None;
             self.prepare_rebalance(now, out);
         } else if !known {
             out.push((reply, err(ErrorCode::UNKNOWN_MEMBER_ID, r.member_id)));
@@ -455,6 +480,9 @@ impl Broker {
             let is_leader = self.leader.as_deref() == Some(r.member_id.as_str());
             let m = self.members.get_mut(&r.member_id).expect("known");
             let changed = m.protocols != r.protocols;
+            if m.protocols.iter().map(|p| &p.name).ne(r.protocols.iter().map(|p| &p.name)) {
+                self.candidates_cache = None;
+            }
             m.protocols = r.protocols.clone();
             m.last_heartbeat = now;
             if let Some(old) = m.join_reply.replace(reply.clone()) {
