@@ -1,5 +1,25 @@
 //! Partition assignors: the pluggable strategy the group leader runs, shaped like Apache
 //! Kafka's `ConsumerPartitionAssignor`.
+//!
+//! Built-ins, with Java's names and protocols: [`RangeAssignor`] (`range`),
+//! [`RoundRobinAssignor`] (`roundrobin`), [`StickyAssignor`] (`sticky`) and
+//! [`CooperativeStickyAssignor`] (`cooperative-sticky`). [`builtin`] makes one by name.
+//! Each module documents where it deliberately differs from Java.
+//!
+//! ```
+//! use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, RebalanceProtocol};
+//! use kafka_consumer_protocol::Subscription;
+//! let assignor = builtin("cooperative-sticky").unwrap();
+//! assert_eq!(assignor.supported_protocols(), [RebalanceProtocol::Cooperative, RebalanceProtocol::Eager]);
+//! let members: Vec<GroupMember> = ["m1", "m2"]
+//!     .iter()
+//!     .map(|id| GroupMember { member_id: id.to_string(), group_instance_id: None, subscription: Subscription::new(["orders"]) })
+//!     .collect();
+//! let out = assignor.assign(&ClusterMetadata::from_counts([("orders", 4)]), &members).unwrap();
+//! assert_eq!(out.partitions_of("m1")[0].partitions, [0, 2]);
+//! assert_eq!(out.partitions_of("m2")[0].partitions, [1, 3]);
+//! assert!(builtin("nope").is_none());
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -7,6 +27,37 @@ use std::fmt;
 use bytes::Bytes;
 
 use crate::{Assignment, Subscription, TopicPartitions};
+
+mod common;
+mod range;
+mod roundrobin;
+mod sticky;
+
+pub use range::RangeAssignor;
+pub use roundrobin::RoundRobinAssignor;
+pub use sticky::{member_claim, CooperativeStickyAssignor, StickyAssignor};
+
+/// Names of the built-in assignors, in Java's `ASSIGN_FROM_SUBSCRIBED_ASSIGNORS` order.
+pub const BUILTIN_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative-sticky"];
+
+/// A fresh built-in assignor by its protocol name (`range`, `roundrobin`, `sticky`,
+/// `cooperative-sticky`); `None` for any other name.
+///
+/// ```
+/// use kafka_consumer_protocol::assignor::{builtin, BUILTIN_NAMES};
+/// for name in BUILTIN_NAMES {
+///     assert_eq!(builtin(name).unwrap().name(), name);
+/// }
+/// ```
+pub fn builtin(name: &str) -> Option<Box<dyn PartitionAssignor>> {
+    Some(match name {
+        "range" => Box::new(RangeAssignor),
+        "roundrobin" => Box::new(RoundRobinAssignor),
+        "sticky" => Box::new(StickyAssignor::new()),
+        "cooperative-sticky" => Box::new(CooperativeStickyAssignor::new()),
+        _ => return None,
+    })
+}
 
 /// Rebalance protocols (KIP-429). The order is Java's enum order: the coordinator picks the
 /// highest protocol every configured assignor supports.

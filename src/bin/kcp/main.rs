@@ -1,11 +1,13 @@
 //! `kcp`: decode, encode and check Kafka consumer-group protocol payloads, run assignors and
 //! simulate groups. Its JSON output is a contract (see the README).
 
+mod assign;
 mod decode;
 mod encode;
 mod input;
 mod pcap;
 mod shapes;
+mod simulate;
 
 use std::process::ExitCode;
 
@@ -64,7 +66,11 @@ impl CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat, pcap")]
+#[command(
+    name = "kcp",
+    version,
+    about = "Kafka consumer-group protocol tool: decode, encode, compat, assign, simulate, pcap"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -86,6 +92,10 @@ enum Command {
     /// `{"summary": {...}}`. Exit status 0 also for a truncated capture; 1 when the file cannot be
     /// opened or is not a pcap/pcapng capture.
     Pcap(pcap::PcapArgs),
+    /// Run a whole consumer group in virtual time (scenario file in, timeline out).
+    Simulate(simulate::SimulateArgs),
+    /// Run a built-in assignor on a group described in JSON.
+    Assign(assign::AssignArgs),
 }
 
 fn print_json(value: &Value) {
@@ -121,5 +131,7 @@ fn main() -> ExitCode {
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
         Command::Pcap(args) => pcap::run_pcap(&args),
+        Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
+        Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
     }
 }

@@ -1,0 +1,91 @@
+//! Peak heap of one assignment versus the size of its output, with a counting allocator.
+//!
+//! `cargo run --release --example assignor_memory` prints, per shape: time, peak heap bytes
+//! allocated during `assign` (above what was live before), and the heap bytes the output holds.
+#![allow(unsafe_code)]
+
+#[path = "../benches/support/assignor_shapes.rs"]
+mod assignor_shapes;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use kafka_consumer_protocol::assignor::{builtin, GroupAssignment};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static COUNT: AtomicBool = AtomicBool::new(false);
+
+// SAFETY: forwards to the system allocator, only counting bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() && COUNT.load(Relaxed) {
+            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            PEAK.fetch_max(live, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        if COUNT.load(Relaxed) {
+            LIVE.fetch_sub(layout.size(), Relaxed);
+        }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap bytes held by the output (capacities of every vector and string).
+fn output_bytes(a: &GroupAssignment) -> usize {
+    let mut n = 0;
+    for (m, asg) in &a.assignments {
+        n += m.capacity()
+            + asg.assigned_partitions.capacity() * std::mem::size_of::<kafka_consumer_protocol::TopicPartitions>();
+        for g in &asg.assigned_partitions {
+            n += g.topic.capacity() + g.partitions.capacity() * 4;
+        }
+    }
+    n + a.pending.capacity() * std::mem::size_of::<kafka_consumer_protocol::assignor::PendingPartition>()
+        + a.pending
+            .iter()
+            .map(|p| p.topic.capacity() + p.from.capacity() + p.to.as_ref().map_or(0, |t| t.capacity()))
+            .sum::<usize>()
+}
+
+fn main() {
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    for name in ["cooperative-sticky", "sticky", "range", "roundrobin"] {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
+        let assignor = builtin(name).unwrap();
+        for (case, shape) in assignor_shapes::cases(assignor.as_ref()) {
+            // Timed run without counting, then a counted run for the peak.
+            let t = Instant::now();
+            let first = assignor.assign(&shape.metadata, &shape.members).unwrap();
+            let dt = t.elapsed();
+            let t = Instant::now();
+            drop(first);
+            let drop_time = t.elapsed();
+            LIVE.store(0, Relaxed);
+            PEAK.store(0, Relaxed);
+            COUNT.store(true, Relaxed);
+            let out = assignor.assign(&shape.metadata, &shape.members).unwrap();
+            COUNT.store(false, Relaxed);
+            let peak = PEAK.load(Relaxed);
+            let size = output_bytes(&out);
+            println!(
+                "{name:<19} {case:<40} {:>9.2} ms (drop {:>7.2} ms)  peak {:>11} B  output {:>11} B  ratio {:.2}",
+                dt.as_secs_f64() * 1e3,
+                drop_time.as_secs_f64() * 1e3,
+                peak,
+                size,
+                peak as f64 / size as f64
+            );
+        }
+    }
+}

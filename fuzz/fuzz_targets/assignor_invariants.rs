@@ -1,0 +1,145 @@
+//! The built-in assignors on arbitrary groups: never panic, and every result is valid (only
+//! subscribed, existing partitions; none twice), complete (everything assigned or pending),
+//! deterministic, balanced (sticky assignors) and cooperatively valid (nothing revoked from one
+//! member is given to another in the same round).
+#![no_main]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use arbitrary::Arbitrary;
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupAssignment, GroupMember, TopicInfo};
+use kafka_consumer_protocol::{Subscription, TopicPartitions};
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    topics: Vec<(u8, Vec<u8>)>,
+    members: Vec<Member>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Member {
+    id: u8,
+    instance: Option<u8>,
+    topics: Vec<u8>,
+    owned: Vec<(u8, Vec<i32>)>,
+    generation: i32,
+    user_data: Option<Vec<u8>>,
+    rack: Option<u8>,
+}
+
+type Sets = BTreeMap<String, BTreeSet<(String, i32)>>;
+
+fn sets(a: &GroupAssignment) -> Sets {
+    a.assignments
+        .iter()
+        .map(|(m, x)| {
+            let s = x.assigned_partitions.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect();
+            (m.clone(), s)
+        })
+        .collect()
+}
+
+fn build(input: &Input) -> (ClusterMetadata, Vec<GroupMember>) {
+    let mut metadata = ClusterMetadata::default();
+    for (count, racks) in input.topics.iter().take(8) {
+        let n = i32::from(*count % 40);
+        let name = format!("t{}", metadata.topics.len());
+        let partition_racks = (0..n as usize).map(|p| racks.get(p).map(|r| vec![format!("r{}", r % 3)]).unwrap_or_default()).collect();
+        metadata.topics.insert(name, TopicInfo { partitions: n, partition_racks });
+    }
+    let mut seen = BTreeSet::new();
+    let members = input
+        .members
+        .iter()
+        .take(12)
+        .filter(|m| seen.insert(m.id))
+        .map(|m| GroupMember {
+            member_id: format!("m{}", m.id),
+            group_instance_id: m.instance.map(|i| format!("i{}", i % 4)),
+            subscription: Subscription {
+                // Topic 8 and 9 do not exist.
+                topics: m.topics.iter().take(10).map(|t| format!("t{}", t % 10)).collect(),
+                user_data: m.user_data.clone().map(Into::into),
+                owned_partitions: m
+                    .owned
+                    .iter()
+                    .take(10)
+                    .map(|(t, ps)| TopicPartitions::new(format!("t{}", t % 10), ps.iter().take(50).map(|p| p % 64).collect::<Vec<_>>()))
+                    .collect(),
+                generation_id: m.generation % 8,
+                rack_id: m.rack.map(|r| format!("r{}", r % 4)),
+            },
+        })
+        .collect();
+    (metadata, members)
+}
+
+fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, out: &GroupAssignment) {
+    let subs: BTreeMap<&str, BTreeSet<&str>> = members
+        .iter()
+        .map(|m| {
+            let s = m.subscription.topics.iter().filter(|t| metadata.topics.get(*t).is_some_and(|i| i.partitions > 0)).map(String::as_str).collect();
+            (m.member_id.as_str(), s)
+        })
+        .collect();
+    assert_eq!(out.assignments.len(), members.len());
+    let mut seen = BTreeSet::new();
+    for (m, a) in &out.assignments {
+        for g in &a.assigned_partitions {
+            assert!(subs[m.as_str()].contains(g.topic.as_str()), "{m} got unsubscribed {}", g.topic);
+            for &p in &g.partitions {
+                assert!(p >= 0 && p < metadata.topics[&g.topic].partitions, "nonexistent {}-{p}", g.topic);
+                assert!(seen.insert((g.topic.clone(), p)), "{}-{p} twice", g.topic);
+            }
+        }
+    }
+    for pp in &out.pending {
+        assert!(strategy == "cooperative-sticky", "pending from {strategy}");
+        assert!(seen.insert((pp.topic.clone(), pp.partition)), "{}-{} pending and assigned", pp.topic, pp.partition);
+    }
+    for t in subs.values().flatten() {
+        for p in 0..metadata.topics[*t].partitions {
+            assert!(seen.contains(&(t.to_string(), p)), "{t}-{p} neither assigned nor pending");
+        }
+    }
+    if strategy.contains("sticky") {
+        // Balance of the target (hand-overs counted at their destination).
+        let mut target = sets(out);
+        for pp in &out.pending {
+            target.get_mut(pp.to.as_deref().unwrap()).unwrap().insert((pp.topic.clone(), pp.partition));
+        }
+        for (a, sa) in &target {
+            for (b, sb) in &target {
+                if sb.len() + 2 <= sa.len() {
+                    assert!(!sa.iter().any(|(t, _)| subs[b.as_str()].contains(t.as_str())), "unbalanced: {b} could take from {a}");
+                }
+            }
+        }
+    }
+    if strategy == "cooperative-sticky" {
+        let s = sets(out);
+        let owned: BTreeMap<&str, BTreeSet<(String, i32)>> = members
+            .iter()
+            .map(|m| {
+                let set = m.subscription.owned_partitions.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect();
+                (m.member_id.as_str(), set)
+            })
+            .collect();
+        let revoked: BTreeSet<&(String, i32)> = members.iter().flat_map(|m| owned[m.member_id.as_str()].difference(&s[&m.member_id])).collect();
+        for m in members {
+            for tp in s[&m.member_id].difference(&owned[m.member_id.as_str()]) {
+                assert!(!revoked.contains(tp), "{tp:?} revoked and given to {} in one round", m.member_id);
+            }
+        }
+    }
+}
+
+libfuzzer_sys::fuzz_target!(|input: Input| {
+    let (metadata, members) = build(&input);
+    for strategy in ["range", "roundrobin", "sticky", "cooperative-sticky"] {
+        let assignor = builtin(strategy).unwrap();
+        let out = assignor.assign(&metadata, &members).expect("unique member ids are valid input");
+        check(&metadata, &members, strategy, &out);
+        assert_eq!(assignor.assign(&metadata, &members).unwrap(), out, "{strategy} not deterministic");
+    }
+});

@@ -1,0 +1,238 @@
+//! Shared plumbing of the built-in assignors: topic interning (flat partition ids), member
+//! ordering and building the output.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::{AssignError, ClusterMetadata, GroupMember, TopicInfo};
+use crate::wire::java_string_cmp;
+use crate::{Assignment, TopicPartitions};
+
+/// A small, fast, deterministic hasher for topic names (FxHash-style multiply-rotate). Topic
+/// names are not attacker-chosen keys in a way that matters here: the leader hashes its own
+/// group's names once per assignment.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// "No member" in flat `u32` member arrays.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The topics an assignment works on: every topic some member subscribes to that exists in the
+/// metadata with at least one partition, sorted in Java `String.compareTo` order. Partition `p` of
+/// topic `t` has the flat id `base[t] + p`.
+pub(crate) struct Topics<'a> {
+    pub(crate) names: Vec<&'a str>,
+    pub(crate) info: Vec<&'a TopicInfo>,
+    /// Prefix sums of partition counts; `base.len() == names.len() + 1`.
+    pub(crate) base: Vec<u32>,
+    index: FxMap<&'a str, u32>,
+    /// Per member: its topic list equals the previous member's (computed once, reused).
+    same_as_prev: Vec<bool>,
+}
+
+impl<'a> Topics<'a> {
+    pub(crate) fn new(metadata: &'a ClusterMetadata, members: &'a [GroupMember]) -> Result<Self, AssignError> {
+        let mut names: Vec<&'a str> = Vec::new();
+        let mut seen: FxMap<&'a str, ()> = FxMap::default();
+        let mut previous: Option<&[String]> = None;
+        let mut same_as_prev = Vec::with_capacity(members.len());
+        for m in members {
+            // Groups are mostly uniform: skip a list equal to the previous member's.
+            let same = previous == Some(&m.subscription.topics[..]);
+            same_as_prev.push(same);
+            if same {
+                continue;
+            }
+            previous = Some(&m.subscription.topics);
+            for t in &m.subscription.topics {
+                if seen.insert(t.as_str(), ()).is_none() {
+                    if let Some((name, info)) = metadata.topics.get_key_value(t.as_str()) {
+                        if info.partitions > 0 {
+                            names.push(name.as_str());
+                        }
+                    }
+                }
+            }
+        }
+        names.sort_unstable_by(|a, b| java_string_cmp(a, b));
+        let info: Vec<&TopicInfo> = names.iter().map(|n| &metadata.topics[*n]).collect();
+        let mut base = Vec::with_capacity(names.len() + 1);
+        let mut acc = 0u64;
+        base.push(0);
+        for i in &info {
+            acc += i.partitions as u64;
+            if acc >= u64::from(u32::MAX) {
+                return Err(AssignError::InvalidInput(format!("more than {} partitions in total", u32::MAX - 1)));
+            }
+            base.push(acc as u32);
+        }
+        let index = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        Ok(Topics { names, info, base, index, same_as_prev })
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Total number of partitions.
+    #[inline]
+    pub(crate) fn total(&self) -> usize {
+        *self.base.last().unwrap_or(&0) as usize
+    }
+
+    #[inline]
+    pub(crate) fn id(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    #[inline]
+    pub(crate) fn count(&self, t: u32) -> u32 {
+        self.base[t as usize + 1] - self.base[t as usize]
+    }
+
+    /// The topic of flat partition `p`.
+    #[inline]
+    pub(crate) fn topic_of(&self, p: u32) -> u32 {
+        (self.base.partition_point(|&b| b <= p) - 1) as u32
+    }
+
+    /// Flat id of `(topic name, partition)` when both exist.
+    #[inline]
+    pub(crate) fn flat(&self, t: u32, partition: i32) -> Option<u32> {
+        (partition >= 0 && (partition as u32) < self.count(t)).then(|| self.base[t as usize] + partition as u32)
+    }
+
+    /// Each member's subscribed topic ids (existing ones only), sorted and deduplicated.
+    pub(crate) fn subscriptions(&self, members: &[GroupMember]) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = Vec::with_capacity(members.len());
+        for (i, m) in members.iter().enumerate() {
+            if i > 0 && self.same_as_prev.get(i).copied().unwrap_or(false) {
+                let same = out[i - 1].clone();
+                out.push(same);
+                continue;
+            }
+            let mut v: Vec<u32> = m.subscription.topics.iter().filter_map(|t| self.id(t)).collect();
+            v.sort_unstable();
+            v.dedup();
+            out.push(v);
+        }
+        out
+    }
+}
+
+/// Refuses duplicate member ids.
+pub(crate) fn check_members(members: &[GroupMember]) -> Result<(), AssignError> {
+    let mut ids: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(AssignError::InvalidInput(format!("member id {:?} appears twice", w[0])));
+    }
+    if members.len() >= NONE as usize {
+        return Err(AssignError::InvalidInput("too many members".into()));
+    }
+    Ok(())
+}
+
+/// Java's `MemberInfo` order: static members (by `group.instance.id`) first, then dynamic members
+/// by member id, both in UTF-16 code-unit order. Equal instance ids fall back to member id.
+pub(crate) fn member_info_cmp(a: &GroupMember, b: &GroupMember) -> Ordering {
+    match (&a.group_instance_id, &b.group_instance_id) {
+        (Some(x), Some(y)) => java_string_cmp(x, y).then_with(|| java_string_cmp(&a.member_id, &b.member_id)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => java_string_cmp(&a.member_id, &b.member_id),
+    }
+}
+
+/// Member indexes in Java `MemberInfo` order.
+pub(crate) fn member_info_order(members: &[GroupMember]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..members.len() as u32).collect();
+    order.sort_by(|&a, &b| member_info_cmp(&members[a as usize], &members[b as usize]));
+    order
+}
+
+/// Member indexes in member-id order (Java `String.compareTo`).
+pub(crate) fn member_id_order(members: &[GroupMember]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..members.len() as u32).collect();
+    order.sort_by(|&a, &b| java_string_cmp(&members[a as usize].member_id, &members[b as usize].member_id));
+    order
+}
+
+/// Builds the per-member output from a flat `owner` array (member index per partition, or
+/// [`NONE`]). Partitions are grouped per topic in topic order, ascending within a topic.
+pub(crate) fn build_assignments(
+    topics: &Topics<'_>,
+    members: &[GroupMember],
+    owner: &[u32],
+) -> BTreeMap<String, Assignment> {
+    let n = members.len();
+    // Pass 1: number of topic groups per member, to allocate each list once.
+    let mut ngroups = vec![0u32; n];
+    let mut last = vec![NONE; n];
+    for t in 0..topics.len() {
+        for &o in &owner[topics.base[t] as usize..topics.base[t + 1] as usize] {
+            if o != NONE && last[o as usize] != t as u32 {
+                last[o as usize] = t as u32;
+                ngroups[o as usize] += 1;
+            }
+        }
+    }
+    let mut lists: Vec<Vec<TopicPartitions>> = ngroups.iter().map(|&g| Vec::with_capacity(g as usize)).collect();
+    // Pass 2, per topic: count each member's share, then fill.
+    let mut share = vec![0u32; n];
+    let mut touched: Vec<u32> = Vec::new();
+    for t in 0..topics.len() {
+        let range = &owner[topics.base[t] as usize..topics.base[t + 1] as usize];
+        touched.clear();
+        for &o in range {
+            if o != NONE {
+                if share[o as usize] == 0 {
+                    touched.push(o);
+                }
+                share[o as usize] += 1;
+            }
+        }
+        for &m in &touched {
+            lists[m as usize].push(TopicPartitions {
+                topic: topics.names[t].to_owned(),
+                partitions: Vec::with_capacity(share[m as usize] as usize),
+            });
+            share[m as usize] = 0;
+        }
+        for (p, &o) in range.iter().enumerate() {
+            if o != NONE {
+                if let Some(g) = lists[o as usize].last_mut() {
+                    g.partitions.push(p as i32);
+                }
+            }
+        }
+    }
+    members.iter().zip(lists).map(|(m, groups)| (m.member_id.clone(), Assignment::new(groups))).collect()
+}

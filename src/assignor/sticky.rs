@@ -1,0 +1,840 @@
+//! The `sticky` and `cooperative-sticky` assignors (Java `StickyAssignor` and
+//! `CooperativeStickyAssignor`), on one shared core.
+//!
+//! # Goals
+//! 1. **Balanced**: member sizes differ by at most one; with heterogeneous subscriptions, no
+//!    member could take a partition from a member holding two or more partitions more.
+//! 2. **Sticky**: a member keeps as many of the partitions it validly owns as balance allows.
+//! 3. **Deterministic**: the same input gives the same output (no hash-order dependence).
+//!
+//! # Ownership claims
+//! Each member's claim (its previously owned partitions and generation) comes from
+//! - `sticky`: its [`StickyUserData`](crate::StickyUserData) (V1: partitions and generation; V0:
+//!   partitions, no generation; unreadable: nothing, generation -1; null/empty: nothing);
+//! - `cooperative-sticky`: the subscription's `owned_partitions`, with the `generation_id` field
+//!   when it is set (v2+), otherwise the generation in its
+//!   [`CooperativeStickyUserData`](crate::CooperativeStickyUserData) (unreadable: -1; null: none).
+//!
+//! A missing generation counts as -1. When several members claim the same partition, the one
+//! with the highest generation keeps it; if two or more share the highest generation nobody
+//! keeps it (Java: KAFKA-12984 / KAFKA-14639). With `cooperative-sticky` such a partition is
+//! withheld for one round.
+//!
+//! # Algorithm
+//! Partitions are flat integer ids (topic index in name order, then partition); members are
+//! ranked by member id. When every member subscribes to the same (existing) topics, the
+//! *constrained* path applies quotas `floor(P/C)` / `ceil(P/C)`: each member keeps its owned
+//! partitions up to its quota (lowest partition numbers first, as Java), then the rest is dealt
+//! round-robin to the members below the minimum quota, then one each to members at the minimum
+//! until `P % C` members hold the maximum. Otherwise the *general* path keeps every valid owned
+//! partition, water-fills the unassigned partitions topic by topic (topics with the fewest
+//! potential members first) onto the least-loaded subscribers, then repeatedly moves a partition
+//! from its holder to an eligible member holding two or more fewer, preferring partitions the
+//! holder did not own before, until no such move exists. Each move lowers the sum of squared sizes,
+//! so this terminates, and the final state is balanced by definition.
+//!
+//! # Cooperative hand-over
+//! `cooperative-sticky` computes the same target, then withholds every partition whose current
+//! owner (the resolved claimer) is not its target: the owner must revoke it first. It is left
+//! out of every assignment and reported in [`GroupAssignment::pending`] with `from` (the owner)
+//! and `to` (the target). Partitions nobody owns go to their target at once.
+//!
+//! # Differences from Java (deliberate)
+//! - Claims on partition ids that do not exist (a topic re-created with fewer partitions) are
+//!   dropped. Java keeps them and can hand out a partition twice or one that does not exist
+//!   (KAFKA-21674).
+//! - Claim conflicts are resolved independently of member order: highest generation wins, a tie
+//!   at the highest generation means nobody keeps it. Java resolves pairwise in `HashMap`
+//!   iteration order (a third claimer can resurrect a tie), compares against the *other* member's
+//!   subscription generation field, and treats a member listing the same partition twice as a
+//!   conflict with itself; we ignore such duplicates.
+//! - A stale (lower-generation) claim never delays a hand-over: Java's general path withholds any
+//!   partition claimed by anyone and assigned to someone else for one round.
+//! - The constrained path is chosen when all members subscribe to the same *existing* topics
+//!   (Java compares the raw topic lists, so a subscription to a missing topic forces its general
+//!   path).
+//! - Iteration orders that Java takes from `HashMap`s are replaced by member-id order, so which
+//!   member keeps the maximum quota, and exact lists, can differ from Java's while movement and
+//!   balance are the same or better.
+//! - Rack awareness (KIP-881) is not applied by the sticky assignors; racks are ignored. Java's
+//!   "second-largest generation" preference (`prevAssignment`) is not used either.
+//! - Output lists are grouped per topic in name order, partitions ascending.
+
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use bytes::Bytes;
+
+use super::common::{build_assignments, check_members, member_id_order, Topics, NONE};
+use super::{
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
+};
+use crate::error::MessageKind;
+use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
+use crate::wire::Reader;
+use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+
+/// Java's `DEFAULT_GENERATION`.
+const NO_GENERATION: i32 = -1;
+
+/// The eager `sticky` assignor.
+///
+/// ```
+/// use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupMember, PartitionAssignor, StickyAssignor};
+/// use kafka_consumer_protocol::{StickyUserData, Subscription, TopicPartitions};
+/// let metadata = ClusterMetadata::from_counts([("orders", 4)]);
+/// // "a" owned everything at generation 3; "b" joins.
+/// let owned = StickyUserData { previous_assignment: vec![TopicPartitions::new("orders", [0, 1, 2, 3])], generation: Some(3) };
+/// let a = GroupMember {
+///     member_id: "a".into(),
+///     group_instance_id: None,
+///     subscription: Subscription { user_data: Some(owned.encode()?.into()), ..Subscription::new(["orders"]) },
+/// };
+/// let b = GroupMember { member_id: "b".into(), group_instance_id: None, subscription: Subscription::new(["orders"]) };
+/// let out = StickyAssignor::new().assign(&metadata, &[a, b]).unwrap();
+/// assert_eq!(out.partitions_of("a"), [TopicPartitions::new("orders", [0, 1])]);
+/// assert_eq!(out.partitions_of("b"), [TopicPartitions::new("orders", [2, 3])]);
+/// # Ok::<(), kafka_consumer_protocol::EncodeError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StickyAssignor {
+    member_assignment: Option<Vec<TopicPartitions>>,
+    generation: i32,
+}
+
+impl StickyAssignor {
+    /// A fresh assignor (no previous assignment).
+    pub fn new() -> Self {
+        StickyAssignor { member_assignment: None, generation: NO_GENERATION }
+    }
+}
+
+impl PartitionAssignor for StickyAssignor {
+    fn name(&self) -> &str {
+        "sticky"
+    }
+
+    fn subscription_user_data(&self, _topics: &[String]) -> Option<Bytes> {
+        let previous = self.member_assignment.as_ref()?;
+        let data = StickyUserData { previous_assignment: previous.clone(), generation: Some(self.generation) };
+        data.encode().ok().map(Bytes::from)
+    }
+
+    fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
+        assign_sticky(metadata, members, false)
+    }
+
+    fn on_assignment(&mut self, assignment: &Assignment, generation_id: i32) {
+        self.member_assignment = Some(assignment.assigned_partitions.clone());
+        self.generation = generation_id;
+    }
+}
+
+/// The `cooperative-sticky` assignor (KIP-429): sticky, and never gives a partition to a member
+/// while another still owns it.
+///
+/// ```
+/// use kafka_consumer_protocol::assignor::{ClusterMetadata, CooperativeStickyAssignor, GroupMember, PartitionAssignor, PendingPartition};
+/// use kafka_consumer_protocol::{Subscription, TopicPartitions};
+/// let metadata = ClusterMetadata::from_counts([("orders", 4)]);
+/// let a = GroupMember {
+///     member_id: "a".into(),
+///     group_instance_id: None,
+///     subscription: Subscription {
+///         owned_partitions: vec![TopicPartitions::new("orders", [0, 1, 2, 3])],
+///         generation_id: 3,
+///         ..Subscription::new(["orders"])
+///     },
+/// };
+/// let b = GroupMember { member_id: "b".into(), group_instance_id: None, subscription: Subscription::new(["orders"]) };
+/// let out = CooperativeStickyAssignor::new().assign(&metadata, &[a, b]).unwrap();
+/// // "a" keeps two; the two moving to "b" are withheld until "a" has revoked them.
+/// assert_eq!(out.partitions_of("a"), [TopicPartitions::new("orders", [0, 1])]);
+/// assert!(out.partitions_of("b").is_empty());
+/// assert_eq!(out.pending[0], PendingPartition { topic: "orders".into(), partition: 2, from: "a".into(), to: Some("b".into()) });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CooperativeStickyAssignor {
+    generation: i32,
+}
+
+impl Default for CooperativeStickyAssignor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CooperativeStickyAssignor {
+    /// A fresh assignor (generation -1).
+    pub fn new() -> Self {
+        CooperativeStickyAssignor { generation: NO_GENERATION }
+    }
+}
+
+impl PartitionAssignor for CooperativeStickyAssignor {
+    fn name(&self) -> &str {
+        "cooperative-sticky"
+    }
+
+    fn supported_protocols(&self) -> &[RebalanceProtocol] {
+        &[RebalanceProtocol::Cooperative, RebalanceProtocol::Eager]
+    }
+
+    fn subscription_user_data(&self, _topics: &[String]) -> Option<Bytes> {
+        Some(CooperativeStickyUserData { generation: self.generation }.encode())
+    }
+
+    fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
+        assign_sticky(metadata, members, true)
+    }
+
+    fn on_assignment(&mut self, _assignment: &Assignment, generation_id: i32) {
+        self.generation = generation_id;
+    }
+}
+
+/// A member's claim as each sticky assignor reads it: owned partitions and generation.
+///
+/// ```
+/// use kafka_consumer_protocol::assignor::member_claim;
+/// use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions};
+/// let sub = Subscription {
+///     owned_partitions: vec![TopicPartitions::new("t", [1])],
+///     user_data: Some(CooperativeStickyUserData { generation: 4 }.encode()),
+///     ..Subscription::new(["t"])
+/// };
+/// // No generation field: cooperative-sticky falls back to the userData generation.
+/// let (owned, generation) = member_claim(&sub, true);
+/// assert_eq!((owned.as_ref(), generation), (&[TopicPartitions::new("t", [1])][..], Some(4)));
+/// // The eager sticky assignor reads only userData (here not a sticky layout: nothing, -1).
+/// let (owned, generation) = member_claim(&sub, false);
+/// assert_eq!((owned.len(), generation), (0, Some(-1)));
+/// ```
+pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, [TopicPartitions]>, Option<i32>) {
+    if cooperative {
+        if subscription.generation_id >= 0 {
+            return (Cow::Borrowed(&subscription.owned_partitions), Some(subscription.generation_id));
+        }
+        let generation = CooperativeStickyUserData::java_generation(subscription.user_data.as_deref());
+        (Cow::Borrowed(&subscription.owned_partitions), generation)
+    } else {
+        match subscription.user_data.as_deref() {
+            None | Some([]) => (Cow::Borrowed(&[]), None),
+            Some(bytes) => {
+                let (data, _) = StickyUserData::decode_java(bytes);
+                (Cow::Owned(data.previous_assignment), data.generation)
+            }
+        }
+    }
+}
+
+/// Working state of one sticky run, on ranks (member-id order) and flat partition ids.
+struct Claims {
+    /// Resolved owner (rank) per partition, or `NONE`; for a tie, the first tied claimer.
+    owner: Vec<u32>,
+    gen: Vec<i32>,
+    /// Several members claim it at the highest generation: nobody keeps it.
+    tie: Vec<bool>,
+}
+
+/// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
+/// with generation -1 when neither layout reads.
+fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
+    let mut r = Reader::new(buf);
+    match read_topic_partitions_array(&mut r, MessageKind::StickyUserData, "previous_assignment") {
+        Ok(region) => {
+            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
+            (Some(list), r.i32().ok())
+        }
+        Err(_) => (None, Some(NO_GENERATION)),
+    }
+}
+
+fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
+    let n = topics.total();
+    let mut c = Claims { owner: vec![NONE; n], gen: vec![NO_GENERATION; n], tie: vec![false; n] };
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
+        let Some(t) = topics.id(topic) else { return };
+        for partition in partitions {
+            let Some(p) = topics.flat(t, partition) else { continue };
+            let p = p as usize;
+            let o = c.owner[p];
+            if o == NONE {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+            } else if o == rank {
+                // Listed twice by the same member.
+            } else if g > c.gen[p] {
+                c.owner[p] = rank;
+                c.gen[p] = g;
+                c.tie[p] = false;
+            } else if g == c.gen[p] {
+                c.tie[p] = true;
+            }
+        }
+    };
+    for (rank, &m) in rank_to_member.iter().enumerate() {
+        let rank = rank as u32;
+        let sub = &members[m as usize].subscription;
+        if cooperative {
+            let (owned, generation) = member_claim(sub, true);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in owned.iter() {
+                apply(&mut c, rank, g, &group.topic, &mut group.partitions.iter().copied());
+            }
+        } else if let Some(bytes) = sub.user_data.as_deref().filter(|b| !b.is_empty()) {
+            let (list, generation) = sticky_user_data_view(bytes);
+            let g = generation.unwrap_or(NO_GENERATION);
+            for group in list.iter().flat_map(|l| l.iter()) {
+                apply(&mut c, rank, g, group.topic, &mut group.partitions.iter());
+            }
+        }
+    }
+    c
+}
+
+/// Subscription bitmap over ranks.
+struct SubBits {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl SubBits {
+    fn new(subs: &[&Vec<u32>], topics: usize) -> Self {
+        let words = topics.div_ceil(64).max(1);
+        let mut bits = vec![0u64; words * subs.len()];
+        for (r, s) in subs.iter().enumerate() {
+            for &t in s.iter() {
+                bits[r * words + t as usize / 64] |= 1 << (t % 64);
+            }
+        }
+        SubBits { words, bits }
+    }
+
+    #[inline]
+    fn has(&self, r: u32, t: u32) -> bool {
+        self.bits[r as usize * self.words + t as usize / 64] & (1 << (t % 64)) != 0
+    }
+}
+
+/// The shared sticky core: returns the target owner (rank) of each partition.
+fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) -> Vec<u32> {
+    let nm = subs.len();
+    let np = topics.total();
+    let bits = SubBits::new(subs, topics.len());
+    // Kept: a unique claim by a member still subscribed to the topic.
+    let mut target = vec![NONE; np];
+    for t in 0..topics.len() as u32 {
+        for p in topics.base[t as usize]..topics.base[t as usize + 1] {
+            let o = claims.owner[p as usize];
+            if o != NONE && !claims.tie[p as usize] && bits.has(o, t) {
+                target[p as usize] = o;
+            }
+        }
+    }
+    let uniform = nm > 0 && subs.iter().all(|s| *s == subs[0]);
+    if uniform {
+        if subs[0].len() == topics.len() {
+            constrained(&mut target, nm, topics);
+        } else {
+            // Every member subscribes to the same set, but not to every known topic: impossible,
+            // since known topics are exactly the subscribed ones. Kept for robustness.
+            general(&mut target, topics, subs, claims);
+        }
+    } else {
+        general(&mut target, topics, subs, claims);
+    }
+    target
+}
+
+/// Builds per-rank CSR lists of the partitions in `target` (flat order).
+fn csr(target: &[u32], nm: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; nm + 1];
+    for &o in target {
+        if o != NONE {
+            start[o as usize + 1] += 1;
+        }
+    }
+    for i in 0..nm {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start[..nm].to_vec();
+    let mut flat = vec![0u32; start[nm] as usize];
+    for (p, &o) in target.iter().enumerate() {
+        if o != NONE {
+            flat[fill[o as usize] as usize] = p as u32;
+            fill[o as usize] += 1;
+        }
+    }
+    (start, flat)
+}
+
+/// All members subscribe to every topic: quota-based assignment.
+fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
+    let np = target.len();
+    let min_q = (np / nm) as u32;
+    let expected_max = (np % nm) as u32;
+    let max_q = min_q + u32::from(expected_max > 0);
+    let (start, flat) = csr(target, nm);
+    let mut count = vec![0u32; nm];
+    let mut num_max = 0u32;
+    let mut under_min: Vec<u32> = Vec::new();
+    let mut at_min: Vec<u32> = Vec::new();
+    let mut keep_scratch: Vec<u32> = Vec::new();
+    for r in 0..nm {
+        let owned = &flat[start[r] as usize..start[r + 1] as usize];
+        let n = owned.len() as u32;
+        let keep = if n < min_q {
+            under_min.push(r as u32);
+            n
+        } else if n >= max_q && num_max < expected_max {
+            num_max += 1;
+            max_q
+        } else {
+            at_min.push(r as u32);
+            min_q
+        };
+        if keep < n {
+            // Keep the lowest (partition number, topic) ones, as Java; release the rest.
+            keep_scratch.clear();
+            keep_scratch.extend_from_slice(owned);
+            keep_scratch.sort_unstable_by_key(|&p| {
+                let t = topics.topic_of(p);
+                (p - topics.base[t as usize], t)
+            });
+            for &p in &keep_scratch[keep as usize..] {
+                target[p as usize] = NONE;
+            }
+        }
+        count[r] = keep;
+    }
+    if num_max == expected_max {
+        // The maximum slots are all taken: nobody at the minimum may grow.
+        at_min.clear();
+    }
+    // Unassigned partitions in flat order; a forward cursor (assignments only fill slots it has
+    // passed).
+    let mut cursor = 0usize;
+    let mut next_free = |target: &[u32]| -> Option<u32> {
+        while cursor < np && target[cursor] != NONE {
+            cursor += 1;
+        }
+        (cursor < np).then(|| {
+            cursor += 1;
+            (cursor - 1) as u32
+        })
+    };
+    // Round-robin over members below the minimum quota.
+    let mut current = under_min;
+    let mut next: Vec<u32> = Vec::with_capacity(current.len());
+    'fill: while !current.is_empty() {
+        next.clear();
+        for (i, &r) in current.iter().enumerate() {
+            let Some(p) = next_free(target) else {
+                next.extend_from_slice(&current[i..]);
+                break 'fill;
+            };
+            target[p as usize] = r;
+            count[r as usize] += 1;
+            if count[r as usize] < min_q {
+                next.push(r);
+            } else {
+                at_min.push(r);
+            }
+        }
+        std::mem::swap(&mut current, &mut next);
+    }
+    // Then one more each to members at the minimum, until `P % C` members hold the maximum.
+    let mut candidates = at_min.into_iter();
+    while let Some(p) = next_free(target) {
+        // Fallback (never expected): the least-loaded member.
+        let r = candidates
+            .by_ref()
+            .find(|&r| count[r as usize] == min_q)
+            .unwrap_or_else(|| (0..nm as u32).min_by_key(|&r| (count[r as usize], r)).unwrap_or(0));
+        target[p as usize] = r;
+        count[r as usize] += 1;
+    }
+}
+
+/// Sorts `members` by (count, rank) into `out`, with a counting sort when counts are close.
+fn sort_by_count(members: &[u32], count: &[u32], out: &mut Vec<u32>, buckets: &mut Vec<u32>) {
+    out.clear();
+    if members.is_empty() {
+        return;
+    }
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    for &m in members {
+        lo = lo.min(count[m as usize]);
+        hi = hi.max(count[m as usize]);
+    }
+    let span = (hi - lo) as usize + 1;
+    if span <= members.len() * 2 + 16 {
+        buckets.clear();
+        buckets.resize(span + 1, 0);
+        for &m in members {
+            buckets[(count[m as usize] - lo) as usize + 1] += 1;
+        }
+        for i in 0..span {
+            buckets[i + 1] += buckets[i];
+        }
+        out.resize(members.len(), 0);
+        for &m in members {
+            let b = (count[m as usize] - lo) as usize;
+            out[buckets[b] as usize] = m;
+            buckets[b] += 1;
+        }
+    } else {
+        out.extend_from_slice(members);
+        out.sort_unstable_by_key(|&m| (count[m as usize], m));
+    }
+}
+
+/// Heterogeneous subscriptions: keep, water-fill, then move until balanced.
+fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) {
+    #![allow(clippy::needless_range_loop)]
+    let nm = subs.len();
+    let nt = topics.len();
+    // Potential members per topic (CSR, rank order).
+    let mut tstart = vec![0u32; nt + 1];
+    for s in subs {
+        for &t in s.iter() {
+            tstart[t as usize + 1] += 1;
+        }
+    }
+    for i in 0..nt {
+        tstart[i + 1] += tstart[i];
+    }
+    let mut fill = tstart[..nt].to_vec();
+    let mut tmembers = vec![0u32; tstart[nt] as usize];
+    for (r, s) in subs.iter().enumerate() {
+        for &t in s.iter() {
+            tmembers[fill[t as usize] as usize] = r as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    let eligible = |t: usize| &tmembers[tstart[t] as usize..tstart[t + 1] as usize];
+    let mut count = vec![0u32; nm];
+    for &o in target.iter() {
+        if o != NONE {
+            count[o as usize] += 1;
+        }
+    }
+    let mut order: Vec<u32> = (0..nt as u32).collect();
+    order.sort_unstable_by_key(|&t| (tstart[t as usize + 1] - tstart[t as usize], t));
+
+    // Water-fill the unassigned partitions of each topic.
+    let mut sorted = Vec::new();
+    let mut buckets = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    for &t in &order {
+        let t = t as usize;
+        free.clear();
+        free.extend((topics.base[t]..topics.base[t + 1]).filter(|&p| target[p as usize] == NONE));
+        let e = eligible(t);
+        if free.is_empty() || e.is_empty() {
+            continue;
+        }
+        sort_by_count(e, &count, &mut sorted, &mut buckets);
+        let k = free.len() as u64;
+        // Largest i such that raising sorted[..i] to count[sorted[i-1]] costs <= k.
+        let mut prefix = 0u64;
+        let mut i = 0usize;
+        while i < sorted.len() {
+            let c = u64::from(count[sorted[i] as usize]);
+            let cost = (i as u64 + 1) * c - (prefix + c);
+            if cost > k {
+                break;
+            }
+            prefix += c;
+            i += 1;
+        }
+        let total = k + prefix;
+        let level = total / i as u64;
+        let extra = (total % i as u64) as usize;
+        let mut next_free = free.iter();
+        for (j, &m) in sorted[..i].iter().enumerate() {
+            let goal = level + u64::from(j < extra);
+            while u64::from(count[m as usize]) < goal {
+                let Some(&p) = next_free.next() else { break };
+                target[p as usize] = m;
+                count[m as usize] += 1;
+            }
+        }
+    }
+
+    // Balance: move partitions from a holder to an eligible member with two or more fewer.
+    let mut pairs: Vec<(u32, bool, u32)> = Vec::new();
+    loop {
+        let mut moved = false;
+        for &t in &order {
+            let t = t as usize;
+            let e = eligible(t);
+            let range = topics.base[t]..topics.base[t + 1];
+            let Some(min_e) = e.iter().map(|&m| count[m as usize]).min() else { continue };
+            let max_h = range.clone().map(|p| count[target[p as usize] as usize]).max().unwrap_or(0);
+            if max_h < min_e + 2 {
+                continue;
+            }
+            // Holder lists: previously-owned partitions first, so new ones move first.
+            pairs.clear();
+            pairs.extend(range.map(|p| {
+                let h = target[p as usize];
+                (h, claims.owner[p as usize] != h, p)
+            }));
+            pairs.sort_unstable();
+            let mut holder_heap: BinaryHeap<(u32, u32, u32, u32)> = BinaryHeap::new(); // (count, rank, lo, hi)
+            let mut i = 0;
+            while i < pairs.len() {
+                let h = pairs[i].0;
+                let j = i + pairs[i..].partition_point(|x| x.0 == h);
+                holder_heap.push((count[h as usize], h, i as u32, j as u32));
+                i = j;
+            }
+            let mut elig_heap: BinaryHeap<Reverse<(u32, u32)>> =
+                e.iter().map(|&m| Reverse((count[m as usize], m))).collect();
+            while let Some((c, h, lo, hi)) = holder_heap.pop() {
+                if c != count[h as usize] || lo == hi {
+                    if lo < hi {
+                        holder_heap.push((count[h as usize], h, lo, hi));
+                    }
+                    continue;
+                }
+                let b = loop {
+                    match elig_heap.peek() {
+                        Some(&Reverse((cb, b))) if cb != count[b as usize] => {
+                            elig_heap.pop();
+                            elig_heap.push(Reverse((count[b as usize], b)));
+                        }
+                        Some(&Reverse((_, b))) => break Some(b),
+                        None => break None,
+                    }
+                };
+                let Some(b) = b else { break };
+                if c < count[b as usize] + 2 {
+                    break;
+                }
+                let p = pairs[hi as usize - 1].2;
+                target[p as usize] = b;
+                count[h as usize] -= 1;
+                count[b as usize] += 1;
+                moved = true;
+                holder_heap.push((count[h as usize], h, lo, hi - 1));
+                elig_heap.push(Reverse((count[h as usize], h)));
+                elig_heap.push(Reverse((count[b as usize], b)));
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    augment(target, topics, &tstart, &tmembers, &mut count, claims);
+    restore(target, topics, subs, &mut count, claims);
+}
+
+/// Gives partitions back to their valid owners where that keeps the multiset of member sizes:
+/// a direct move when the owner holds fewer, or a swap against a partition the owner did not own
+/// when both hold the same number. Each step lowers the number of moved partitions.
+fn restore(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], count: &mut [u32], claims: &Claims) {
+    let nm = count.len();
+    let bits = SubBits::new(subs, topics.len());
+    let valid_owner = |p: usize, t: u32| {
+        let o = claims.owner[p];
+        (o != NONE && !claims.tie[p] && bits.has(o, t)).then_some(o)
+    };
+    loop {
+        let mut changed = false;
+        let (start, flat) = csr(target, nm);
+        let mut cursor = start[..nm].to_vec();
+        for t in 0..topics.len() as u32 {
+            for p in topics.base[t as usize]..topics.base[t as usize + 1] {
+                let h = target[p as usize];
+                let Some(o) = valid_owner(p as usize, t) else { continue };
+                if o == h || h == NONE {
+                    continue;
+                }
+                if count[o as usize] < count[h as usize] {
+                    target[p as usize] = o;
+                    count[o as usize] += 1;
+                    count[h as usize] -= 1;
+                    changed = true;
+                } else if count[o as usize] == count[h as usize] {
+                    // Swap: `o` hands `h` a partition it does not validly own and `h` may take.
+                    let list = &flat[start[o as usize] as usize..start[o as usize + 1] as usize];
+                    let c = &mut cursor[o as usize];
+                    while (*c as usize) < start[o as usize + 1] as usize {
+                        let q = list[(*c - start[o as usize]) as usize];
+                        *c += 1;
+                        if target[q as usize] != o {
+                            continue;
+                        }
+                        let tq = topics.topic_of(q);
+                        if valid_owner(q as usize, tq) == Some(o) || !bits.has(h, tq) {
+                            continue;
+                        }
+                        target[q as usize] = h;
+                        target[p as usize] = o;
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Moves along chains until no member at some level `L` can pass a partition, through members
+/// that can each take one of the previous member's topics, to a member at `L - 2` or below. At
+/// that point no member count can be lowered without raising another above it: the counts are
+/// as even as the subscriptions allow. Each chain lowers the sum of squared sizes, so this
+/// terminates. Topic-level BFS keeps each search linear.
+fn augment(
+    target: &mut [u32],
+    topics: &Topics<'_>,
+    tstart: &[u32],
+    tmembers: &[u32],
+    count: &mut [u32],
+    claims: &Claims,
+) {
+    let nm = count.len();
+    let nt = topics.len();
+    let eligible = |t: usize| &tmembers[tstart[t] as usize..tstart[t + 1] as usize];
+    let mut hstart = vec![0u32; nm + 1];
+    let mut held: Vec<u32> = Vec::new();
+    let mut visited = vec![false; nm];
+    let mut topic_done = vec![false; nt];
+    let mut parent: Vec<(u32, u32)> = vec![(NONE, NONE); nm];
+    let mut queue: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    loop {
+        let (lo, hi) = count.iter().fold((u32::MAX, 0), |(l, h), &c| (l.min(c), h.max(c)));
+        if nm == 0 || hi <= lo + 1 {
+            return;
+        }
+        // Topics held per member (CSR).
+        hstart.iter_mut().for_each(|x| *x = 0);
+        let mut last = vec![NONE; nm];
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    hstart[h as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 0..nm {
+            hstart[i + 1] += hstart[i];
+        }
+        held.clear();
+        held.resize(hstart[nm] as usize, 0);
+        let mut fill = hstart[..nm].to_vec();
+        last.iter_mut().for_each(|x| *x = NONE);
+        for t in 0..nt {
+            for p in topics.base[t]..topics.base[t + 1] {
+                let h = target[p as usize];
+                if h != NONE && last[h as usize] != t as u32 {
+                    last[h as usize] = t as u32;
+                    held[fill[h as usize] as usize] = t as u32;
+                    fill[h as usize] += 1;
+                }
+            }
+        }
+        let mut found = NONE;
+        for level in (lo + 2..=hi).rev() {
+            visited.iter_mut().for_each(|v| *v = false);
+            topic_done.iter_mut().for_each(|v| *v = false);
+            queue.clear();
+            for m in 0..nm {
+                if count[m] == level {
+                    visited[m] = true;
+                    parent[m] = (NONE, NONE);
+                    queue.push_back(m as u32);
+                }
+            }
+            'bfs: while let Some(x) = queue.pop_front() {
+                for &t in &held[hstart[x as usize] as usize..hstart[x as usize + 1] as usize] {
+                    if topic_done[t as usize] {
+                        continue;
+                    }
+                    topic_done[t as usize] = true;
+                    for &y in eligible(t as usize) {
+                        if visited[y as usize] {
+                            continue;
+                        }
+                        visited[y as usize] = true;
+                        parent[y as usize] = (x, t);
+                        if count[y as usize] + 2 <= level {
+                            found = y;
+                            break 'bfs;
+                        }
+                        queue.push_back(y);
+                    }
+                }
+            }
+            if found != NONE {
+                break;
+            }
+        }
+        if found == NONE {
+            return;
+        }
+        // Apply the chain from its end: each member passes one partition of the edge's topic.
+        let mut y = found;
+        count[y as usize] += 1;
+        while parent[y as usize].0 != NONE {
+            let (x, t) = parent[y as usize];
+            let range = topics.base[t as usize]..topics.base[t as usize + 1];
+            let pick = range
+                .clone()
+                .rev()
+                .find(|&p| target[p as usize] == x && claims.owner[p as usize] != x)
+                .or_else(|| range.rev().find(|&p| target[p as usize] == x));
+            if let Some(p) = pick {
+                target[p as usize] = y;
+            }
+            y = x;
+        }
+        count[y as usize] -= 1;
+    }
+}
+
+fn assign_sticky(
+    metadata: &ClusterMetadata,
+    members: &[GroupMember],
+    cooperative: bool,
+) -> Result<GroupAssignment, AssignError> {
+    check_members(members)?;
+    let topics = Topics::new(metadata, members)?;
+    let subs_by_member = topics.subscriptions(members);
+    let rank_to_member = member_id_order(members);
+    let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
+    let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
+    let mut owner = sticky_target(&topics, &subs, &claims);
+    let mut pending = Vec::new();
+    // In place: target rank -> member index, or NONE when withheld.
+    for (p, slot) in owner.iter_mut().enumerate() {
+        let r = *slot;
+        if r == NONE {
+            continue;
+        }
+        let claimer = claims.owner[p];
+        if cooperative && claimer != NONE && (claims.tie[p] || claimer != r) {
+            let t = topics.topic_of(p as u32);
+            pending.push(PendingPartition {
+                topic: topics.names[t as usize].to_owned(),
+                partition: (p as u32 - topics.base[t as usize]) as i32,
+                from: members[rank_to_member[claimer as usize] as usize].member_id.clone(),
+                to: Some(members[rank_to_member[r as usize] as usize].member_id.clone()),
+            });
+            *slot = NONE;
+        } else {
+            *slot = rank_to_member[r as usize];
+        }
+    }
+    drop(claims);
+    Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending })
+}

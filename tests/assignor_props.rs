@@ -1,0 +1,201 @@
+//! Property tests of the built-in assignors over random groups: validity, completeness,
+//! balance, cooperative validity, minimal movement and convergence (uniform groups),
+//! determinism and independence from the input order of members.
+
+mod assignor_common;
+
+use std::collections::BTreeMap;
+
+use assignor_common::*;
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember};
+use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+struct Group {
+    metadata: ClusterMetadata,
+    members: Vec<GroupMember>,
+    uniform: bool,
+}
+
+/// Random claims: each member may claim a random set of (topic, partition) pairs, including
+/// partitions that no longer exist, with a generation in -1..=3.
+fn group(uniform: bool) -> impl Strategy<Value = Group> {
+    let topics = prop::collection::vec(0i32..12, 1..6);
+    (topics, 1usize..8, any::<u64>()).prop_map(move |(counts, nm, seed)| {
+        let mut x = seed | 1;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let names: Vec<String> = (0..counts.len()).map(|i| format!("t{i}")).collect();
+        let metadata = ClusterMetadata::from_counts(names.iter().cloned().zip(counts.iter().copied()));
+        let members = (0..nm)
+            .map(|i| {
+                let topics: Vec<String> =
+                    if uniform { names.clone() } else { names.iter().filter(|_| rnd(3) > 0).cloned().collect() };
+                let mut owned: Vec<TopicPartitions> = Vec::new();
+                for (t, &c) in names.iter().zip(&counts) {
+                    let ps: Vec<i32> = (0..c + 2).filter(|_| rnd(u64::from(nm as u32) + 1) == 0).collect();
+                    if !ps.is_empty() {
+                        owned.push(TopicPartitions::new(t.clone(), ps));
+                    }
+                }
+                let generation = rnd(5) as i32 - 1;
+                GroupMember {
+                    member_id: format!("m{}", rnd(1000) * 10 + i as u64),
+                    group_instance_id: (rnd(4) == 0).then(|| format!("i{}", rnd(100))),
+                    subscription: Subscription {
+                        topics,
+                        owned_partitions: owned,
+                        generation_id: generation,
+                        ..Subscription::default()
+                    },
+                }
+            })
+            .collect();
+        Group { metadata, members, uniform }
+    })
+}
+
+/// The same claims as the eager sticky assignor reads them (userData).
+fn as_sticky(members: &[GroupMember]) -> Vec<GroupMember> {
+    members
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            let data = StickyUserData {
+                previous_assignment: std::mem::take(&mut m.subscription.owned_partitions),
+                generation: Some(m.subscription.generation_id),
+            };
+            m.subscription.user_data = Some(data.encode().unwrap().into());
+            m.subscription.generation_id = -1;
+            m
+        })
+        .collect()
+}
+
+fn members_for(strategy: &str, members: &[GroupMember]) -> Vec<GroupMember> {
+    if strategy == "sticky" {
+        as_sticky(members)
+    } else {
+        members.to_vec()
+    }
+}
+
+/// The fewest partitions a balanced uniform assignment must take from their valid owners.
+fn minimal_moves(valid: &BTreeMap<(String, i32), String>, members: &[GroupMember], total: usize) -> usize {
+    let n = members.len();
+    let (min_q, rem) = (total / n, total % n);
+    let mut owned: Vec<usize> = members.iter().map(|m| valid.values().filter(|o| **o == m.member_id).count()).collect();
+    owned.sort_unstable_by(|a, b| b.cmp(a));
+    owned.iter().enumerate().map(|(i, &c)| c.saturating_sub(min_q + usize::from(i < rem))).sum()
+}
+
+fn check_all(g: &Group) -> Result<(), TestCaseError> {
+    for strategy in ["range", "roundrobin", "sticky", "cooperative-sticky"] {
+        let assignor = builtin(strategy).unwrap();
+        let members = members_for(strategy, &g.members);
+        let out = assignor.assign(&g.metadata, &members).unwrap();
+        check_valid(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
+        check_complete(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
+        // Deterministic, and independent of the order members are listed in.
+        prop_assert_eq!(&assignor.assign(&g.metadata, &members).unwrap(), &out);
+        let mut reversed = members.clone();
+        reversed.reverse();
+        prop_assert_eq!(
+            &assignor.assign(&g.metadata, &reversed).unwrap(),
+            &out,
+            "{} depends on member order",
+            strategy
+        );
+        if strategy == "range" || strategy == "roundrobin" {
+            prop_assert!(out.pending.is_empty());
+            continue;
+        }
+        let cooperative = strategy == "cooperative-sticky";
+        let subs = subscribed_sets(&g.metadata, &members);
+        // Balance of the target: the cooperative hand-overs counted at their destination.
+        let mut target = sets(&out);
+        for pp in &out.pending {
+            target.entry(pp.to.clone().unwrap()).or_default().insert((pp.topic.clone(), pp.partition));
+        }
+        check_balanced(&subs, &target).map_err(TestCaseError::fail)?;
+        if !cooperative {
+            prop_assert!(out.pending.is_empty());
+        }
+        if g.uniform {
+            let valid = valid_claims(&g.metadata, &members, cooperative);
+            let total = g.metadata.topics.values().map(|t| t.partitions as usize).sum::<usize>();
+            let s = &target;
+            let moved = valid.iter().filter(|(tp, o)| !s[*o].contains(*tp)).count();
+            prop_assert_eq!(moved, minimal_moves(&valid, &members, total), "{} is not minimally sticky", strategy);
+        }
+        if cooperative {
+            check_cooperative(&members, &out).map_err(TestCaseError::fail)?;
+            // Follow-up rounds until nothing is pending.
+            let mut round = out;
+            let mut current = members;
+            let mut follow_ups = 0;
+            while !round.pending.is_empty() {
+                follow_ups += 1;
+                prop_assert!(follow_ups <= 4, "no convergence after 4 follow-up rounds");
+                current = next_round(&current, &round, 100 + follow_ups);
+                round = assignor.assign(&g.metadata, &current).unwrap();
+                check_valid(&g.metadata, &current, &round).map_err(TestCaseError::fail)?;
+                check_complete(&g.metadata, &current, &round).map_err(TestCaseError::fail)?;
+                check_cooperative(&current, &round).map_err(TestCaseError::fail)?;
+            }
+            if g.uniform {
+                prop_assert!(follow_ups <= 2, "uniform group needed {} follow-up rounds", follow_ups);
+            }
+            check_balanced(&subscribed_sets(&g.metadata, &current), &sets(&round)).map_err(TestCaseError::fail)?;
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn uniform_groups(g in group(true)) {
+        check_all(&g)?;
+    }
+
+    #[test]
+    fn mixed_groups(g in group(false)) {
+        check_all(&g)?;
+    }
+}
+
+#[test]
+fn cooperative_user_data_generation_is_used_without_the_field() {
+    // v1-style member: owned partitions in the field, generation only in userData.
+    let metadata = ClusterMetadata::from_counts([("t", 2)]);
+    let old = GroupMember {
+        member_id: "old".into(),
+        group_instance_id: None,
+        subscription: Subscription {
+            owned_partitions: vec![TopicPartitions::new("t", [0, 1])],
+            user_data: Some(CooperativeStickyUserData { generation: 5 }.encode()),
+            ..Subscription::new(["t"])
+        },
+    };
+    let stale = GroupMember {
+        member_id: "stale".into(),
+        group_instance_id: None,
+        subscription: Subscription {
+            owned_partitions: vec![TopicPartitions::new("t", [0, 1])],
+            generation_id: 4,
+            ..Subscription::new(["t"])
+        },
+    };
+    let out = builtin("cooperative-sticky").unwrap().assign(&metadata, &[old, stale]).unwrap();
+    // Generation 5 (userData) beats 4: "old" owns both, keeps one, hands the other over.
+    assert_eq!(out.partitions_of("old"), [TopicPartitions::new("t", [0])]);
+    assert_eq!(out.pending.len(), 1);
+    assert_eq!((out.pending[0].from.as_str(), out.pending[0].to.as_deref()), ("old", Some("stale")));
+}

@@ -1,0 +1,109 @@
+//! `kcp assign` end to end: the JSON contract of spec/cli.md.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
+use serde_json::{json, Value};
+
+fn kcp(args: &[&str], stdin: &str) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn range_by_fields() {
+    let group = json!({"topics": {"t1": 3, "t2": 3},
+        "members": [{"member_id": "c1", "topics": ["t1", "t2"]}, {"member_id": "c2", "topics": ["t1", "t2"]}]});
+    let (code, out) = kcp(&["assign", "--strategy", "range", "-"], &group.to_string());
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        json!({"strategy": "range", "protocol": "eager",
+            "assignments": {"c1": [{"topic": "t1", "partitions": [0, 1]}, {"topic": "t2", "partitions": [0, 1]}],
+                            "c2": [{"topic": "t1", "partitions": [2]}, {"topic": "t2", "partitions": [2]}]},
+            "pending": []})
+    );
+}
+
+#[test]
+fn cooperative_pending_with_hex_subscription() {
+    // m2 owns all of orders at generation 2 (given as an encoded v3 subscription); m1 joins.
+    let sub = Subscription {
+        owned_partitions: vec![TopicPartitions::new("orders", [0, 1, 2, 3])],
+        generation_id: 2,
+        ..Subscription::new(["orders"])
+    };
+    let group = json!({"topics": {"orders": 4},
+        "members": [
+            {"member_id": "m1", "group_instance_id": null, "topics": ["orders"], "owned_partitions": [],
+             "generation_id": -1, "rack_id": null, "user_data": null},
+            {"member_id": "m2", "subscription": hex(&sub.encode(Version::V3).unwrap())}]});
+    let (code, out) = kcp(&["assign", "--strategy", "cooperative-sticky"], &group.to_string());
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["protocol"], "cooperative");
+    assert_eq!(v["assignments"]["m1"], json!([]));
+    assert_eq!(v["assignments"]["m2"], json!([{"topic": "orders", "partitions": [0, 1]}]));
+    assert_eq!(
+        v["pending"],
+        json!([{"topic": "orders", "partition": 2, "from": "m2", "to": "m1"},
+               {"topic": "orders", "partition": 3, "from": "m2", "to": "m1"}])
+    );
+    // The eager sticky assignor reads ownership from userData only: here there is none.
+    let (code, out) = kcp(&["assign", "--strategy", "sticky"], &group.to_string());
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["protocol"].as_str(), v["pending"].as_array().unwrap().len()), (Some("eager"), 0));
+}
+
+#[test]
+fn roundrobin_and_racks_accepted() {
+    let group = json!({"topics": {"orders": 2}, "partition_racks": {"orders": [["r1"], ["r2"]]},
+        "members": [{"member_id": "a", "topics": ["orders"], "rack_id": "r2"},
+                    {"member_id": "b", "topics": ["orders"], "rack_id": "r1"}]});
+    let (code, out) = kcp(&["assign", "--strategy", "range"], &group.to_string());
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // Rack-aware range: each member gets the partition on its rack.
+    assert_eq!(
+        v["assignments"],
+        json!({"a": [{"topic": "orders", "partitions": [1]}], "b": [{"topic": "orders", "partitions": [0]}]})
+    );
+    let (code, out) = kcp(&["assign", "--strategy", "roundrobin"], &group.to_string());
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["assignments"],
+        json!({"a": [{"topic": "orders", "partitions": [0]}], "b": [{"topic": "orders", "partitions": [1]}]})
+    );
+}
+
+#[test]
+fn errors_and_usage() {
+    let (code, out) = kcp(&["assign", "--strategy", "range"], "{not json");
+    assert_eq!(code, 1);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["error"]["kind"], "invalid_input");
+    let dup = json!({"topics": {"t": 1}, "members": [{"member_id": "a", "topics": ["t"]}, {"member_id": "a", "topics": ["t"]}]});
+    let (code, _) = kcp(&["assign", "--strategy", "range"], &dup.to_string());
+    assert_eq!(code, 1);
+    let bad_sub = json!({"topics": {"t": 1}, "members": [{"member_id": "a", "subscription": "0003"}]});
+    let (code, out) = kcp(&["assign", "--strategy", "range"], &bad_sub.to_string());
+    assert_eq!(code, 1);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["error"]["kind"], "truncated");
+    let (code, _) = kcp(&["assign", "--strategy", "fastest"], "{}");
+    assert_eq!(code, 2);
+}
