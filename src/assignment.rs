@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{Reader, Sink};
+use crate::wire::{Counter, Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -24,22 +24,24 @@ const VERSION: FieldPath = FieldPath::field("version");
 const USER_DATA: FieldPath = FieldPath::field("user_data");
 
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
-    let mut r = Reader::new(buf, MessageKind::Assignment);
-    let version = r.i16(VERSION)?;
+    const MESSAGE: MessageKind = MessageKind::Assignment;
+    let mut r = Reader::new(buf);
+    let version = r.i16().map_err(|f| f.at(MESSAGE, VERSION))?;
     let Some(wire_layout) = Version::layout_for_wire(version) else {
-        return Err(r.error(DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
+        return Err(DecodeError::new(MESSAGE, DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
     };
     let read_as = wire_layout.min(options.reader_version);
-    let assigned_partitions = read_topic_partitions_array(&mut r, "assigned_partitions")?;
+    let assigned_partitions = read_topic_partitions_array(&mut r, MESSAGE, "assigned_partitions")?;
     let (user_data, repair) = if options.lenient && r.remaining() == 0 {
         // Some third-party leaders omit the trailing userData; read it as null.
         (OptRange::default(), Some(Repair { declared_version: version, read_as, message: MessageKind::Assignment }))
     } else {
-        let ud = r.nullable_bytes(USER_DATA, options.strict)?;
+        let ud = r.nullable_bytes(options.strict).map_err(|f| f.at(MESSAGE, USER_DATA))?;
         (OptRange::ending_at(r.pos(), ud), None)
     };
     if options.strict && r.remaining() > 0 {
-        return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
+        let trailing = DecodeErrorKind::TrailingBytes(r.remaining());
+        return Err(DecodeError::new(MESSAGE, trailing, r.pos(), FieldPath::field("end")));
     }
     Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos(), repair })
 }
@@ -140,20 +142,39 @@ impl Assignment {
         AssignmentView::decode(buf).map(|v| v.to_owned())
     }
 
-    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
+    /// True when no topic is listed twice and no group is empty: the groups are written as
+    /// they are.
+    fn canonical(&self) -> bool {
+        let groups = &self.assigned_partitions;
+        groups.iter().all(|g| !g.partitions.is_empty()) && distinct_topics(groups)
+    }
+
+    fn len(&self, version: Version, canonical: bool) -> usize {
+        if canonical {
+            let groups = &self.assigned_partitions;
+            2 + 4
+                + groups.iter().map(|g| 2 + g.topic.len() + 4 + 4 * g.partitions.len()).sum::<usize>()
+                + 4
+                + self.user_data.as_ref().map_or(0, |d| d.len())
+        } else {
+            let mut counter = Counter::default();
+            // A value that cannot be encoded has no length; this counts what would be written.
+            let _ = self.write(version, false, &mut counter);
+            counter.0
+        }
+    }
+
+    fn write<S: Sink>(&self, version: Version, canonical: bool, sink: &mut S) -> Result<(), EncodeError> {
         sink.i16(version.as_i16());
         let groups = &self.assigned_partitions;
         // Java writes a flat partition list grouped by topic: an empty group cannot exist, and a
         // topic listed twice is merged into its first appearance.
-        let distinct = distinct_topics(groups);
-        if distinct && groups.iter().all(|g| !g.partitions.is_empty()) {
+        if canonical {
             sink.count(groups.len(), "assigned_partitions")?;
             for g in groups {
                 sink.string(&g.topic, "assigned_partitions.topic")?;
                 sink.count(g.partitions.len(), "assigned_partitions.partitions")?;
-                for &p in &g.partitions {
-                    sink.i32(p);
-                }
+                sink.i32s(&g.partitions);
             }
         } else {
             let first =
@@ -163,9 +184,7 @@ impl Assignment {
                 sink.string(&groups[i].topic, "assigned_partitions.topic")?;
                 sink.count(total(groups, i), "assigned_partitions.partitions")?;
                 for g in groups[i..].iter().filter(|g| g.topic == groups[i].topic) {
-                    for &p in &g.partitions {
-                        sink.i32(p);
-                    }
+                    sink.i32s(&g.partitions);
                 }
             }
         }
@@ -180,8 +199,38 @@ fn total(groups: &[TopicPartitions], i: usize) -> usize {
 
 fn distinct_topics(groups: &[TopicPartitions]) -> bool {
     if groups.len() <= 32 {
-        return groups.iter().enumerate().all(|(i, g)| groups[..i].iter().all(|e| e.topic != g.topic));
+        // A 1024-bit filter of signatures answers "all distinct" without comparing pairs; only a
+        // filter collision leads to comparing signatures, and only equal signatures to comparing
+        // names.
+        let mut signatures = [0u64; 32];
+        let mut filter = [0u64; 16];
+        let mut collision = false;
+        for (slot, g) in signatures.iter_mut().zip(groups) {
+            *slot = signature(&g.topic);
+            let bit = (*slot >> 54) as usize; // top 10 bits: 0..1024
+            collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+            filter[bit / 64] |= 1 << (bit % 64);
+        }
+        if !collision {
+            return true;
+        }
+        let signatures = &signatures[..groups.len()];
+        return (0..groups.len())
+            .all(|i| (0..i).all(|j| signatures[j] != signatures[i] || groups[j].topic != groups[i].topic));
     }
     let mut seen = std::collections::HashSet::with_capacity(groups.len());
     groups.iter().all(|g| seen.insert(g.topic.as_str()))
+}
+
+/// A cheap fingerprint of a name (its length and its first and last eight bytes): equal names
+/// have equal signatures.
+#[inline]
+fn signature(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let n = bytes.len();
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => (bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)), 0),
+    };
+    (head.rotate_left(29) ^ tail ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

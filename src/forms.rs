@@ -121,29 +121,29 @@ macro_rules! decoded_forms {
     };
 }
 
-/// `encoded_len`, `encode` and `encode_into` for an owned message with a
-/// `fn write<S: Sink>(&self, Version, &mut S) -> Result<(), EncodeError>`.
+/// `encoded_len`, `encode` and `encode_into` for an owned message with `fn canonical(&self)`
+/// (which parts are already in canonical order, computed once per call),
+/// `fn len(&self, Version, Canonical) -> usize` and
+/// `fn write<S: Sink>(&self, Version, Canonical, &mut S) -> Result<(), EncodeError>`.
 macro_rules! value_encoding {
     ($owned:ident) => {
         impl $owned {
             #[doc = concat!("Exact size of [`", stringify!($owned), "::encode`]'s output, version header included.")]
             pub fn encoded_len(&self, version: $crate::Version) -> usize {
-                let mut counter = $crate::wire::Counter::default();
-                // A value that cannot be encoded has no length; this counts what would be written.
-                let _ = self.write(version, &mut counter);
-                counter.0
+                self.len(version, self.canonical())
             }
 
             /// Encodes with the 2-byte version header. Allocates exactly once.
             pub fn encode(&self, version: $crate::Version) -> Result<Vec<u8>, $crate::EncodeError> {
-                let mut out = Vec::with_capacity(self.encoded_len(version));
-                self.write(version, &mut out)?;
-                Ok(out)
+                let canonical = self.canonical();
+                let mut out = $crate::wire::Presized::new(self.len(version, canonical));
+                self.write(version, canonical, &mut out)?;
+                Ok(out.finish())
             }
 
             /// Appends the encoding to `out`.
             pub fn encode_into(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
-                self.write(version, out)
+                self.write(version, self.canonical(), out)
             }
         }
     };

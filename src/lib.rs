@@ -28,6 +28,11 @@
 //! # Ok::<(), kafka_consumer_protocol::EncodeError>(())
 //! ```
 //!
+//! [`coordinator`] is a sans-IO consumer-group member (JoinGroup/SyncGroup/Heartbeat/LeaveGroup
+//! as values, KIP-429 cooperative rebalancing, listener events in the KIP's order) and [`sim`]
+//! runs a whole group with the broker's group coordinator in virtual time, checking that no
+//! partition is ever owned twice.
+//!
 //! Decoding follows Java: a version above 3 is read with the v3 layout (newer fields are
 //! appended, so an older reader ignores them), trailing bytes are counted but not an error,
 //! negative versions are refused. [`DecodeOptions`] adds a strict mode, a lenient mode for
@@ -39,11 +44,15 @@
 
 mod assignment;
 pub mod assignor;
+pub mod coordinator;
 mod error;
 
 mod forms;
 mod lists;
 mod options;
+#[cfg(feature = "pcap")]
+pub mod pcap;
+pub mod sim;
 mod subscription;
 mod user_data;
 mod version;

@@ -5,7 +5,7 @@ use core::fmt;
 use core::iter::FusedIterator;
 use core::ops::Range;
 
-use crate::error::{DecodeError, FieldPath};
+use crate::error::{DecodeError, FieldPath, MessageKind};
 use crate::wire::{Reader, Validated};
 
 /// Byte range and element count of a validated array inside the input.
@@ -56,27 +56,92 @@ impl OptRange {
     }
 }
 
+/// Fast validation of one string at `buf[at..]`: its end, or `None` for anything the precise
+/// reader must look at (which then reports the exact error).
+#[inline(always)]
+fn scan_string(buf: &[u8], at: usize) -> Option<usize> {
+    let len = i16::from_be_bytes(buf.get(at..at + 2)?.try_into().ok()?);
+    let end = at + 2 + usize::try_from(len).ok()?;
+    let bytes = buf.get(at + 2..end)?;
+    (is_ascii(bytes) || core::str::from_utf8(bytes).is_ok()).then_some(end)
+}
+
+/// ASCII check tuned for topic-name lengths: two overlapping word loads for 8 to 16 bytes.
+#[inline(always)]
+fn is_ascii(bytes: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) if bytes.len() <= 16 => {
+            (u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail)) & HIGH == 0
+        }
+        (Some(_), _) => bytes.is_ascii(),
+        _ => bytes.iter().fold(0, |acc, &b| acc | b) < 0x80,
+    }
+}
+
+/// Fast validation of `count` strings: the bytes they take, or `None` on any problem.
+#[inline]
+fn scan_strings(buf: &[u8], count: usize) -> Option<usize> {
+    let mut at = 0;
+    for _ in 0..count {
+        at = scan_string(buf, at)?;
+    }
+    Some(at)
+}
+
+/// Fast validation of `count` `{topic, partitions}` groups: the bytes they take, or `None`.
+#[inline]
+fn scan_topic_partitions(buf: &[u8], count: usize) -> Option<usize> {
+    let mut at = 0;
+    for _ in 0..count {
+        at = scan_string(buf, at)?;
+        let n = i32::from_be_bytes(buf.get(at..at + 4)?.try_into().ok()?);
+        at = at.checked_add(4)?.checked_add(usize::try_from(n).ok()?.checked_mul(4)?)?;
+        if at > buf.len() {
+            return None;
+        }
+    }
+    Some(at)
+}
+
 /// Reads and validates `[string]` (e.g. `topics`), returning its region.
 #[inline]
-pub(crate) fn read_string_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len(FieldPath::field(name))?;
+pub(crate) fn read_string_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
     let start = r.pos();
+    if let Some(len) = scan_strings(r.rest(), count) {
+        r.advance(len);
+        return Ok(ArrayRegion { start, end: r.pos(), count });
+    }
     for i in 0..count {
-        r.string(FieldPath::element(name, i))?;
+        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))?;
     }
     Ok(ArrayRegion { start, end: r.pos(), count })
 }
 
 /// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
 #[inline]
-pub(crate) fn read_topic_partitions_array(r: &mut Reader<'_>, name: &'static str) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len(FieldPath::field(name))?;
+pub(crate) fn read_topic_partitions_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
     let start = r.pos();
+    if let Some(len) = scan_topic_partitions(r.rest(), count) {
+        r.advance(len);
+        return Ok(ArrayRegion { start, end: r.pos(), count });
+    }
     for i in 0..count {
-        let entry = FieldPath::element(name, i);
-        r.string(entry.child("topic", None))?;
-        let n = r.array_len(entry.child("partitions", None))?;
-        r.int32_array(n, |k| entry.child("partitions", Some(k)))?;
+        let entry = || FieldPath::element(name, i);
+        r.skip_string().map_err(|f| f.at(message, entry().child("topic", None)))?;
+        let n = r.array_len().map_err(|f| f.at(message, entry().child("partitions", None)))?;
+        let first = r.pos();
+        r.int32_array(n).map_err(|f| f.at(message, entry().child("partitions", Some((f.offset - first) / 4))))?;
     }
     Ok(ArrayRegion { start, end: r.pos(), count })
 }

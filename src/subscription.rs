@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{java_string_cmp, Reader, Sink};
+use crate::wire::{is_sorted_java, java_string_cmp, Counter, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -34,16 +34,17 @@ const GENERATION_ID: FieldPath = FieldPath::field("generation_id");
 const RACK_ID: FieldPath = FieldPath::field("rack_id");
 
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
-    let mut r = Reader::new(buf, MessageKind::Subscription);
-    let version = r.i16(VERSION)?;
+    const MESSAGE: MessageKind = MessageKind::Subscription;
+    let mut r = Reader::new(buf);
+    let version = r.i16().map_err(|f| f.at(MESSAGE, VERSION))?;
     let Some(wire_layout) = Version::layout_for_wire(version) else {
-        return Err(r.error(DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
+        return Err(DecodeError::new(MESSAGE, DecodeErrorKind::UnsupportedVersion(version), 0, VERSION));
     };
     let mut read_as = wire_layout.min(options.reader_version);
     let mut layout = Layout {
         version,
         read_as,
-        topics: read_string_array(&mut r, "topics")?,
+        topics: read_string_array(&mut r, MESSAGE, "topics")?,
         user_data: OptRange::default(),
         owned_partitions: ArrayRegion::default(),
         generation_id: -1,
@@ -51,7 +52,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
         end: 0,
         repair: None,
     };
-    let user_data = r.nullable_bytes(USER_DATA, options.strict)?;
+    let user_data = r.nullable_bytes(options.strict).map_err(|f| f.at(MESSAGE, USER_DATA))?;
     layout.user_data = OptRange::ending_at(r.pos(), user_data);
 
     // Appended fields, each only if the layout has it. In lenient mode a payload that ends
@@ -72,10 +73,10 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
             break;
         }
         match field_version {
-            Version::V1 => layout.owned_partitions = read_topic_partitions_array(&mut r, "owned_partitions")?,
-            Version::V2 => layout.generation_id = r.i32(GENERATION_ID)?,
+            Version::V1 => layout.owned_partitions = read_topic_partitions_array(&mut r, MESSAGE, "owned_partitions")?,
+            Version::V2 => layout.generation_id = r.i32().map_err(|f| f.at(MESSAGE, GENERATION_ID))?,
             _ => {
-                let rack = r.nullable_string(RACK_ID, options.strict)?;
+                let rack = r.nullable_string(options.strict).map_err(|f| f.at(MESSAGE, RACK_ID))?;
                 layout.rack_id = OptRange::ending_at(r.pos(), rack.map(str::as_bytes));
             }
         }
@@ -83,7 +84,8 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     layout.read_as = read_as;
     layout.end = r.pos();
     if options.strict && r.remaining() > 0 {
-        return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining()), r.pos(), FieldPath::field("end")));
+        let trailing = DecodeErrorKind::TrailingBytes(r.remaining());
+        return Err(DecodeError::new(MESSAGE, trailing, r.pos(), FieldPath::field("end")));
     }
     Ok(layout)
 }
@@ -260,11 +262,40 @@ impl Subscription {
         SubscriptionView::decode(buf).map(|v| v.to_owned())
     }
 
-    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
+    fn canonical(&self) -> Canonical {
+        Canonical {
+            topics: is_sorted_java(self.topics.iter().map(String::as_str), false),
+            owned: is_canonical_owned(&self.owned_partitions),
+        }
+    }
+
+    fn len(&self, version: Version, canonical: Canonical) -> usize {
+        let mut len = 2 + 4 + self.topics.iter().map(|t| 2 + t.len()).sum::<usize>();
+        len += 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+        if version >= Version::V1 {
+            len += if canonical.owned {
+                4 + self.owned_partitions.iter().map(|g| 2 + g.topic.len() + 4 + 4 * g.partitions.len()).sum::<usize>()
+            } else {
+                let mut counter = Counter::default();
+                // A value that cannot be encoded has no length; this counts what would be written.
+                let _ = write_owned(&self.owned_partitions, false, &mut counter);
+                counter.0
+            };
+        }
+        if version >= Version::V2 {
+            len += 4;
+        }
+        if version >= Version::V3 {
+            len += 2 + self.rack_id.as_ref().map_or(0, |r| r.len());
+        }
+        len
+    }
+
+    fn write<S: Sink>(&self, version: Version, canonical: Canonical, sink: &mut S) -> Result<(), EncodeError> {
         sink.i16(version.as_i16());
         // Topics sorted in Java's String order; sort a copy of the references only when needed.
         sink.count(self.topics.len(), "topics")?;
-        if self.topics.windows(2).all(|w| java_string_cmp(&w[0], &w[1]).is_le()) {
+        if canonical.topics {
             for t in &self.topics {
                 sink.string(t, "topics")?;
             }
@@ -277,7 +308,7 @@ impl Subscription {
         }
         sink.nullable_bytes(self.user_data.as_deref(), "user_data")?;
         if version >= Version::V1 {
-            write_owned_canonical(&self.owned_partitions, sink)?;
+            write_owned(&self.owned_partitions, canonical.owned, sink)?;
         }
         if version >= Version::V2 {
             sink.i32(self.generation_id);
@@ -289,18 +320,29 @@ impl Subscription {
     }
 }
 
+/// Which parts of a subscription are already in the order Java writes them.
+#[derive(Clone, Copy)]
+struct Canonical {
+    topics: bool,
+    owned: bool,
+}
+
+/// Non-empty groups with strictly increasing topics and sorted partitions.
+fn is_canonical_owned(groups: &[TopicPartitions]) -> bool {
+    // Branch-free per group, so the compiler can vectorize the partition scan.
+    let sorted = |p: &[i32]| p.windows(2).fold(0u8, |unsorted, w| unsorted | u8::from(w[0] > w[1])) == 0;
+    groups.iter().all(|g| !g.partitions.is_empty() && sorted(&g.partitions))
+        && is_sorted_java(groups.iter().map(|g| g.topic.as_str()), true)
+}
+
 /// Owned partitions sorted by (topic, partition) and grouped per topic, as Java writes them.
-fn write_owned_canonical<S: Sink>(groups: &[TopicPartitions], sink: &mut S) -> Result<(), EncodeError> {
-    let canonical = groups.iter().all(|g| !g.partitions.is_empty() && g.partitions.windows(2).all(|w| w[0] <= w[1]))
-        && groups.windows(2).all(|w| java_string_cmp(&w[0].topic, &w[1].topic).is_lt());
+fn write_owned<S: Sink>(groups: &[TopicPartitions], canonical: bool, sink: &mut S) -> Result<(), EncodeError> {
     if canonical {
         sink.count(groups.len(), "owned_partitions")?;
         for g in groups {
             sink.string(&g.topic, "owned_partitions.topic")?;
             sink.count(g.partitions.len(), "owned_partitions.partitions")?;
-            for &p in &g.partitions {
-                sink.i32(p);
-            }
+            sink.i32s(&g.partitions);
         }
         return Ok(());
     }

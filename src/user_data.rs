@@ -33,8 +33,10 @@ impl CooperativeStickyUserData {
 
     /// Reads the generation; trailing bytes are ignored, as Java's `getInt()` does.
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(buf, MessageKind::CooperativeStickyUserData);
-        Ok(CooperativeStickyUserData { generation: r.i32(FieldPath::field("generation"))? })
+        let generation = Reader::new(buf)
+            .i32()
+            .map_err(|f| f.at(MessageKind::CooperativeStickyUserData, FieldPath::field("generation")))?;
+        Ok(CooperativeStickyUserData { generation })
     }
 
     /// Java's interpretation: null userData means no generation; unreadable userData means -1.
@@ -81,9 +83,7 @@ impl StickyUserData {
         for g in &self.previous_assignment {
             out.string(&g.topic, "previous_assignment.topic")?;
             out.count(g.partitions.len(), "previous_assignment.partitions")?;
-            for &p in &g.partitions {
-                out.i32(p);
-            }
+            out.i32s(&g.partitions);
         }
         if let Some(generation) = self.generation {
             out.i32(generation);
@@ -93,17 +93,18 @@ impl StickyUserData {
 
     /// Reads the V1 layout exactly (previous assignment, then generation).
     pub fn decode_v1(buf: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(buf, MessageKind::StickyUserData);
-        let region = read_topic_partitions_array(&mut r, "previous_assignment")?;
-        let generation = r.i32(FieldPath::field("generation"))?;
+        const MESSAGE: MessageKind = MessageKind::StickyUserData;
+        let mut r = Reader::new(buf);
+        let region = read_topic_partitions_array(&mut r, MESSAGE, "previous_assignment")?;
+        let generation = r.i32().map_err(|f| f.at(MESSAGE, FieldPath::field("generation")))?;
         let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
         Ok(StickyUserData { previous_assignment: list.to_owned(), generation: Some(generation) })
     }
 
     /// Reads the V0 layout (previous assignment only).
     pub fn decode_v0(buf: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(buf, MessageKind::StickyUserData);
-        let region = read_topic_partitions_array(&mut r, "previous_assignment")?;
+        let mut r = Reader::new(buf);
+        let region = read_topic_partitions_array(&mut r, MessageKind::StickyUserData, "previous_assignment")?;
         let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
         Ok(StickyUserData { previous_assignment: list.to_owned(), generation: None })
     }

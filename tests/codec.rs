@@ -386,3 +386,20 @@ fn sticky_user_data_falls_back_like_java() {
         (StickyUserDataFormat::Unreadable, StickyUserData { previous_assignment: vec![], generation: Some(-1) })
     );
 }
+
+#[test]
+fn repeated_topics_are_merged_at_any_group_count() {
+    for groups in [2usize, 31, 32, 33, 100] {
+        let mut list: Vec<TopicPartitions> =
+            (0..groups - 1).map(|i| TopicPartitions::new(format!("t{i}"), [i as i32])).collect();
+        list.push(TopicPartitions::new("t0", [99]));
+        let a = Assignment::new(list);
+        let back = Assignment::decode(&a.encode(Version::V0).unwrap()).unwrap();
+        assert_eq!(back.assigned_partitions.len(), groups - 1, "{groups} groups");
+        assert_eq!(back.assigned_partitions[0], TopicPartitions::new("t0", [0, 99]));
+        assert_eq!(a.encoded_len(Version::V0), a.encode(Version::V0).unwrap().len());
+        // Without the repeat, nothing is merged.
+        let distinct = Assignment::new((0..groups).map(|i| TopicPartitions::new(format!("t{i}"), [1])).collect());
+        assert_eq!(Assignment::decode(&distinct.encode(Version::V0).unwrap()).unwrap(), distinct);
+    }
+}

@@ -70,7 +70,7 @@ use super::common::{build_assignments, check_members, member_id_order, Topics, N
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
-use crate::error::{FieldPath, MessageKind};
+use crate::error::MessageKind;
 use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
 use crate::wire::Reader;
 use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
@@ -241,11 +241,11 @@ struct Claims {
 /// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
 /// with generation -1 when neither layout reads.
 fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
-    let mut r = Reader::new(buf, MessageKind::StickyUserData);
-    match read_topic_partitions_array(&mut r, "previous_assignment") {
+    let mut r = Reader::new(buf);
+    match read_topic_partitions_array(&mut r, MessageKind::StickyUserData, "previous_assignment") {
         Ok(region) => {
             let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
-            (Some(list), r.i32(FieldPath::field("generation")).ok())
+            (Some(list), r.i32().ok())
         }
         Err(_) => (None, Some(NO_GENERATION)),
     }

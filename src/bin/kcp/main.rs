@@ -5,7 +5,9 @@ mod assign;
 mod decode;
 mod encode;
 mod input;
+mod pcap;
 mod shapes;
+mod simulate;
 
 use std::process::ExitCode;
 
@@ -64,7 +66,11 @@ impl CliError {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "kcp", version, about = "Kafka consumer-group protocol tool: decode, encode, compat, assign")]
+#[command(
+    name = "kcp",
+    version,
+    about = "Kafka consumer-group protocol tool: decode, encode, compat, assign, simulate, pcap"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,6 +84,16 @@ enum Command {
     Encode(encode::EncodeArgs),
     /// Show what every reader version 0..=3 sees of one payload.
     Compat(decode::DecodeArgs),
+    /// Decode the JoinGroup/SyncGroup traffic of a pcap/pcapng capture.
+    ///
+    /// Prints one JSON object per message on stdout (or, with `--format text`, the group's story
+    /// by generation). What was skipped (non-Kafka traffic, retransmissions, gaps, undecodable
+    /// frames, a truncated capture) is summarised as the last line on stderr:
+    /// `{"summary": {...}}`. Exit status 0 also for a truncated capture; 1 when the file cannot be
+    /// opened or is not a pcap/pcapng capture.
+    Pcap(pcap::PcapArgs),
+    /// Run a whole consumer group in virtual time (scenario file in, timeline out).
+    Simulate(simulate::SimulateArgs),
     /// Run a built-in assignor on a group described in JSON.
     Assign(assign::AssignArgs),
 }
@@ -114,6 +130,8 @@ fn main() -> ExitCode {
         Command::Decode(args) => finish(decode::run_decode(&args), args.format),
         Command::Compat(args) => finish(decode::run_compat(&args), args.format),
         Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
+        Command::Pcap(args) => pcap::run_pcap(&args),
+        Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
         Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
     }
 }

@@ -1,0 +1,11 @@
+//! Drives the group simulator with arbitrary step sequences (every kind of step and fault,
+//! any assignor family) and checks the ownership invariants: no partition owned by two
+//! members of the group, no partition held long after expulsion, and convergence.
+#![no_main]
+
+#[path = "../sim_checks.rs"]
+mod sim_checks;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| sim_checks::check(data));

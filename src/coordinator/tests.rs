@@ -1,0 +1,683 @@
+//! Unit tests of the member coordinator: every error code and both callback orders, after
+//! KIP-429 and Java's `ConsumerCoordinatorTest` / `AbstractCoordinatorTest`.
+
+use super::*;
+use crate::assignor::ClusterMetadata;
+use crate::Assignment;
+use RebalanceProtocol::{Cooperative, Eager};
+
+type Plan = Box<dyn Fn(&[GroupMember]) -> BTreeMap<String, Vec<Tp>> + Send>;
+
+/// An assignor whose output is a closure over the members.
+struct TestAssignor {
+    name: &'static str,
+    protocols: Vec<RebalanceProtocol>,
+    plan: Plan,
+}
+
+impl PartitionAssignor for TestAssignor {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn supported_protocols(&self) -> &[RebalanceProtocol] {
+        &self.protocols
+    }
+    fn subscription_user_data(&self, _topics: &[String]) -> Option<Bytes> {
+        Some(Bytes::from_static(b"ud"))
+    }
+    fn assign(&self, _md: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
+        let mut out = GroupAssignment::default();
+        for (m, parts) in (self.plan)(members) {
+            out.assignments.insert(m, Assignment::new(group_partitions(&parts)));
+        }
+        Ok(out)
+    }
+}
+
+fn assignor(name: &'static str, protocols: &[RebalanceProtocol]) -> Box<dyn PartitionAssignor> {
+    Box::new(TestAssignor { name, protocols: protocols.to_vec(), plan: Box::new(|_| BTreeMap::new()) })
+}
+
+fn tp(t: &str, p: i32) -> Tp {
+    (t.to_string(), p)
+}
+
+fn enc(parts: &[(&str, i32)]) -> Bytes {
+    let set: BTreeSet<Tp> = parts.iter().map(|(t, p)| tp(t, *p)).collect();
+    Bytes::from(Assignment::new(group_partitions(&set)).encode(Version::V3).unwrap())
+}
+
+fn parts(v: &[(&str, i32)]) -> Vec<TopicPartitions> {
+    group_partitions(&v.iter().map(|(t, p)| tp(t, *p)).collect::<BTreeSet<_>>())
+}
+
+struct H {
+    c: Coordinator,
+    now: u64,
+}
+
+impl H {
+    fn new(assignors: Vec<Box<dyn PartitionAssignor>>, instance: Option<&str>) -> H {
+        let mut config = Config::new("g");
+        config.group_instance_id = instance.map(str::to_string);
+        config.client_rack = Some("r1".into());
+        let mut c = Coordinator::new(config, assignors, 0).unwrap();
+        c.update_metadata(0, ClusterMetadata::from_counts([("t", 4), ("u", 2)]));
+        c.subscribe(0, ["t"]);
+        H { c, now: 0 }
+    }
+    fn follower_topics(protocol: RebalanceProtocol, topics: &[&str]) -> H {
+        let list: &[RebalanceProtocol] = if protocol == Eager { &[Eager] } else { &[Cooperative, Eager] };
+        let mut c = Coordinator::new(Config::new("g"), vec![assignor("x", list)], 0).unwrap();
+        c.update_metadata(0, ClusterMetadata::from_counts([("t", 4), ("u", 2)]));
+        c.subscribe(0, topics.iter().copied());
+        H { c, now: 0 }
+    }
+    fn follower(protocol: RebalanceProtocol) -> H {
+        let list: &[RebalanceProtocol] = if protocol == Eager { &[Eager] } else { &[Cooperative, Eager] };
+        H::new(vec![assignor("x", list)], None)
+    }
+    fn events(&mut self) -> Vec<Event> {
+        std::iter::from_fn(|| self.c.poll_event()).collect()
+    }
+    /// The next non-heartbeat request.
+    fn req(&mut self) -> Transmit {
+        loop {
+            let t = self.c.poll_request(self.now).expect("a request");
+            if !matches!(t.request, Request::Heartbeat(_)) {
+                return t;
+            }
+        }
+    }
+    fn no_join(&mut self) {
+        while let Some(t) = self.c.poll_request(self.now) {
+            assert!(matches!(t.request, Request::Heartbeat(_)), "unexpected {t:?}");
+        }
+    }
+    fn join_ok(&mut self, generation: i32, member: &str) -> Transmit {
+        let t = self.req();
+        assert!(matches!(t.request, Request::JoinGroup(_)), "{t:?}");
+        self.now += 1;
+        self.c.handle_response(
+            self.now,
+            t.id,
+            Response::JoinGroup(JoinGroupResponse {
+                generation_id: generation,
+                member_id: member.into(),
+                leader: "other".into(),
+                protocol_name: Some("x".into()),
+                protocol_type: Some("consumer".into()),
+                ..Default::default()
+            }),
+        );
+        let s = self.req();
+        assert!(matches!(s.request, Request::SyncGroup(_)), "{s:?}");
+        s
+    }
+    fn sync_ok(&mut self, sync: Transmit, assigned: &[(&str, i32)]) {
+        self.now += 1;
+        self.c.handle_response(
+            self.now,
+            sync.id,
+            Response::SyncGroup(SyncGroupResponse { assignment: enc(assigned), ..Default::default() }),
+        );
+    }
+    fn rebalance(&mut self, generation: i32, assigned: &[(&str, i32)]) -> Vec<Event> {
+        let s = self.join_ok(generation, "m1");
+        self.sync_ok(s, assigned);
+        self.events()
+    }
+    fn heartbeat(&mut self, error: ErrorCode) {
+        self.now += self.c.config().heartbeat_interval_ms;
+        let t = loop {
+            let t = self.c.poll_request(self.now).expect("heartbeat");
+            if matches!(t.request, Request::Heartbeat(_)) {
+                break t;
+            }
+        };
+        self.c.handle_response(self.now, t.id, Response::Heartbeat(HeartbeatResponse { error }));
+    }
+}
+
+fn join_req(t: &Transmit) -> &JoinGroupRequest {
+    match &t.request {
+        Request::JoinGroup(j) => j,
+        other => panic!("not a JoinGroup: {other:?}"),
+    }
+}
+
+#[test]
+fn select_rebalance_protocol_like_java() {
+    let err = Coordinator::new(Config::new("g"), vec![assignor("e", &[Eager]), assignor("c", &[Cooperative])], 0);
+    assert!(matches!(err, Err(CoordinatorError::NoCommonProtocol(_))));
+    assert!(matches!(Coordinator::new(Config::new("g"), vec![], 0), Err(CoordinatorError::NoAssignors)));
+    let c = Coordinator::new(
+        Config::new("g"),
+        vec![assignor("a", &[Eager, Cooperative]), assignor("b", &[Cooperative, Eager])],
+        0,
+    )
+    .unwrap();
+    assert_eq!(c.protocol(), Cooperative);
+}
+
+#[test]
+fn join_group_lists_every_assignor_with_its_own_subscription() {
+    let mut h = H::new(vec![assignor("first", &[Cooperative, Eager]), assignor("second", &[Eager])], Some("i1"));
+    let t = h.req();
+    let j = join_req(&t);
+    assert_eq!(j.protocols.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert_eq!(j.group_instance_id.as_deref(), Some("i1"));
+    assert_eq!(j.protocol_type, "consumer");
+    let sub = Subscription::decode(&j.protocols[0].metadata).unwrap();
+    assert_eq!(SubscriptionView::decode(&j.protocols[0].metadata).unwrap().version(), 3);
+    assert_eq!(sub.topics, ["t"]);
+    assert_eq!(sub.user_data.as_deref(), Some(&b"ud"[..]));
+    assert_eq!((sub.generation_id, sub.rack_id.as_deref()), (-1, Some("r1")));
+    assert_eq!(h.c.protocol(), Eager);
+}
+
+#[test]
+fn member_id_required_adopts_the_id_and_rejoins_at_once() {
+    let mut h = H::follower(Eager);
+    let t = h.req();
+    assert_eq!(join_req(&t).member_id, "");
+    h.c.handle_response(
+        1,
+        t.id,
+        Response::JoinGroup(JoinGroupResponse {
+            error: ErrorCode::MEMBER_ID_REQUIRED,
+            member_id: "given".into(),
+            ..Default::default()
+        }),
+    );
+    let t = h.req();
+    assert_eq!(join_req(&t).member_id, "given");
+    // No listener callback for this round trip; it counts as a failed rebalance attempt.
+    assert!(h.events().iter().all(|e| !matches!(e, Event::PartitionsLost(_))));
+    assert_eq!(h.c.metrics().failed_rebalance_total(), 1);
+}
+
+#[test]
+fn eager_callback_order_revoke_all_before_join_then_assignment_then_assigned() {
+    let mut h = H::follower(Eager);
+    let ev = h.rebalance(1, &[("t", 0), ("t", 1)]);
+    assert_eq!(
+        ev,
+        [
+            Event::PartitionsRevoked(vec![]), // eager revokes even an empty set... only once joined
+            Event::Assignment { generation_id: 1, assignor: "x".into(), partitions: parts(&[("t", 0), ("t", 1)]) },
+            Event::PartitionsAssigned(parts(&[("t", 0), ("t", 1)])),
+        ][1..]
+    );
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    // Before the JoinGroup: revoke everything.
+    let ev = h.events();
+    assert_eq!(ev, [Event::PartitionsRevoked(parts(&[("t", 0), ("t", 1)]))]);
+    assert!(h.c.owned().is_empty());
+    let j = h.req();
+    assert!(Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap().owned_partitions.is_empty());
+    h.c.handle_response(
+        h.now,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse {
+            generation_id: 2,
+            member_id: "m1".into(),
+            leader: "other".into(),
+            protocol_name: Some("x".into()),
+            ..Default::default()
+        }),
+    );
+    let s = h.req();
+    h.sync_ok(s, &[("t", 1), ("t", 2)]);
+    // Eager: onPartitionsAssigned gets the full assignment (overlapping the revoked set).
+    assert_eq!(
+        h.events(),
+        [
+            Event::Assignment { generation_id: 2, assignor: "x".into(), partitions: parts(&[("t", 1), ("t", 2)]) },
+            Event::PartitionsAssigned(parts(&[("t", 1), ("t", 2)])),
+        ]
+    );
+}
+
+#[test]
+fn eager_revoke_fires_even_when_nothing_is_owned() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    assert_eq!(h.events(), [Event::PartitionsRevoked(vec![])]);
+}
+
+#[test]
+fn cooperative_callback_order_revoke_moved_then_assignment_then_added_then_rejoin() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0), ("t", 1)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    // Nothing revoked before the JoinGroup; owned partitions are claimed in it.
+    assert!(h.events().is_empty());
+    let s = {
+        let j = h.req();
+        let sub = Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap();
+        assert_eq!(sub.owned_partitions, parts(&[("t", 0), ("t", 1)]));
+        assert_eq!(sub.generation_id, 1);
+        h.c.handle_response(
+            h.now,
+            j.id,
+            Response::JoinGroup(JoinGroupResponse {
+                generation_id: 2,
+                member_id: "m1".into(),
+                leader: "other".into(),
+                protocol_name: Some("x".into()),
+                ..Default::default()
+            }),
+        );
+        h.req()
+    };
+    h.sync_ok(s, &[("t", 1), ("t", 3)]);
+    assert_eq!(
+        h.events(),
+        [
+            Event::PartitionsRevoked(parts(&[("t", 0)])),
+            Event::Assignment { generation_id: 2, assignor: "x".into(), partitions: parts(&[("t", 1), ("t", 3)]) },
+            Event::PartitionsAssigned(parts(&[("t", 3)])),
+        ]
+    );
+    // Revoked something: rejoin at once for the follow-up rebalance.
+    let j = h.req();
+    assert_eq!(join_req(&j).reason, "need to revoke partitions and re-join");
+    // The follow-up keeps everything: assigned still fires, empty.
+    h.c.handle_response(
+        h.now,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse {
+            generation_id: 3,
+            member_id: "m1".into(),
+            leader: "other".into(),
+            protocol_name: Some("x".into()),
+            ..Default::default()
+        }),
+    );
+    let s = h.req();
+    h.sync_ok(s, &[("t", 1), ("t", 3)]);
+    let ev = h.events();
+    assert_eq!(ev.last(), Some(&Event::PartitionsAssigned(vec![])));
+    assert!(!ev.iter().any(|e| matches!(e, Event::PartitionsRevoked(_))));
+    h.no_join();
+}
+
+#[test]
+fn unknown_member_id_on_sync_loses_everything_and_resets_the_member_id() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let s = h.join_ok(2, "m1");
+    h.c.handle_response(
+        h.now,
+        s.id,
+        Response::SyncGroup(SyncGroupResponse { error: ErrorCode::UNKNOWN_MEMBER_ID, ..Default::default() }),
+    );
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 0)]))]);
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, ""));
+    let j = h.req();
+    let sub = Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap();
+    assert_eq!((join_req(&j).member_id.as_str(), sub.generation_id), ("", -1));
+    assert!(sub.owned_partitions.is_empty());
+}
+
+#[test]
+fn illegal_generation_on_heartbeat_keeps_the_member_id() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0), ("t", 2)]);
+    h.heartbeat(ErrorCode::ILLEGAL_GENERATION);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 0), ("t", 2)]))]);
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, "m1"));
+    let j = h.req();
+    assert_eq!(join_req(&j).member_id, "m1");
+}
+
+#[test]
+fn illegal_generation_on_sync_keeps_the_member_id() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    h.events();
+    let s = h.join_ok(2, "m1");
+    h.c.handle_response(
+        h.now,
+        s.id,
+        Response::SyncGroup(SyncGroupResponse { error: ErrorCode::ILLEGAL_GENERATION, ..Default::default() }),
+    );
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, "m1"));
+    assert_eq!(join_req(&h.req()).member_id, "m1");
+}
+
+#[test]
+fn rebalance_in_progress_on_sync_rejoins_without_reset_and_keeps_owned() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let s = h.join_ok(2, "m1");
+    h.c.handle_response(
+        h.now,
+        s.id,
+        Response::SyncGroup(SyncGroupResponse { error: ErrorCode::REBALANCE_IN_PROGRESS, ..Default::default() }),
+    );
+    assert!(h.events().is_empty());
+    let j = h.req();
+    let sub = Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap();
+    // KAFKA-13419: stale owned partitions with the generation of the last join.
+    assert_eq!(sub.owned_partitions, parts(&[("t", 0)]));
+    assert_eq!((join_req(&j).member_id.as_str(), sub.generation_id), ("m1", 2));
+}
+
+#[test]
+fn rebalance_in_progress_on_join_retries_at_once() {
+    let mut h = H::follower(Eager);
+    let j = h.req();
+    h.c.handle_response(
+        1,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::REBALANCE_IN_PROGRESS, ..Default::default() }),
+    );
+    assert!(matches!(h.req().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn unknown_member_id_on_join_resets_and_rejoins() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let j = h.req();
+    h.c.handle_response(
+        h.now,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::UNKNOWN_MEMBER_ID, ..Default::default() }),
+    );
+    assert_eq!(h.c.member_id(), "");
+    assert_eq!(join_req(&h.req()).member_id, "");
+}
+
+#[test]
+fn fenced_instance_id_is_fatal() {
+    let mut h = H::new(vec![assignor("x", &[Cooperative])], Some("static-1"));
+    h.rebalance(1, &[("t", 0)]);
+    h.heartbeat(ErrorCode::FENCED_INSTANCE_ID);
+    let ev = h.events();
+    assert_eq!(ev[0], Event::PartitionsLost(parts(&[("t", 0)])));
+    assert!(matches!(&ev[1], Event::Fatal(CoordinatorError::Broker { error: ErrorCode::FENCED_INSTANCE_ID, .. })));
+    assert_eq!(h.c.state(), State::Fatal);
+    assert!(h.c.poll_request(h.now + 100_000).is_none());
+    assert!(h.c.poll_timeout().is_none());
+}
+
+#[test]
+fn fenced_instance_id_on_join_and_inconsistent_protocol_are_fatal() {
+    for error in
+        [ErrorCode::FENCED_INSTANCE_ID, ErrorCode::INCONSISTENT_GROUP_PROTOCOL, ErrorCode::GROUP_AUTHORIZATION_FAILED]
+    {
+        let mut h = H::follower(Eager);
+        let j = h.req();
+        h.c.handle_response(1, j.id, Response::JoinGroup(JoinGroupResponse { error, ..Default::default() }));
+        assert!(matches!(h.events().last(), Some(Event::Fatal(_))), "{error}");
+        assert_eq!(h.c.state(), State::Fatal);
+    }
+}
+
+#[test]
+fn coordinator_errors_back_off_then_retry() {
+    let mut h = H::follower(Eager);
+    let j = h.req();
+    h.c.handle_response(
+        10,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::COORDINATOR_NOT_AVAILABLE, ..Default::default() }),
+    );
+    assert!(h.c.poll_request(10).is_none());
+    assert_eq!(h.c.poll_timeout(), Some(110));
+    h.c.handle_timeout(110);
+    assert!(matches!(h.c.poll_request(110).unwrap().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn errors_for_a_generation_that_already_changed_are_ignored() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0)]);
+    // A heartbeat for generation 1 is in flight when generation 2 completes.
+    h.now += 3_000;
+    let hb = loop {
+        let t = h.c.poll_request(h.now).unwrap();
+        if matches!(t.request, Request::Heartbeat(_)) {
+            break t;
+        }
+    };
+    h.c.request_rejoin("test");
+    let s = h.join_ok(2, "m1");
+    h.sync_ok(s, &[("t", 0)]);
+    h.events();
+    h.c.handle_response(h.now, hb.id, Response::Heartbeat(HeartbeatResponse { error: ErrorCode::UNKNOWN_MEMBER_ID }));
+    assert!(h.events().is_empty());
+    assert_eq!((h.c.generation(), h.c.member_id(), h.c.state()), (2, "m1", State::Stable));
+}
+
+#[test]
+fn heartbeat_rebalance_in_progress_is_ignored_unless_stable() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[]);
+    h.c.request_rejoin("test");
+    let j = h.req(); // JoinGroup in flight: PreparingRebalance
+    let _ = j;
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    assert_eq!(h.c.state(), State::PreparingRebalance);
+    h.no_join();
+}
+
+#[test]
+fn session_timeout_without_heartbeat_responses_loses_partitions() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 1)]);
+    let deadline = h.c.poll_timeout().unwrap();
+    assert!(deadline <= h.now + 45_000);
+    h.c.handle_timeout(h.now + 45_000);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 1)]))]);
+    assert_eq!(h.c.member_id(), "");
+}
+
+#[test]
+fn cooperative_subscription_change_revokes_only_dropped_topics_before_joining() {
+    let mut h = H::follower_topics(Cooperative, &["t", "u"]);
+    h.rebalance(1, &[("t", 0), ("u", 1)]);
+    h.c.subscribe(h.now, ["t"]);
+    assert_eq!(h.events(), [Event::PartitionsRevoked(parts(&[("u", 1)]))]);
+    let j = h.req();
+    let sub = Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap();
+    assert_eq!(sub.owned_partitions, parts(&[("t", 0)]));
+}
+
+#[test]
+fn eager_subscription_change_revokes_everything() {
+    let mut h = H::follower_topics(Eager, &["t", "u"]);
+    h.rebalance(1, &[("t", 0), ("u", 1)]);
+    h.c.subscribe(h.now, ["t"]);
+    assert_eq!(h.events(), [Event::PartitionsRevoked(parts(&[("t", 0), ("u", 1)]))]);
+}
+
+#[test]
+fn assignment_for_an_outdated_subscription_triggers_a_rejoin_without_callbacks() {
+    let mut h = H::follower(Cooperative);
+    let s = h.join_ok(1, "m1");
+    h.c.subscribe(h.now, ["u"]);
+    h.sync_ok(s, &[("t", 0)]);
+    assert!(h.events().is_empty());
+    assert!(h.c.owned().is_empty());
+    assert!(h.c.rejoin_needed() || matches!(h.req().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn vanished_partitions_are_lost_when_metadata_changes() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0), ("t", 3)]);
+    h.c.update_metadata(h.now, ClusterMetadata::from_counts([("t", 2)]));
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 3)]))]);
+    assert_eq!(h.c.owned().len(), 1);
+}
+
+#[test]
+fn leave_sends_leave_group_for_dynamic_members_only() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0)]);
+    h.c.leave(h.now);
+    assert_eq!(h.events(), [Event::PartitionsRevoked(parts(&[("t", 0)]))]);
+    let t = h.c.poll_request(h.now).unwrap();
+    assert!(matches!(&t.request, Request::LeaveGroup(l) if l.member_id == "m1"));
+    let mut s = H::new(vec![assignor("x", &[Cooperative])], Some("static-1"));
+    s.rebalance(1, &[("t", 0)]);
+    s.c.leave(s.now);
+    assert!(s.c.poll_request(s.now).is_none(), "static members never send LeaveGroup");
+}
+
+fn leader_round(h: &mut H, name: &str, members: Vec<(&str, Vec<Tp>)>) -> (Option<Transmit>, Vec<Event>) {
+    let j = h.req();
+    let metadata = |owned: &Vec<Tp>| {
+        let sub = Subscription {
+            topics: vec!["t".into()],
+            owned_partitions: group_partitions(owned),
+            generation_id: 1,
+            ..Subscription::default()
+        };
+        Bytes::from(sub.encode(Version::V3).unwrap())
+    };
+    h.c.handle_response(
+        h.now,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse {
+            generation_id: 2,
+            member_id: "m1".into(),
+            leader: "m1".into(),
+            protocol_name: Some(name.into()),
+            members: members
+                .iter()
+                .map(|(m, owned)| JoinGroupMember {
+                    member_id: m.to_string(),
+                    group_instance_id: None,
+                    metadata: metadata(owned),
+                })
+                .collect(),
+            ..Default::default()
+        }),
+    );
+    let ev = h.events();
+    (h.c.poll_request(h.now), ev)
+}
+
+/// A cooperative assignor that moves t-0 from m2 to m1 in one round.
+fn mover(name: &'static str, protocols: &[RebalanceProtocol]) -> Box<dyn PartitionAssignor> {
+    Box::new(TestAssignor {
+        name,
+        protocols: protocols.to_vec(),
+        plan: Box::new(|_| {
+            BTreeMap::from([("m1".to_string(), vec![tp("t", 0)]), ("m2".to_string(), vec![tp("t", 1)])])
+        }),
+    })
+}
+
+#[test]
+fn leader_validates_custom_cooperative_assignors() {
+    let mut h = H::new(vec![mover("custom", &[Cooperative])], None);
+    let (t, ev) = leader_round(&mut h, "custom", vec![("m1", vec![]), ("m2", vec![tp("t", 0), tp("t", 1)])]);
+    assert!(
+        matches!(&ev[..], [Event::Error(CoordinatorError::Assign(AssignError::CooperativeViolation(_)))]),
+        "{ev:?}"
+    );
+    assert!(t.is_none(), "no SyncGroup after a failed assignment");
+}
+
+#[test]
+fn leader_does_not_validate_eager_or_builtin_cooperative_sticky_but_hands_over() {
+    for (name, protocols) in [("custom", &[Eager][..]), (COOPERATIVE_STICKY, &[Cooperative][..])] {
+        let mut h = H::new(vec![mover(name, protocols)], None);
+        let (t, ev) = leader_round(&mut h, name, vec![("m1", vec![]), ("m2", vec![tp("t", 0), tp("t", 1)])]);
+        assert!(ev.is_empty(), "{ev:?}");
+        let t = t.unwrap();
+        let Request::SyncGroup(s) = &t.request else { panic!("{t:?}") };
+        let a: BTreeMap<&str, Assignment> =
+            s.assignments.iter().map(|a| (a.member_id.as_str(), Assignment::decode(&a.assignment).unwrap())).collect();
+        // t-0 is still owned by m2: withheld from m1 this round (KIP-429 §2.4).
+        assert!(a["m1"].assigned_partitions.is_empty());
+        assert_eq!(a["m2"].assigned_partitions, parts(&[("t", 1)]));
+        let pending = &h.c.last_group_assignment().unwrap().pending;
+        assert_eq!(
+            pending,
+            &[PendingPartition { topic: "t".into(), partition: 0, from: "m2".into(), to: Some("m1".into()) }]
+        );
+    }
+}
+
+#[test]
+fn leader_rejoins_when_partition_counts_change() {
+    let mut h = H::new(vec![mover("custom", &[Eager])], None);
+    let (s, _) = leader_round(&mut h, "custom", vec![("m1", vec![]), ("m2", vec![])]);
+    h.sync_ok(s.unwrap(), &[("t", 0)]);
+    h.events();
+    h.no_join();
+    h.c.update_metadata(h.now, ClusterMetadata::from_counts([("t", 8), ("u", 2)]));
+    let j = h.req();
+    assert_eq!(join_req(&j).reason, "cached metadata has changed");
+    assert!(h.c.is_leader() || h.c.state() == State::PreparingRebalance);
+}
+
+#[test]
+fn metrics_count_rebalances_and_failures() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[("t", 0)]);
+    let m = h.c.metrics_snapshot(h.now);
+    assert_eq!(m["rebalance-total"], 1.0);
+    assert_eq!(m["rebalance-latency-max"], 2.0);
+    assert_eq!(m["last-rebalance-seconds-ago"], 0.0);
+    h.c.record_listener_latency(h.now, ListenerKind::Assigned, 5);
+    assert_eq!(h.c.metrics_snapshot(h.now)["partitions-assigned-latency-max"], 5.0);
+}
+
+#[test]
+fn unknown_member_id_on_heartbeat_resets_everything() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[("t", 2)]);
+    h.heartbeat(ErrorCode::UNKNOWN_MEMBER_ID);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 2)]))]);
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, ""));
+    assert_eq!(join_req(&h.req()).member_id, "");
+}
+
+#[test]
+fn illegal_generation_on_join_is_an_unexpected_error_retried_after_backoff() {
+    let mut h = H::follower(Eager);
+    let j = h.req();
+    h.c.handle_response(
+        5,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::ILLEGAL_GENERATION, ..Default::default() }),
+    );
+    assert!(matches!(&h.events()[..], [Event::Error(CoordinatorError::Broker { api: "JoinGroup", .. })]));
+    assert!(h.c.poll_request(5).is_none());
+    h.c.handle_timeout(105);
+    assert!(matches!(h.c.poll_request(105).unwrap().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn a_lost_join_response_times_out_and_rejoins_with_the_same_member_id() {
+    let mut h = H::follower(Eager);
+    h.rebalance(1, &[]);
+    h.c.request_rejoin("test");
+    let j = h.req();
+    let deadline = h.now + 300_000 + 5_000;
+    // The broker keeps answering heartbeats (REBALANCE_IN_PROGRESS) while the join is parked.
+    while h.now + 3_000 < deadline {
+        h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    }
+    h.c.handle_timeout(deadline);
+    h.now = deadline + 100; // after retry.backoff.ms
+    h.c.handle_timeout(h.now);
+    assert_eq!(h.c.metrics().failed_rebalance_total(), 1);
+    // Java keeps the member id after a JoinGroup disconnect (testRetainMemberIdAfterJoinGroupDisconnect).
+    let j2 = h.req();
+    assert_ne!(j.id, j2.id);
+    assert_eq!(join_req(&j2).member_id, "m1");
+}

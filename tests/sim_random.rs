@@ -1,0 +1,46 @@
+//! Property test: random small groups with every kind of step and fault never break the
+//! ownership invariants and always converge.
+
+use kafka_consumer_protocol::sim::{gen::random_scenario, run};
+
+fn check(range: std::ops::Range<u64>) {
+    let mut failures = Vec::new();
+    for seed in range {
+        let s = random_scenario(seed);
+        let out = run(&s).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if !out.summary.violations.is_empty() || !out.summary.converged {
+            failures.push(format!("seed {seed}: {:?} {:?}", out.summary.violations, out.summary.unconverged));
+        }
+    }
+    assert!(failures.is_empty(), "{} failing seeds:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn ten_thousand_random_scenarios_without_violations() {
+    check(0..10_000);
+}
+
+#[test]
+#[ignore = "larger run: cargo test --release --test sim_random -- --ignored"]
+fn hundred_thousand_random_scenarios_without_violations() {
+    check(10_000..110_000);
+}
+
+/// Prints one seed's scenario and timeline: `SEED=484 cargo test --test sim_random dump -- --ignored --nocapture`.
+#[test]
+#[ignore = "debugging aid"]
+fn dump() {
+    let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let s = random_scenario(seed);
+    println!("{s:#?}");
+    let out = run(&s).unwrap();
+    for e in &out.timeline {
+        let owned: Vec<(String, usize)> =
+            e.owned.iter().map(|(k, v)| (k.clone(), v.iter().map(|g| g.partitions.len()).sum())).collect();
+        println!(
+            "{} {} g{} {} {:?} {:?} {:?} {:?} {:?}",
+            e.seq, e.t_ms, e.generation, e.event, e.member, e.partitions, owned, e.generations, e.detail
+        );
+    }
+    println!("{:#?}", out.summary);
+}
