@@ -1,21 +1,12 @@
 //! `kcp assign` end to end: the JSON contract of spec/cli.md.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
 use serde_json::{json, Value};
 
 fn kcp(args: &[&str], stdin: &str) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_kcp(args, Some(stdin.as_bytes()));
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
 }
 

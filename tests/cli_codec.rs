@@ -1,26 +1,16 @@
 //! Runs the `kcp` binary: decode, encode and compat as the CLI contract describes.
 #![cfg(feature = "cli")]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 use serde_json::{json, Value};
 
 const SUB_V3: &str = "0003 00000001 0003666f6f ffffffff 00000001 0003666f6f 00000001 00000000 00000005 00027231";
 
 fn kcp(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kcp runs");
-    if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
+    common::run_kcp(args, stdin)
 }
 
 fn json_of(out: &Output) -> Value {

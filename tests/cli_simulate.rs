@@ -1,22 +1,9 @@
 //! `kcp simulate` end to end: file and stdin input, `--svg`, `--example`, exit codes.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 fn kcp(args: &[&str], stdin: Option<&str>) -> (i32, serde_json::Value, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_kcp(args, stdin.map(str::as_bytes));
     let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     (out.status.code().unwrap(), json, String::from_utf8_lossy(&out.stderr).into_owned())
 }

@@ -31,3 +31,21 @@ pub fn json_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Runs the `kcp` binary with `args`, feeding `stdin` (closed at once when `None`).
+pub fn run_kcp(args: &[&str], stdin: Option<&[u8]>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kcp runs");
+    if let Some(input) = stdin {
+        child.stdin.take().expect("stdin is piped").write_all(input).expect("kcp reads stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("kcp finishes")
+}
