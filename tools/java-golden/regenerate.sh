@@ -52,8 +52,9 @@ if [[ $check -eq 1 ]]; then
       status=1
     fi
   done
-  # A committed java-* directory for a release no longer generated is stale too.
-  for d in "$committed"/java-*; do
+  # A committed java-<release> directory for a release no longer generated is stale too
+  # (other producers' directories, such as java-client-capture-*, belong to other tools).
+  for d in "$committed"/java-[0-9]*; do
     [[ -d "$d" ]] || continue
     name="$(basename "$d")"
     if [[ ! -d "$out/$name" ]]; then
