@@ -33,6 +33,7 @@ const USER_DATA: FieldPath = FieldPath::field("user_data");
 const GENERATION_ID: FieldPath = FieldPath::field("generation_id");
 const RACK_ID: FieldPath = FieldPath::field("rack_id");
 
+#[inline]
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     const MESSAGE: MessageKind = MessageKind::Subscription;
     let mut r = Reader::new(buf);

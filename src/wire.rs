@@ -63,7 +63,7 @@ impl<'a> Reader<'a> {
         self.pos = (self.pos + n).min(self.buf.len());
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Fault> {
         if n <= self.remaining() {
             let out = &self.buf[self.pos..self.pos + n];
@@ -74,20 +74,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn i16(&mut self) -> Result<i16, Fault> {
         let b = self.take(2)?;
         Ok(i16::from_be_bytes([b[0], b[1]]))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn i32(&mut self) -> Result<i32, Fault> {
         let b = self.take(4)?;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// A nullable string. Java reads every negative length as null; `strict` accepts only `-1`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn nullable_string(&mut self, strict: bool) -> Result<Option<&'a str>, Fault> {
         let start = self.pos;
         match self.i16()? {
@@ -124,7 +124,7 @@ impl<'a> Reader<'a> {
 
     /// Nullable bytes (`int32` length). Java reads every negative length as null; `strict`
     /// accepts only `-1`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn nullable_bytes(&mut self, strict: bool) -> Result<Option<&'a [u8]>, Fault> {
         let start = self.pos;
         match self.i32()? {
@@ -136,7 +136,7 @@ impl<'a> Reader<'a> {
 
     /// A non-nullable array count. Like Java, a count larger than the bytes left is refused
     /// before any element is read.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn array_len(&mut self) -> Result<usize, Fault> {
         let start = self.pos;
         match self.i32()? {
