@@ -611,6 +611,29 @@ fn leader_does_not_validate_eager_or_builtin_cooperative_sticky_but_hands_over()
     }
 }
 
+/// Deliberate difference from KIP-429 step 2.6: a partition the leader's metadata does not know
+/// (t has 4 partitions here; m2 claims t-7) is not handed back to its claimant, even when the
+/// assignor keeps it: the claimant revokes it, and it comes back once the metadata knows it.
+#[test]
+fn leader_never_hands_out_partitions_its_metadata_does_not_know() {
+    let keeper = Box::new(TestAssignor {
+        name: "keeper",
+        protocols: vec![Eager],
+        plan: Box::new(|_| {
+            BTreeMap::from([("m1".to_string(), vec![tp("t", 0)]), ("m2".to_string(), vec![tp("t", 1), tp("t", 7)])])
+        }),
+    });
+    let mut h = H::new(vec![keeper], None);
+    let (t, ev) = leader_round(&mut h, "keeper", vec![("m1", vec![]), ("m2", vec![tp("t", 1), tp("t", 7)])]);
+    assert!(ev.is_empty(), "{ev:?}");
+    let t = t.expect("SyncGroup");
+    let Request::SyncGroup(s) = &t.request else { panic!("{t:?}") };
+    let a: BTreeMap<&str, Assignment> =
+        s.assignments.iter().map(|a| (a.member_id.as_str(), Assignment::decode(&a.assignment).unwrap())).collect();
+    assert_eq!(a["m2"].assigned_partitions, parts(&[("t", 1)]), "t-7 is not known to the leader");
+    assert_eq!(a["m1"].assigned_partitions, parts(&[("t", 0)]));
+}
+
 #[test]
 fn leader_rejoins_when_partition_counts_change() {
     let mut h = H::new(vec![mover("custom", &[Eager])], None);
