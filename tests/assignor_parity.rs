@@ -150,6 +150,11 @@ fn java_parity() {
                 continue;
             }
             let java_moves = moved(&valid_owned, &java_final);
+            if name.contains("racks") {
+                let ours_mis = rack_mismatches(&metadata, &input, &ours_final);
+                let java_mis = rack_mismatches(&metadata, &input, &java_final);
+                eprintln!("RACK {name} {strategy}: mismatches ours {ours_mis} java {java_mis}; moves ours {our_moves} java {java_moves}");
+            }
             let known = KNOWN_MORE_MOVES.contains(&(name.as_str(), strategy, our_moves, java_moves));
             if known
                 && name.as_str() != "092-mixed-rebalance-leave-1.json"
@@ -213,6 +218,26 @@ fn sum_sq(s: &BTreeMap<String, BTreeSet<(String, i32)>>) -> usize {
 fn spread(s: &BTreeMap<String, BTreeSet<(String, i32)>>, members: &[GroupMember]) -> usize {
     let sizes: Vec<usize> = members.iter().map(|m| s.get(&m.member_id).map_or(0, |x| x.len())).collect();
     sizes.iter().max().unwrap_or(&0) - sizes.iter().min().unwrap_or(&0)
+}
+
+/// Partitions held by a member with a (non-empty) rack on which none of its replicas is: Java's
+/// `racksMismatch`.
+fn rack_mismatches(
+    metadata: &kafka_consumer_protocol::assignor::ClusterMetadata,
+    members: &[GroupMember],
+    s: &BTreeMap<String, BTreeSet<(String, i32)>>,
+) -> usize {
+    let mut n = 0;
+    for m in members {
+        let Some(rack) = m.subscription.rack_id.as_deref().filter(|r| !r.is_empty()) else { continue };
+        for (t, p) in s.get(&m.member_id).into_iter().flatten() {
+            let racks = metadata.topics.get(t).and_then(|i| i.partition_racks.get(*p as usize));
+            if !racks.is_some_and(|r| r.iter().any(|x| x == rack)) {
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Partitions taken away from their valid owner.

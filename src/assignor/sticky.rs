@@ -802,6 +802,198 @@ fn augment(
     }
 }
 
+/// KIP-881 rack data on ranks and flat partition ids (racks interned to small integers).
+struct Racks {
+    /// Rack of each rank, or `NONE` (no rack or an empty rack id).
+    member: Vec<u32>,
+    /// Replica racks per partition (CSR, sorted, deduplicated).
+    pstart: Vec<u32>,
+    pracks: Vec<u32>,
+    /// Ranks per rack (CSR, rank order).
+    rstart: Vec<u32>,
+    rmembers: Vec<u32>,
+}
+
+impl Racks {
+    /// `None` unless Java's rule applies: some member rack matches some replica rack, and the
+    /// partitions are not all on the same rack set. Costs one scan of the members without racks.
+    fn new(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32]) -> Option<Racks> {
+        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
+        if !rank_to_member.iter().any(|&m| rack_of(m).is_some()) {
+            return None;
+        }
+        let mut names: Vec<&str> = Vec::new();
+        // Few racks: a linear scan is enough.
+        fn index<'a>(r: &'a str, names: &mut Vec<&'a str>) -> u32 {
+            match names.iter().position(|&n| n == r) {
+                Some(i) => i as u32,
+                None => {
+                    names.push(r);
+                    (names.len() - 1) as u32
+                }
+            }
+        }
+        let mut pstart = Vec::with_capacity(topics.total() + 1);
+        let mut pracks = Vec::new();
+        pstart.push(0u32);
+        for t in 0..topics.len() {
+            let info = topics.info[t];
+            for p in 0..topics.count(t as u32) as usize {
+                let from = pracks.len();
+                for r in info.partition_racks.get(p).into_iter().flatten() {
+                    let i = index(r.as_str(), &mut names);
+                    pracks.push(i);
+                }
+                pracks[from..].sort_unstable();
+                let mut w = from;
+                for i in from..pracks.len() {
+                    if w == from || pracks[w - 1] != pracks[i] {
+                        pracks[w] = pracks[i];
+                        w += 1;
+                    }
+                }
+                pracks.truncate(w);
+                pstart.push(pracks.len() as u32);
+            }
+        }
+        let partition_racks = names.len();
+        let member: Vec<u32> = rank_to_member
+            .iter()
+            .map(|&m| match rack_of(m) {
+                Some(r) => names[..partition_racks].iter().position(|&n| n == r).map_or(NONE, |i| i as u32),
+                None => NONE,
+            })
+            .collect();
+        // No member rack matches a replica rack: racks are not used.
+        if member.iter().all(|&r| r == NONE) {
+            return None;
+        }
+        // All partitions on the same rack set: racks cannot make a difference.
+        let first = &pracks[..pstart.get(1).copied().unwrap_or(0) as usize];
+        let all_same =
+            first.len() == partition_racks && pstart.windows(2).all(|w| &pracks[w[0] as usize..w[1] as usize] == first);
+        if all_same {
+            return None;
+        }
+        let mut rstart = vec![0u32; partition_racks + 1];
+        for &r in &member {
+            if r != NONE {
+                rstart[r as usize + 1] += 1;
+            }
+        }
+        for i in 0..partition_racks {
+            rstart[i + 1] += rstart[i];
+        }
+        let mut fill = rstart[..partition_racks].to_vec();
+        let mut rmembers = vec![0u32; rstart[partition_racks] as usize];
+        for (rank, &r) in member.iter().enumerate() {
+            if r != NONE {
+                rmembers[fill[r as usize] as usize] = rank as u32;
+                fill[r as usize] += 1;
+            }
+        }
+        Some(Racks { member, pstart, pracks, rstart, rmembers })
+    }
+
+    #[inline]
+    fn of_partition(&self, p: u32) -> &[u32] {
+        &self.pracks[self.pstart[p as usize] as usize..self.pstart[p as usize + 1] as usize]
+    }
+
+    #[inline]
+    fn on_rack(&self, r: u32) -> &[u32] {
+        &self.rmembers[self.rstart[r as usize] as usize..self.rstart[r as usize + 1] as usize]
+    }
+
+    /// Java's `racksMismatch`: the member has a rack and no replica of the partition is on it.
+    #[inline]
+    fn mismatch(&self, m: u32, p: u32) -> bool {
+        let r = self.member[m as usize];
+        r != NONE && !self.of_partition(p).contains(&r)
+    }
+}
+
+/// Whether partitions a member validly owns may move to improve rack alignment (Java does).
+/// Off: on the Java parity scenarios it moved more partitions than Java for fewer gains.
+const MOVE_OWNED_FOR_RACK: bool = false;
+
+/// Improves rack alignment without touching balance: a partition held off its racks moves to a
+/// member on one of its racks either by a swap (that member hands back a partition it also holds
+/// off its racks and the holder may take; sizes unchanged), or, when every member subscribes to
+/// every topic, by a direct move from a member holding one more (the multiset of sizes is
+/// unchanged). Each step lowers the number of mismatches, so this terminates. Partitions the
+/// target member owned before are handed back last.
+fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: &Racks, claims: &Claims) {
+    let nm = subs.len();
+    let uniform = nm > 0 && subs.iter().all(|s| s.len() == topics.len());
+    let bits = SubBits::new(subs, topics.len());
+    let mut count = vec![0u32; nm];
+    let mut off: Vec<Vec<u32>> = vec![Vec::new(); nm];
+    for (p, &m) in target.iter().enumerate() {
+        if m != NONE {
+            count[m as usize] += 1;
+            if racks.mismatch(m, p as u32) {
+                off[m as usize].push(p as u32);
+            }
+        }
+    }
+    // Not previously owned first: those are handed back before owned ones.
+    for (m, list) in off.iter_mut().enumerate() {
+        list.sort_by_key(|&q| (claims.owner[q as usize] == m as u32, q));
+    }
+    // First only partitions and swap partners nobody owned before (no extra movement), then all.
+    let mut fresh_only = true;
+    loop {
+        let mut changed = false;
+        for p in 0..target.len() as u32 {
+            let h = target[p as usize];
+            if h == NONE || !racks.mismatch(h, p) || (fresh_only && claims.owner[p as usize] == h) {
+                continue;
+            }
+            let t = topics.topic_of(p);
+            'racks: for &r in racks.of_partition(p) {
+                for &m in racks.on_rack(r) {
+                    if m == h || !bits.has(m, t) {
+                        continue;
+                    }
+                    if uniform && count[m as usize] + 1 == count[h as usize] {
+                        target[p as usize] = m;
+                        count[m as usize] += 1;
+                        count[h as usize] -= 1;
+                        changed = true;
+                        break 'racks;
+                    }
+                    if !uniform && count[m as usize] != count[h as usize] {
+                        continue;
+                    }
+                    let list = &mut off[m as usize];
+                    list.retain(|&q| target[q as usize] == m);
+                    let pick = list.iter().position(|&q| {
+                        bits.has(h, topics.topic_of(q))
+                            && (claims.owner[q as usize] != m || (!fresh_only && !racks.mismatch(h, q)))
+                    });
+                    if let Some(i) = pick {
+                        let q = list.remove(i);
+                        target[p as usize] = m;
+                        target[q as usize] = h;
+                        if racks.mismatch(h, q) {
+                            off[h as usize].push(q);
+                        }
+                        changed = true;
+                        break 'racks;
+                    }
+                }
+            }
+        }
+        if !changed {
+            if !fresh_only || !MOVE_OWNED_FOR_RACK {
+                return;
+            }
+            fresh_only = false;
+        }
+    }
+}
+
 fn assign_sticky(
     metadata: &ClusterMetadata,
     members: &[GroupMember],
@@ -814,6 +1006,9 @@ fn assign_sticky(
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
     let mut owner = sticky_target(&topics, &subs, &claims);
+    if let Some(racks) = Racks::new(&topics, members, &rank_to_member) {
+        rack_align(&mut owner, &topics, &subs, &racks, &claims);
+    }
     let mut pending = Vec::new();
     // In place: target rank -> member index, or NONE when withheld.
     for (p, slot) in owner.iter_mut().enumerate() {
