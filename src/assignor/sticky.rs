@@ -319,7 +319,7 @@ impl SubBits {
 }
 
 /// The shared sticky core: returns the target owner (rank) of each partition.
-fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) -> Vec<u32> {
+fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks: Option<&Racks>) -> Vec<u32> {
     let nm = subs.len();
     let np = topics.total();
     let bits = SubBits::new(subs, topics.len());
@@ -336,7 +336,7 @@ fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) -> Ve
     let uniform = nm > 0 && subs.iter().all(|s| *s == subs[0]);
     if uniform {
         if subs[0].len() == topics.len() {
-            constrained(&mut target, nm, topics);
+            constrained(&mut target, nm, topics, racks);
         } else {
             // Every member subscribes to the same set, but not to every known topic: impossible,
             // since known topics are exactly the subscribed ones. Kept for robustness.
@@ -371,7 +371,7 @@ fn csr(target: &[u32], nm: usize) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// All members subscribe to every topic: quota-based assignment.
-fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
+fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>, racks: Option<&Racks>) {
     let np = target.len();
     let min_q = (np / nm) as u32;
     let expected_max = (np % nm) as u32;
@@ -382,8 +382,22 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
     let mut under_min: Vec<u32> = Vec::new();
     let mut at_min: Vec<u32> = Vec::new();
     let mut keep_scratch: Vec<u32> = Vec::new();
+    let mut released: Vec<u32> = Vec::new();
     for r in 0..nm {
-        let owned = &flat[start[r] as usize..start[r + 1] as usize];
+        let mut owned = &flat[start[r] as usize..start[r + 1] as usize];
+        if let Some(racks) = racks {
+            // Java: owned partitions off the member's rack are given up (they may come back).
+            released.clear();
+            released.extend(owned.iter().copied().filter(|&p| !racks.mismatch(r as u32, p)));
+            if released.len() < owned.len() {
+                for &p in owned {
+                    if racks.mismatch(r as u32, p) {
+                        target[p as usize] = NONE;
+                    }
+                }
+                owned = &released;
+            }
+        }
         let n = owned.len() as u32;
         let keep = if n < min_q {
             under_min.push(r as u32);
@@ -408,6 +422,71 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
             }
         }
         count[r] = keep;
+    }
+    if let Some(racks) = racks {
+        // Rack-matched pass (Java `assignRackAwareRoundRobin`): each unassigned partition goes to
+        // a member on one of its racks below the minimum quota, else at the minimum while
+        // maximum slots remain. Then the lists are rebuilt from the counts, in rank order.
+        let nr = racks.rstart.len() - 1;
+        let mut cursor = vec![0usize; nr];
+        let mut full_under = vec![false; nr];
+        let mut full_min = vec![false; nr];
+        // Partitions with the fewest members on their racks first (Java sorts them so).
+        let mut free: Vec<(u32, u32)> = (0..np as u32)
+            .filter(|&p| target[p as usize] == NONE)
+            .map(|p| (racks.of_partition(p).iter().map(|&r| racks.on_rack(r).len() as u32).sum(), p))
+            .collect();
+        free.sort_unstable();
+        for &(_, p) in &free {
+            let mut pick = NONE;
+            for &r in racks.of_partition(p) {
+                if full_under[r as usize] {
+                    continue;
+                }
+                let list = racks.on_rack(r);
+                let c = &mut cursor[r as usize];
+                for _ in 0..list.len() {
+                    let m = list[*c % list.len()];
+                    *c = (*c + 1) % list.len();
+                    if count[m as usize] < min_q {
+                        pick = m;
+                        break;
+                    }
+                }
+                if pick != NONE {
+                    break;
+                }
+                full_under[r as usize] = true;
+            }
+            if pick == NONE && num_max < expected_max {
+                'racks: for &r in racks.of_partition(p) {
+                    if full_min[r as usize] {
+                        continue;
+                    }
+                    for &m in racks.on_rack(r) {
+                        if count[m as usize] == min_q && min_q < max_q {
+                            pick = m;
+                            num_max += 1;
+                            break 'racks;
+                        }
+                    }
+                    full_min[r as usize] = true;
+                }
+            }
+            if pick != NONE {
+                target[p as usize] = pick;
+                count[pick as usize] += 1;
+            }
+        }
+        under_min.clear();
+        at_min.clear();
+        for r in 0..nm as u32 {
+            if count[r as usize] < min_q {
+                under_min.push(r);
+            } else if count[r as usize] == min_q {
+                at_min.push(r);
+            }
+        }
     }
     if num_max == expected_max {
         // The maximum slots are all taken: nobody at the minimum may grow.
@@ -915,7 +994,7 @@ impl Racks {
 
 /// Whether partitions a member validly owns may move to improve rack alignment (Java does).
 /// Off: on the Java parity scenarios it moved more partitions than Java for fewer gains.
-const MOVE_OWNED_FOR_RACK: bool = false;
+const MOVE_OWNED_FOR_RACK: bool = true;
 
 /// Improves rack alignment without touching balance: a partition held off its racks moves to a
 /// member on one of its racks either by a swap (that member hands back a partition it also holds
@@ -1005,9 +1084,10 @@ fn assign_sticky(
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
-    let mut owner = sticky_target(&topics, &subs, &claims);
-    if let Some(racks) = Racks::new(&topics, members, &rank_to_member) {
-        rack_align(&mut owner, &topics, &subs, &racks, &claims);
+    let racks = Racks::new(&topics, members, &rank_to_member);
+    let mut owner = sticky_target(&topics, &subs, &claims, racks.as_ref());
+    if let Some(racks) = &racks {
+        rack_align(&mut owner, &topics, &subs, racks, &claims);
     }
     let mut pending = Vec::new();
     // In place: target rank -> member index, or NONE when withheld.
