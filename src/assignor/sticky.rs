@@ -40,14 +40,18 @@
 //! *off-rack* for a member with a rack on which none of its replicas is. Priorities are Java's:
 //! balance, then rack alignment, then stickiness.
 //! - Constrained path: owned off-rack partitions are given up (Java), then the unassigned
-//!   partitions, those with the fewest members on their racks first, go to a member on one of
-//!   their racks below the minimum quota (round-robin per rack), else at the minimum while
-//!   maximum slots remain; the rest is dealt rack-blind as before.
+//!   partitions, those with the fewest members on their racks first, go to a member below the
+//!   minimum quota on whichever of their racks has the most room left (round-robin within the
+//!   rack), else to one at the minimum while maximum slots remain; the rest is dealt rack-blind
+//!   as before.
 //! - Both paths, then: an off-rack partition moves to a member on one of its racks by a swap
 //!   against a partition that member holds off its own rack and the holder may take (sizes
 //!   unchanged), or, when every member subscribes to every topic, directly from a member holding
 //!   one more (the multiset of sizes unchanged). Newly placed partitions are swapped first; owned
-//!   ones move only when that still lowers the number of off-rack partitions.
+//!   ones move only when that still lowers the number of off-rack partitions. When every member
+//!   subscribes to every topic, a last pass also swaps an off-rack partition against one held
+//!   on one of its racks that has a replica on the holder's rack (both end on-rack or the
+//!   second stays as it was).
 //! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
 //!
 //! # Cooperative hand-over
@@ -453,7 +457,13 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>, racks: Option
         // maximum slots remain. Then the lists are rebuilt from the counts, in rank order.
         let nr = racks.rstart.len() - 1;
         let mut cursor = vec![0usize; nr];
-        let mut full_under = vec![false; nr];
+        // Room below the minimum quota per rack: each partition goes to its rack with the most.
+        let mut slack = vec![0u64; nr];
+        for (m, &r) in racks.member.iter().enumerate() {
+            if r != NONE {
+                slack[r as usize] += u64::from(min_q.saturating_sub(count[m]));
+            }
+        }
         let mut full_min = vec![false; nr];
         // Partitions with the fewest members on their racks first (Java sorts them so).
         let mut free: Vec<(u32, u32)> = (0..np as u32)
@@ -463,10 +473,14 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>, racks: Option
         free.sort_unstable();
         for &(_, p) in &free {
             let mut pick = NONE;
-            for &r in racks.of_partition(p) {
-                if full_under[r as usize] {
-                    continue;
-                }
+            let best = racks.of_partition(p).iter().copied().filter(|&r| slack[r as usize] > 0).fold(
+                None,
+                |b: Option<u32>, r| match b {
+                    Some(b) if slack[b as usize] >= slack[r as usize] => Some(b),
+                    _ => Some(r),
+                },
+            );
+            if let Some(r) = best {
                 let list = racks.on_rack(r);
                 let c = &mut cursor[r as usize];
                 for _ in 0..list.len() {
@@ -474,13 +488,10 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>, racks: Option
                     *c = (*c + 1) % list.len();
                     if count[m as usize] < min_q {
                         pick = m;
+                        slack[r as usize] -= 1;
                         break;
                     }
                 }
-                if pick != NONE {
-                    break;
-                }
-                full_under[r as usize] = true;
             }
             if pick == NONE && num_max < expected_max {
                 'racks: for &r in racks.of_partition(p) {
@@ -1090,9 +1101,58 @@ fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks
         }
         if !changed {
             if !fresh_only || !MOVE_OWNED_FOR_RACK {
-                return;
+                break;
             }
             fresh_only = false;
+        }
+    }
+    if uniform {
+        rack_swap_via_third_rack(target, racks, claims);
+    }
+}
+
+/// Every member subscribes to every topic: an off-rack partition `p` held on rack `H` swaps with
+/// a partition `q` that a member on one of `p`'s racks holds and that has a replica on `H` (so
+/// `p` becomes on-rack and `q` stays or becomes on-rack). Pools per (holder rack, replica rack)
+/// keep each lookup short; partitions nobody owned before are taken first.
+fn rack_swap_via_third_rack(target: &mut [u32], racks: &Racks, claims: &Claims) {
+    let nr = racks.rstart.len() - 1;
+    let mut pool: Vec<Vec<u32>> = vec![Vec::new(); nr * nr];
+    // Owned ones first in each pool, so the fresh ones at the end are popped first.
+    for owned_pass in [true, false] {
+        for (q, &m) in target.iter().enumerate() {
+            if m == NONE || racks.member[m as usize] == NONE || (claims.owner[q] == m) != owned_pass {
+                continue;
+            }
+            let r = racks.member[m as usize] as usize;
+            for &x in racks.of_partition(q as u32) {
+                pool[r * nr + x as usize].push(q as u32);
+            }
+        }
+    }
+    for p in 0..target.len() as u32 {
+        let h = target[p as usize];
+        if h == NONE || !racks.mismatch(h, p) {
+            continue;
+        }
+        let hr = racks.member[h as usize];
+        'racks: for &r in racks.of_partition(p) {
+            let list = &mut pool[r as usize * nr + hr as usize];
+            while let Some(q) = list.pop() {
+                let m = target[q as usize];
+                if m == NONE || racks.member[m as usize] != r || m == h {
+                    continue;
+                }
+                target[p as usize] = m;
+                target[q as usize] = h;
+                for &x in racks.of_partition(p) {
+                    pool[r as usize * nr + x as usize].push(p);
+                }
+                for &x in racks.of_partition(q) {
+                    pool[hr as usize * nr + x as usize].push(q);
+                }
+                break 'racks;
+            }
         }
     }
 }
