@@ -768,3 +768,99 @@ fn cooperative_field_generation_wins_over_user_data() {
     assert_eq!(out.pending.len(), 1);
     assert_eq!(out.pending[0].from, "consumer1");
 }
+
+/// Java `testRackAwareAssignmentWithUniformSubscription` / `...NonEqualSubscription` idea:
+/// t1:6, t2:7, t3:2, replication factor 1, partition `p` of each topic on rack `r{p % 3}`,
+/// consumers c1/c2/c3 on r0/r1/r2. Counts a partition held off its consumer's rack.
+fn rack_mismatches(metadata: &ClusterMetadata, members: &[GroupMember], out: &GroupAssignment) -> usize {
+    members
+        .iter()
+        .map(|m| {
+            let rack = m.subscription.rack_id.clone().unwrap_or_default();
+            of(out, &m.member_id)
+                .iter()
+                .filter(|(t, p)| !metadata.topics[t].partition_racks[*p as usize].contains(&rack))
+                .count()
+        })
+        .sum()
+}
+
+fn rack_case(c3_topics: &[&str]) -> (ClusterMetadata, Vec<GroupMember>) {
+    let metadata = racked(&[("t1", 6), ("t2", 7), ("t3", 2)], |p| vec![format!("r{}", p % 3)]);
+    let all = ["t1", "t2", "t3"];
+    let members = vec![
+        with_rack(member("c1", &all), "r0"),
+        with_rack(member("c2", &all), "r1"),
+        with_rack(member("c3", c3_topics), "r2"),
+    ];
+    (metadata, members)
+}
+
+#[test]
+fn sticky_rack_aware_uniform_subscription() {
+    // Racks hold r0: 6 partitions, r1: 5, r2: 4; quotas 5/5/5. At best one r0 partition goes to
+    // c3, every other partition stays on its rack: exactly 1 mismatch.
+    let (metadata, members) = rack_case(&["t1", "t2", "t3"]);
+    for (_, a) in sticky_both() {
+        let out = assign(a.as_ref(), &metadata, &members);
+        assert_eq!(sizes(&out), [5, 5, 5], "{}", a.name());
+        assert_eq!(rack_mismatches(&metadata, &members, &out), 1, "{}", a.name());
+        // Without racks the same group has more: rack awareness is what removes them.
+        let blind: Vec<GroupMember> = members.iter().map(|m| member(&m.member_id, &["t1", "t2", "t3"])).collect();
+        let plain = assign(a.as_ref(), &metadata, &blind);
+        assert!(rack_mismatches(&metadata, &members, &plain) > 1);
+    }
+}
+
+#[test]
+fn sticky_rack_aware_moves_owned_partitions_for_locality() {
+    // c1 (r0) owned everything on r1 and r2 and c2 (r1) everything on r0, at generation 1:
+    // balance allows all to be swapped onto their racks, so rack alignment beats stickiness.
+    let metadata = racked(&[("t", 4)], |p| vec![format!("r{}", p % 2)]);
+    let owned_c1: [Tp; 2] = [("t", 1), ("t", 3)];
+    let owned_c2: [Tp; 2] = [("t", 0), ("t", 2)];
+    for (cooperative, a) in sticky_both() {
+        let members = [
+            with_rack(claim(cooperative, "c1", &["t"], &owned_c1, 1), "r0"),
+            with_rack(claim(cooperative, "c2", &["t"], &owned_c2, 1), "r1"),
+        ];
+        let out = assign(a.as_ref(), &metadata, &members);
+        if cooperative {
+            // Every partition changes owner: all four withheld for one round.
+            assert!(of(&out, "c1").is_empty() && of(&out, "c2").is_empty());
+            assert_eq!(out.pending.len(), 4);
+        } else {
+            assert_eq!(of(&out, "c1"), tps(&[("t", 0), ("t", 2)]));
+            assert_eq!(of(&out, "c2"), tps(&[("t", 1), ("t", 3)]));
+        }
+    }
+}
+
+#[test]
+fn sticky_rack_aware_non_equal_subscription() {
+    // c3 (r2) takes only t1 and t3: it must hold 5 (15 partitions, 3 members) of those 8, and
+    // only t1-2 and t1-5 are on r2: 3 mismatches at c3. t2-2 and t2-5 (r2) must go to c1 or
+    // c2: 2 more. Minimum 5.
+    let (metadata, members) = rack_case(&["t1", "t3"]);
+    for (_, a) in sticky_both() {
+        let out = assign(a.as_ref(), &metadata, &members);
+        assert_eq!(sizes(&out), [5, 5, 5], "{}", a.name());
+        assert_eq!(rack_mismatches(&metadata, &members, &out), 5, "{}", a.name());
+    }
+}
+
+#[test]
+fn sticky_racks_ignored_when_no_rack_matches_or_all_partitions_share_racks() {
+    // Consumer racks that match no replica rack, and replicas everywhere: same as no racks.
+    for metadata in [
+        racked(&[("t1", 6), ("t2", 7)], |p| vec![format!("x{}", p % 3)]),
+        racked(&[("t1", 6), ("t2", 7)], |_| vec!["r0".into(), "r1".into(), "r2".into()]),
+    ] {
+        let plain: Vec<GroupMember> = ["c1", "c2", "c3"].iter().map(|c| member(c, &["t1", "t2"])).collect();
+        let racked_members: Vec<GroupMember> =
+            plain.iter().zip(["r0", "r1", "r2"]).map(|(m, r)| with_rack(m.clone(), r)).collect();
+        for (_, a) in sticky_both() {
+            assert_eq!(assign(a.as_ref(), &metadata, &racked_members), assign(a.as_ref(), &metadata, &plain));
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //!   not compared: Java's depends on `HashMap` order and ours is canonical).
 //! - `sticky` and `cooperative-sticky`: at least as good as Java: everything assigned or
 //!   pending, valid, balanced at least as well, no more partitions moved away from their valid
-//!   owners, no more follow-up rounds.
+//!   owners, no more follow-up rounds, no more partitions off their consumer's rack (KIP-881)
+//!   except the exact cases in `KNOWN_MORE_RACK_MISMATCHES`.
 //! - Scenarios where Java fails (claims on partitions that no longer exist, KAFKA-21674) assert
 //!   our behaviour: such claims are dropped.
 
@@ -150,6 +151,18 @@ fn java_parity() {
                 continue;
             }
             let java_moves = moved(&valid_owned, &java_final);
+            let (our_mis, java_mis) =
+                (rack_mismatches(&metadata, &input, &ours_final), rack_mismatches(&metadata, &input, &java_final));
+            if our_mis + java_mis > 0 {
+                eprintln!("rack mismatches {name} {strategy}: ours {our_mis}, Java {java_mis}");
+            }
+            let known_mis = KNOWN_MORE_RACK_MISMATCHES.contains(&(name.as_str(), strategy, our_mis, java_mis));
+            if our_mis > java_mis && !known_mis {
+                failures.push(format!("{name} {strategy}: {our_mis} rack mismatches, Java {java_mis}"));
+            }
+            if known_mis && our_mis <= java_mis {
+                failures.push(format!("{name} {strategy}: listed in KNOWN_MORE_RACK_MISMATCHES but not worse"));
+            }
             let known = KNOWN_MORE_MOVES.contains(&(name.as_str(), strategy, our_moves, java_moves));
             if known
                 && name.as_str() != "092-mixed-rebalance-leave-1.json"
@@ -195,6 +208,22 @@ const KNOWN_MORE_MOVES: &[(&str, &str, usize, usize)] = &[
     ("114-mixed-rebalance-subscribe-new-topic-23.json", "cooperative-sticky", 8, 7),
 ];
 
+/// Rack scenarios where we leave more partitions off their consumer's racks than Java:
+/// (file, strategy, ours, Java), listed exactly so a change either way is noticed. 251 (uniform,
+/// RF 2): our rack-matched fill plus two-member swaps reach a local optimum Java's fill avoids;
+/// 206, 217, 224 (heterogeneous subscriptions): the general path aligns racks only by
+/// size-preserving swaps, where Java fills rack-matched first.
+const KNOWN_MORE_RACK_MISMATCHES: &[(&str, &str, usize, usize)] = &[
+    ("206-racks-some-consumers-11.json", "sticky", 11, 7),
+    ("206-racks-some-consumers-11.json", "cooperative-sticky", 11, 7),
+    ("217-racks-random-22.json", "sticky", 8, 6),
+    ("217-racks-random-22.json", "cooperative-sticky", 8, 6),
+    ("224-racks-copartitioned-range.json", "sticky", 1, 0),
+    ("224-racks-copartitioned-range.json", "cooperative-sticky", 1, 0),
+    ("251-large-60x1200-racks-reassign.json", "sticky", 31, 3),
+    ("251-large-60x1200-racks-reassign.json", "cooperative-sticky", 31, 3),
+];
+
 /// No partition twice, none that does not exist.
 fn java_valid(
     metadata: &kafka_consumer_protocol::assignor::ClusterMetadata,
@@ -213,6 +242,26 @@ fn sum_sq(s: &BTreeMap<String, BTreeSet<(String, i32)>>) -> usize {
 fn spread(s: &BTreeMap<String, BTreeSet<(String, i32)>>, members: &[GroupMember]) -> usize {
     let sizes: Vec<usize> = members.iter().map(|m| s.get(&m.member_id).map_or(0, |x| x.len())).collect();
     sizes.iter().max().unwrap_or(&0) - sizes.iter().min().unwrap_or(&0)
+}
+
+/// Partitions held by a member with a (non-empty) rack on which none of its replicas is: Java's
+/// `racksMismatch`.
+fn rack_mismatches(
+    metadata: &kafka_consumer_protocol::assignor::ClusterMetadata,
+    members: &[GroupMember],
+    s: &BTreeMap<String, BTreeSet<(String, i32)>>,
+) -> usize {
+    let mut n = 0;
+    for m in members {
+        let Some(rack) = m.subscription.rack_id.as_deref().filter(|r| !r.is_empty()) else { continue };
+        for (t, p) in s.get(&m.member_id).into_iter().flatten() {
+            let racks = metadata.topics.get(t).and_then(|i| i.partition_racks.get(*p as usize));
+            if !racks.is_some_and(|r| r.iter().any(|x| x == rack)) {
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Partitions taken away from their valid owner.

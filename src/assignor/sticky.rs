@@ -33,6 +33,27 @@
 //! holder did not own before, until no such move exists. Each move lowers the sum of squared sizes,
 //! so this terminates, and the final state is balanced by definition.
 //!
+//! # Rack awareness (KIP-881)
+//! Racks apply as in Java: only when some member rack (`rack_id`, empty = none) is a replica
+//! rack of some partition (`partition_racks`) and the partitions are not all on the same rack
+//! set; otherwise nothing rack-related runs beyond one scan of the member racks. A partition is
+//! *off-rack* for a member with a rack on which none of its replicas is. Priorities are Java's:
+//! balance, then rack alignment, then stickiness.
+//! - Constrained path: owned off-rack partitions are given up (Java), then the unassigned
+//!   partitions, those with the fewest members on their racks first, go to a member below the
+//!   minimum quota on whichever of their racks has the most room left (round-robin within the
+//!   rack), else to one at the minimum while maximum slots remain; the rest is dealt rack-blind
+//!   as before.
+//! - Both paths, then: an off-rack partition moves to a member on one of its racks by a swap
+//!   against a partition that member holds off its own rack and the holder may take (sizes
+//!   unchanged), or, when every member subscribes to every topic, directly from a member holding
+//!   one more (the multiset of sizes unchanged). Newly placed partitions are swapped first; owned
+//!   ones move only when that still lowers the number of off-rack partitions. When every member
+//!   subscribes to every topic, a last pass also swaps an off-rack partition against one held
+//!   on one of its racks that has a replica on the holder's rack (both end on-rack or the
+//!   second stays as it was).
+//! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
+//!
 //! # Cooperative hand-over
 //! `cooperative-sticky` computes the same target, then withholds every partition whose current
 //! owner (the resolved claimer) is not its target: the owner must revoke it first. It is left
@@ -56,8 +77,15 @@
 //! - Iteration orders that Java takes from `HashMap`s are replaced by member-id order, so which
 //!   member keeps the maximum quota, and exact lists, can differ from Java's while movement and
 //!   balance are the same or better.
-//! - Rack awareness (KIP-881) is not applied by the sticky assignors; racks are ignored. Java's
-//!   "second-largest generation" preference (`prevAssignment`) is not used either.
+//! - Rack awareness (KIP-881) is a local search, not Java's algorithm: the general path
+//!   (heterogeneous subscriptions) has no rack-matched first fill (Java assigns unassigned
+//!   partitions rack-matched first and, when rebalancing, prefers a same-rack consumer), and
+//!   does not give up owned off-rack partitions before filling; alignment there comes only from
+//!   size-preserving two-member swaps. Swaps are pairwise (no longer exchange chains), so a local
+//!   optimum can leave more partitions off-rack than Java: on the parity scenarios 206, 217, 224
+//!   (heterogeneous) and 251 (uniform, RF 2; 31 vs Java's 3 of 1,200). With racks, a uniform cooperative group can need more
+//!   than two follow-up rounds (each round can free room used for alignment in the next).
+//! - Java's "second-largest generation" preference (`prevAssignment`) is not used.
 //! - Output lists are grouped per topic in name order, partitions ascending.
 
 use std::borrow::Cow;
@@ -319,7 +347,7 @@ impl SubBits {
 }
 
 /// The shared sticky core: returns the target owner (rank) of each partition.
-fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) -> Vec<u32> {
+fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks: Option<&Racks>) -> Vec<u32> {
     let nm = subs.len();
     let np = topics.total();
     let bits = SubBits::new(subs, topics.len());
@@ -336,7 +364,7 @@ fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims) -> Ve
     let uniform = nm > 0 && subs.iter().all(|s| *s == subs[0]);
     if uniform {
         if subs[0].len() == topics.len() {
-            constrained(&mut target, nm, topics);
+            constrained(&mut target, nm, topics, racks);
         } else {
             // Every member subscribes to the same set, but not to every known topic: impossible,
             // since known topics are exactly the subscribed ones. Kept for robustness.
@@ -371,7 +399,7 @@ fn csr(target: &[u32], nm: usize) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// All members subscribe to every topic: quota-based assignment.
-fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
+fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>, racks: Option<&Racks>) {
     let np = target.len();
     let min_q = (np / nm) as u32;
     let expected_max = (np % nm) as u32;
@@ -382,8 +410,22 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
     let mut under_min: Vec<u32> = Vec::new();
     let mut at_min: Vec<u32> = Vec::new();
     let mut keep_scratch: Vec<u32> = Vec::new();
+    let mut released: Vec<u32> = Vec::new();
     for r in 0..nm {
-        let owned = &flat[start[r] as usize..start[r + 1] as usize];
+        let mut owned = &flat[start[r] as usize..start[r + 1] as usize];
+        if let Some(racks) = racks {
+            // Java: owned partitions off the member's rack are given up (they may come back).
+            released.clear();
+            released.extend(owned.iter().copied().filter(|&p| !racks.mismatch(r as u32, p)));
+            if released.len() < owned.len() {
+                for &p in owned {
+                    if racks.mismatch(r as u32, p) {
+                        target[p as usize] = NONE;
+                    }
+                }
+                owned = &released;
+            }
+        }
         let n = owned.len() as u32;
         let keep = if n < min_q {
             under_min.push(r as u32);
@@ -408,6 +450,78 @@ fn constrained(target: &mut [u32], nm: usize, topics: &Topics<'_>) {
             }
         }
         count[r] = keep;
+    }
+    if let Some(racks) = racks {
+        // Rack-matched pass (Java `assignRackAwareRoundRobin`): each unassigned partition goes to
+        // a member on one of its racks below the minimum quota, else at the minimum while
+        // maximum slots remain. Then the lists are rebuilt from the counts, in rank order.
+        let nr = racks.rstart.len() - 1;
+        let mut cursor = vec![0usize; nr];
+        // Room below the minimum quota per rack: each partition goes to its rack with the most.
+        let mut slack = vec![0u64; nr];
+        for (m, &r) in racks.member.iter().enumerate() {
+            if r != NONE {
+                slack[r as usize] += u64::from(min_q.saturating_sub(count[m]));
+            }
+        }
+        let mut full_min = vec![false; nr];
+        // Partitions with the fewest members on their racks first (Java sorts them so).
+        let mut free: Vec<(u32, u32)> = (0..np as u32)
+            .filter(|&p| target[p as usize] == NONE)
+            .map(|p| (racks.of_partition(p).iter().map(|&r| racks.on_rack(r).len() as u32).sum(), p))
+            .collect();
+        free.sort_unstable();
+        for &(_, p) in &free {
+            let mut pick = NONE;
+            let best = racks.of_partition(p).iter().copied().filter(|&r| slack[r as usize] > 0).fold(
+                None,
+                |b: Option<u32>, r| match b {
+                    Some(b) if slack[b as usize] >= slack[r as usize] => Some(b),
+                    _ => Some(r),
+                },
+            );
+            if let Some(r) = best {
+                let list = racks.on_rack(r);
+                let c = &mut cursor[r as usize];
+                for _ in 0..list.len() {
+                    let m = list[*c % list.len()];
+                    *c = (*c + 1) % list.len();
+                    if count[m as usize] < min_q {
+                        pick = m;
+                        slack[r as usize] -= 1;
+                        break;
+                    }
+                }
+            }
+            if pick == NONE && num_max < expected_max {
+                'racks: for &r in racks.of_partition(p) {
+                    if full_min[r as usize] {
+                        continue;
+                    }
+                    for &m in racks.on_rack(r) {
+                        if count[m as usize] == min_q && min_q < max_q {
+                            pick = m;
+                            num_max += 1;
+                            break 'racks;
+                        }
+                    }
+                    full_min[r as usize] = true;
+                }
+            }
+            if pick != NONE {
+                target[p as usize] = pick;
+                count[pick as usize] += 1;
+            }
+        }
+        under_min.clear();
+        at_min.clear();
+        for r in 0..nm as u32 {
+            if count[r as usize] < min_q {
+                under_min.push(r);
+            } else if count[r as usize] == min_q {
+                at_min.push(r);
+            }
+        }
     }
     if num_max == expected_max {
         // The maximum slots are all taken: nobody at the minimum may grow.
@@ -802,6 +916,249 @@ fn augment(
     }
 }
 
+/// KIP-881 rack data on ranks and flat partition ids (racks interned to small integers).
+struct Racks {
+    /// Rack of each rank, or `NONE` (no rack or an empty rack id).
+    member: Vec<u32>,
+    /// Replica racks per partition (CSR, sorted, deduplicated).
+    pstart: Vec<u32>,
+    pracks: Vec<u32>,
+    /// Ranks per rack (CSR, rank order).
+    rstart: Vec<u32>,
+    rmembers: Vec<u32>,
+}
+
+impl Racks {
+    /// `None` unless Java's rule applies: some member rack matches some replica rack, and the
+    /// partitions are not all on the same rack set. Costs one scan of the members without racks.
+    fn new(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32]) -> Option<Racks> {
+        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
+        if !rank_to_member.iter().any(|&m| rack_of(m).is_some()) {
+            return None;
+        }
+        let mut names: Vec<&str> = Vec::new();
+        // Few racks: a linear scan is enough.
+        fn index<'a>(r: &'a str, names: &mut Vec<&'a str>) -> u32 {
+            match names.iter().position(|&n| n == r) {
+                Some(i) => i as u32,
+                None => {
+                    names.push(r);
+                    (names.len() - 1) as u32
+                }
+            }
+        }
+        let mut pstart = Vec::with_capacity(topics.total() + 1);
+        let mut pracks = Vec::new();
+        pstart.push(0u32);
+        for t in 0..topics.len() {
+            let info = topics.info[t];
+            for p in 0..topics.count(t as u32) as usize {
+                let from = pracks.len();
+                for r in info.partition_racks.get(p).into_iter().flatten() {
+                    let i = index(r.as_str(), &mut names);
+                    pracks.push(i);
+                }
+                pracks[from..].sort_unstable();
+                let mut w = from;
+                for i in from..pracks.len() {
+                    if w == from || pracks[w - 1] != pracks[i] {
+                        pracks[w] = pracks[i];
+                        w += 1;
+                    }
+                }
+                pracks.truncate(w);
+                pstart.push(pracks.len() as u32);
+            }
+        }
+        let partition_racks = names.len();
+        let member: Vec<u32> = rank_to_member
+            .iter()
+            .map(|&m| match rack_of(m) {
+                Some(r) => names[..partition_racks].iter().position(|&n| n == r).map_or(NONE, |i| i as u32),
+                None => NONE,
+            })
+            .collect();
+        // No member rack matches a replica rack: racks are not used.
+        if member.iter().all(|&r| r == NONE) {
+            return None;
+        }
+        // All partitions on the same rack set: racks cannot make a difference.
+        let first = &pracks[..pstart.get(1).copied().unwrap_or(0) as usize];
+        let all_same =
+            first.len() == partition_racks && pstart.windows(2).all(|w| &pracks[w[0] as usize..w[1] as usize] == first);
+        if all_same {
+            return None;
+        }
+        let mut rstart = vec![0u32; partition_racks + 1];
+        for &r in &member {
+            if r != NONE {
+                rstart[r as usize + 1] += 1;
+            }
+        }
+        for i in 0..partition_racks {
+            rstart[i + 1] += rstart[i];
+        }
+        let mut fill = rstart[..partition_racks].to_vec();
+        let mut rmembers = vec![0u32; rstart[partition_racks] as usize];
+        for (rank, &r) in member.iter().enumerate() {
+            if r != NONE {
+                rmembers[fill[r as usize] as usize] = rank as u32;
+                fill[r as usize] += 1;
+            }
+        }
+        Some(Racks { member, pstart, pracks, rstart, rmembers })
+    }
+
+    #[inline]
+    fn of_partition(&self, p: u32) -> &[u32] {
+        &self.pracks[self.pstart[p as usize] as usize..self.pstart[p as usize + 1] as usize]
+    }
+
+    #[inline]
+    fn on_rack(&self, r: u32) -> &[u32] {
+        &self.rmembers[self.rstart[r as usize] as usize..self.rstart[r as usize + 1] as usize]
+    }
+
+    /// Java's `racksMismatch`: the member has a rack and no replica of the partition is on it.
+    #[inline]
+    fn mismatch(&self, m: u32, p: u32) -> bool {
+        let r = self.member[m as usize];
+        r != NONE && !self.of_partition(p).contains(&r)
+    }
+}
+
+/// Whether partitions a member validly owns may move to improve rack alignment (Java does).
+/// Such a move is taken only when the partner partition is newly placed, or when both
+/// partitions end on their racks: freer owned swaps moved more partitions than Java on the
+/// parity scenarios (251: 478 vs 388) for fewer gains.
+const MOVE_OWNED_FOR_RACK: bool = true;
+
+/// Improves rack alignment without touching balance: a partition held off its racks moves to a
+/// member on one of its racks either by a swap (that member hands back a partition it also holds
+/// off its racks and the holder may take; sizes unchanged), or, when every member subscribes to
+/// every topic, by a direct move from a member holding one more (the multiset of sizes is
+/// unchanged). Each step lowers the number of mismatches, so this terminates. Partitions the
+/// target member owned before are handed back last.
+fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: &Racks, claims: &Claims) {
+    let nm = subs.len();
+    let uniform = nm > 0 && subs.iter().all(|s| s.len() == topics.len());
+    let bits = SubBits::new(subs, topics.len());
+    let mut count = vec![0u32; nm];
+    let mut off: Vec<Vec<u32>> = vec![Vec::new(); nm];
+    for (p, &m) in target.iter().enumerate() {
+        if m != NONE {
+            count[m as usize] += 1;
+            if racks.mismatch(m, p as u32) {
+                off[m as usize].push(p as u32);
+            }
+        }
+    }
+    // Not previously owned first: those are handed back before owned ones.
+    for (m, list) in off.iter_mut().enumerate() {
+        list.sort_by_key(|&q| (claims.owner[q as usize] == m as u32, q));
+    }
+    // First only partitions and swap partners nobody owned before (no extra movement), then all.
+    let mut fresh_only = true;
+    loop {
+        let mut changed = false;
+        for p in 0..target.len() as u32 {
+            let h = target[p as usize];
+            if h == NONE || !racks.mismatch(h, p) || (fresh_only && claims.owner[p as usize] == h) {
+                continue;
+            }
+            let t = topics.topic_of(p);
+            'racks: for &r in racks.of_partition(p) {
+                for &m in racks.on_rack(r) {
+                    if m == h || !bits.has(m, t) {
+                        continue;
+                    }
+                    if uniform && count[m as usize] + 1 == count[h as usize] {
+                        target[p as usize] = m;
+                        count[m as usize] += 1;
+                        count[h as usize] -= 1;
+                        changed = true;
+                        break 'racks;
+                    }
+                    if !uniform && count[m as usize] != count[h as usize] {
+                        continue;
+                    }
+                    let list = &mut off[m as usize];
+                    list.retain(|&q| target[q as usize] == m);
+                    let pick = list.iter().position(|&q| {
+                        bits.has(h, topics.topic_of(q))
+                            && (claims.owner[q as usize] != m || (!fresh_only && !racks.mismatch(h, q)))
+                    });
+                    if let Some(i) = pick {
+                        let q = list.remove(i);
+                        target[p as usize] = m;
+                        target[q as usize] = h;
+                        if racks.mismatch(h, q) {
+                            off[h as usize].push(q);
+                        }
+                        changed = true;
+                        break 'racks;
+                    }
+                }
+            }
+        }
+        if !changed {
+            if !fresh_only || !MOVE_OWNED_FOR_RACK {
+                break;
+            }
+            fresh_only = false;
+        }
+    }
+    if uniform {
+        rack_swap_via_third_rack(target, racks, claims);
+    }
+}
+
+/// Every member subscribes to every topic: an off-rack partition `p` held on rack `H` swaps with
+/// a partition `q` that a member on one of `p`'s racks holds and that has a replica on `H` (so
+/// `p` becomes on-rack and `q` stays or becomes on-rack). Pools per (holder rack, replica rack)
+/// keep each lookup short; partitions nobody owned before are taken first.
+fn rack_swap_via_third_rack(target: &mut [u32], racks: &Racks, claims: &Claims) {
+    let nr = racks.rstart.len() - 1;
+    let mut pool: Vec<Vec<u32>> = vec![Vec::new(); nr * nr];
+    // Owned ones first in each pool, so the fresh ones at the end are popped first.
+    for owned_pass in [true, false] {
+        for (q, &m) in target.iter().enumerate() {
+            if m == NONE || racks.member[m as usize] == NONE || (claims.owner[q] == m) != owned_pass {
+                continue;
+            }
+            let r = racks.member[m as usize] as usize;
+            for &x in racks.of_partition(q as u32) {
+                pool[r * nr + x as usize].push(q as u32);
+            }
+        }
+    }
+    for p in 0..target.len() as u32 {
+        let h = target[p as usize];
+        if h == NONE || !racks.mismatch(h, p) {
+            continue;
+        }
+        let hr = racks.member[h as usize];
+        'racks: for &r in racks.of_partition(p) {
+            let list = &mut pool[r as usize * nr + hr as usize];
+            while let Some(q) = list.pop() {
+                let m = target[q as usize];
+                if m == NONE || racks.member[m as usize] != r || m == h {
+                    continue;
+                }
+                target[p as usize] = m;
+                target[q as usize] = h;
+                for &x in racks.of_partition(p) {
+                    pool[r as usize * nr + x as usize].push(p);
+                }
+                for &x in racks.of_partition(q) {
+                    pool[hr as usize * nr + x as usize].push(q);
+                }
+                break 'racks;
+            }
+        }
+    }
+}
+
 fn assign_sticky(
     metadata: &ClusterMetadata,
     members: &[GroupMember],
@@ -813,7 +1170,11 @@ fn assign_sticky(
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
-    let mut owner = sticky_target(&topics, &subs, &claims);
+    let racks = Racks::new(&topics, members, &rank_to_member);
+    let mut owner = sticky_target(&topics, &subs, &claims, racks.as_ref());
+    if let Some(racks) = &racks {
+        rack_align(&mut owner, &topics, &subs, racks, &claims);
+    }
     let mut pending = Vec::new();
     // In place: target rank -> member index, or NONE when withheld.
     for (p, slot) in owner.iter_mut().enumerate() {
