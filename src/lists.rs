@@ -146,86 +146,98 @@ pub(crate) fn read_topic_partitions_array(
     Ok(ArrayRegion { start, end: r.pos(), count })
 }
 
-/// The topic names of a subscription, borrowed from the input.
-#[derive(Clone, Copy)]
-pub struct TopicNames<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) count: usize,
-}
-
-impl<'a> TopicNames<'a> {
-    /// Number of names.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// True when there are none.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The names in wire order.
-    pub fn iter(&self) -> TopicNamesIter<'a> {
-        TopicNamesIter { rest: Validated { buf: self.bytes }, left: self.count }
-    }
-}
-
-impl<'a> IntoIterator for TopicNames<'a> {
-    type Item = &'a str;
-    type IntoIter = TopicNamesIter<'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<'a> IntoIterator for &TopicNames<'a> {
-    type Item = &'a str;
-    type IntoIter = TopicNamesIter<'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl fmt::Debug for TopicNames<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl PartialEq for TopicNames<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.count == other.count && self.bytes == other.bytes
-    }
-}
-
-impl Eq for TopicNames<'_> {}
-
-/// Iterator over [`TopicNames`].
-#[derive(Clone)]
-pub struct TopicNamesIter<'a> {
-    rest: Validated<'a>,
-    left: usize,
-}
-
-impl<'a> Iterator for TopicNamesIter<'a> {
-    type Item = &'a str;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a str> {
-        if self.left == 0 {
-            return None;
+/// Declares a list view over `count` validated elements in `bytes`, its iterator, and the
+/// usual traits; `$next` reads one element from a [`Validated`] cursor.
+macro_rules! counted_list {
+    ($(#[$meta:meta])* $list:ident, $iter:ident, $item:ty, $what:literal, |$rest:ident| $next:expr) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy)]
+        pub struct $list<'a> {
+            pub(crate) bytes: &'a [u8],
+            pub(crate) count: usize,
         }
-        self.left -= 1;
-        Some(self.rest.str())
-    }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
+        impl<'a> $list<'a> {
+            #[doc = concat!("Number of ", $what, ".")]
+            pub fn len(&self) -> usize {
+                self.count
+            }
+
+            /// True when there are none.
+            pub fn is_empty(&self) -> bool {
+                self.count == 0
+            }
+
+            #[doc = concat!("The ", $what, " in wire order.")]
+            pub fn iter(&self) -> $iter<'a> {
+                $iter { rest: Validated { buf: self.bytes }, left: self.count }
+            }
+        }
+
+        impl<'a> IntoIterator for $list<'a> {
+            type Item = $item;
+            type IntoIter = $iter<'a>;
+            fn into_iter(self) -> Self::IntoIter {
+                self.iter()
+            }
+        }
+
+        impl<'a> IntoIterator for &$list<'a> {
+            type Item = $item;
+            type IntoIter = $iter<'a>;
+            fn into_iter(self) -> Self::IntoIter {
+                self.iter()
+            }
+        }
+
+        impl fmt::Debug for $list<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_list().entries(self.iter()).finish()
+            }
+        }
+
+        impl PartialEq for $list<'_> {
+            fn eq(&self, other: &Self) -> bool {
+                self.count == other.count && self.bytes == other.bytes
+            }
+        }
+
+        impl Eq for $list<'_> {}
+
+        #[doc = concat!("Iterator over [`", stringify!($list), "`].")]
+        #[derive(Clone)]
+        pub struct $iter<'a> {
+            rest: Validated<'a>,
+            left: usize,
+        }
+
+        impl<'a> Iterator for $iter<'a> {
+            type Item = $item;
+
+            #[inline]
+            fn next(&mut self) -> Option<$item> {
+                if self.left == 0 {
+                    return None;
+                }
+                self.left -= 1;
+                let $rest = &mut self.rest;
+                Some($next)
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.left, Some(self.left))
+            }
+        }
+
+        impl ExactSizeIterator for $iter<'_> {}
+        impl FusedIterator for $iter<'_> {}
+    };
 }
 
-impl ExactSizeIterator for TopicNamesIter<'_> {}
-impl FusedIterator for TopicNamesIter<'_> {}
+counted_list! {
+    /// The topic names of a subscription, borrowed from the input.
+    TopicNames, TopicNamesIter, &'a str, "names", |rest| rest.str()
+}
 
 /// Partition ids borrowed from the input (big-endian `int32`s).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -325,29 +337,16 @@ impl fmt::Debug for TopicPartitionsView<'_> {
     }
 }
 
-/// A list of `{topic, partitions}` groups (owned or assigned partitions), borrowed from the input.
-#[derive(Clone, Copy)]
-pub struct TopicPartitionsList<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) count: usize,
+counted_list! {
+    /// A list of `{topic, partitions}` groups (owned or assigned partitions), borrowed from the input.
+    TopicPartitionsList, TopicPartitionsIter, TopicPartitionsView<'a>, "groups (topics)", |rest| {
+        let topic = rest.str();
+        let n = rest.i32().max(0) as usize;
+        TopicPartitionsView { topic, partitions: PartitionIds { bytes: rest.take(n * 4) } }
+    }
 }
 
 impl<'a> TopicPartitionsList<'a> {
-    /// Number of groups (topics) on the wire.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// True when there are none.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The groups in wire order.
-    pub fn iter(&self) -> TopicPartitionsIter<'a> {
-        TopicPartitionsIter { rest: Validated { buf: self.bytes }, left: self.count }
-    }
-
     /// Total number of partition ids over all groups.
     pub fn partition_count(&self) -> usize {
         self.iter().map(|g| g.partitions.len()).sum()
@@ -363,66 +362,6 @@ impl<'a> TopicPartitionsList<'a> {
         self.iter().map(|g| g.to_owned()).collect()
     }
 }
-
-impl<'a> IntoIterator for TopicPartitionsList<'a> {
-    type Item = TopicPartitionsView<'a>;
-    type IntoIter = TopicPartitionsIter<'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<'a> IntoIterator for &TopicPartitionsList<'a> {
-    type Item = TopicPartitionsView<'a>;
-    type IntoIter = TopicPartitionsIter<'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl fmt::Debug for TopicPartitionsList<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl PartialEq for TopicPartitionsList<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.count == other.count && self.bytes == other.bytes
-    }
-}
-
-impl Eq for TopicPartitionsList<'_> {}
-
-/// Iterator over [`TopicPartitionsList`].
-#[derive(Clone)]
-pub struct TopicPartitionsIter<'a> {
-    rest: Validated<'a>,
-    left: usize,
-}
-
-impl<'a> Iterator for TopicPartitionsIter<'a> {
-    type Item = TopicPartitionsView<'a>;
-
-    #[inline]
-    fn next(&mut self) -> Option<TopicPartitionsView<'a>> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let topic = self.rest.str();
-        let n = self.rest.i32().max(0) as usize;
-        let partitions = PartitionIds { bytes: self.rest.take(n * 4) };
-        Some(TopicPartitionsView { topic, partitions })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-impl ExactSizeIterator for TopicPartitionsIter<'_> {}
-impl FusedIterator for TopicPartitionsIter<'_> {}
 
 /// One topic and some of its partitions (owned form).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
