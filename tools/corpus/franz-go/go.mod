@@ -11,3 +11,7 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 )
+
+require kcp-corpus/vecdraft v0.0.0
+
+replace kcp-corpus/vecdraft => ../vecdraft

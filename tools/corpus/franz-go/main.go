@@ -8,58 +8,24 @@ package main
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"kcp-corpus/vecdraft"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type producer struct {
-	Implementation string `json:"implementation"`
-	Version        string `json:"version"`
-	How            string `json:"how"`
-}
-
-type draft struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Producer    producer `json:"producer"`
-	Kind        string   `json:"kind"`
-	Hex         string   `json:"hex"`
-	Notes       string   `json:"notes,omitempty"`
-}
+type producer = vecdraft.Producer
+type draft = vecdraft.Draft
 
 var outDir string
 
-func modVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		panic("no build info")
-	}
-	for _, d := range info.Deps {
-		if d.Path == path {
-			return strings.TrimPrefix(d.Version, "v") // "1.2.3", as the other producers write versions
-		}
-	}
-	panic("module not in build: " + path)
-}
-
-func emit(d draft) {
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	if err := os.WriteFile(filepath.Join(outDir, d.Name+".json"), append(b, '\n'), 0o644); err != nil {
-		panic(err)
-	}
-}
-
-func str(s string) *string { return &s }
+func modVersion(path string) string { return vecdraft.ModVersion(path) }
+func emit(d draft)                  { vecdraft.Emit(outDir, d) }
+func str(s string) *string          { return vecdraft.Str(s) }
 
 func main() {
 	if len(os.Args) != 2 {
@@ -72,8 +38,12 @@ func main() {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		panic(err)
 	}
-	kmsgProd := func(how string) producer { return producer{"franz-go/pkg/kmsg", kmsgV, how} }
-	kgoProd := func(how string) producer { return producer{"franz-go/pkg/kgo", kgoV, how} }
+	kmsgProd := func(how string) producer {
+		return producer{Implementation: "franz-go/pkg/kmsg", Version: kmsgV, How: how}
+	}
+	kgoProd := func(how string) producer {
+		return producer{Implementation: "franz-go/pkg/kgo", Version: kgoV, How: how}
+	}
 	n := 0
 	put := func(d draft) { emit(d); n++ }
 

@@ -15,3 +15,7 @@ require (
 	github.com/pierrec/lz4 v2.6.1+incompatible // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 )
+
+require kcp-corpus/vecdraft v0.0.0
+
+replace kcp-corpus/vecdraft => ../vecdraft

@@ -15,57 +15,23 @@ package main
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"kcp-corpus/vecdraft"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/Shopify/sarama"
 )
 
-type producer struct {
-	Implementation string `json:"implementation"`
-	Version        string `json:"version"`
-	How            string `json:"how"`
-}
-
-type draft struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Producer    producer `json:"producer"`
-	Kind        string   `json:"kind"`
-	Hex         string   `json:"hex"`
-	Notes       string   `json:"notes,omitempty"`
-}
+type producer = vecdraft.Producer
+type draft = vecdraft.Draft
 
 var outDir string
 
-func modVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		panic("no build info")
-	}
-	for _, d := range info.Deps {
-		if d.Path == path {
-			return strings.TrimPrefix(d.Version, "v") // "1.2.3", as the other producers write versions
-		}
-	}
-	panic("module not in build: " + path)
-}
-
-func emit(d draft) {
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	if err := os.WriteFile(filepath.Join(outDir, d.Name+".json"), append(b, '\n'), 0o644); err != nil {
-		panic(err)
-	}
-}
-
-func str(s string) *string { return &s }
+func modVersion(path string) string { return vecdraft.ModVersion(path) }
+func emit(d draft)                  { vecdraft.Emit(outDir, d) }
+func str(s string) *string          { return vecdraft.Str(s) }
 
 func encodeSub(m *sarama.ConsumerGroupMemberMetadata) string {
 	req := &sarama.JoinGroupRequest{}
@@ -93,7 +59,7 @@ func main() {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		panic(err)
 	}
-	prod := func(how string) producer { return producer{"Shopify/sarama", ver, how} }
+	prod := func(how string) producer { return producer{Implementation: "Shopify/sarama", Version: ver, How: how} }
 	n := 0
 	put := func(d draft) { emit(d); n++ }
 	const clusterNote = "Reproduces bsm/sarama-cluster (last release v2.1.15), whose Consumer.joinGroup sets Version: 1 on sarama.ConsumerGroupMemberMetadata; sarama releases of that era encode only version, topics and userData, so OwnedPartitions is missing. Run with the real old sarama encoder; sarama-cluster's own module is not available from the Go module proxy, so its one-line struct literal is reproduced here. sarama later tolerated this on decode (PR #2111, fixture groupMemberMetadataV1Bad)."

@@ -1,0 +1,3 @@
+module kcp-corpus/vecdraft
+
+go 1.26.8
