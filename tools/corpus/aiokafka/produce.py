@@ -8,10 +8,12 @@ metadata()/assign(), and GroupCoordinator sends metadata.encode().
 Usage: python produce.py <vectors-root>   (writes <root>/aiokafka-<version>/)
 Run with PYTHONHASHSEED=0: assignors pass a Python set of topics straight through.
 """
-import json
 import os
 import sys
 from importlib.metadata import version as dist_version
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pydraft import Drafts  # noqa: E402
 
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
@@ -22,25 +24,11 @@ from aiokafka.coordinator.protocol import (
 )
 
 VERSION = dist_version("aiokafka")
-OUT = None
-COUNT = 0
+DRAFTS = None
 
 
-def put(name, description, how, kind, data, notes=None):
-    global COUNT
-    d = {
-        "name": name,
-        "description": description,
-        "producer": {"implementation": "aiokafka", "version": VERSION, "how": how},
-        "kind": kind,
-        "hex": bytes(data).hex(),
-    }
-    if notes:
-        d["notes"] = notes
-    with open(os.path.join(OUT, name + ".json"), "w") as f:
-        json.dump(d, f, indent=2)
-        f.write("\n")
-    COUNT += 1
+def put(*args, **kwargs):
+    DRAFTS.put(*args, **kwargs)
 
 
 class Cluster:
@@ -51,13 +39,12 @@ class Cluster:
 
 
 def main():
-    global OUT
+    global DRAFTS
     if len(sys.argv) != 2:
         sys.exit("usage: produce.py <vectors-root>")
     if os.environ.get("PYTHONHASHSEED") != "0":
         sys.exit("run with PYTHONHASHSEED=0 (set iteration order of topic names)")
-    OUT = os.path.join(sys.argv[1], f"aiokafka-{VERSION}")
-    os.makedirs(OUT, exist_ok=True)
+    DRAFTS = Drafts(sys.argv[1], "aiokafka", VERSION)
 
     put("member-metadata-v0-basic",
         "aiokafka ConsumerProtocolMemberMetadata(0, [foo, bar], None).encode(): topics unsorted, null userData",
@@ -109,7 +96,7 @@ def main():
         "StickyAssignorUserDataV1(partitions_by_topic.items(), 3).encode() as embedded by StickyPartitionAssignor.metadata",
         "sticky_user_data", meta.user_data,
         notes="Unlike kafka-python 3.x, aiokafka writes the KIP-341 V1 userData without a version prefix.")
-    print(f"aiokafka: wrote {COUNT} drafts to {OUT}")
+    print(f"aiokafka: wrote {DRAFTS.count} drafts to {DRAFTS.out}")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ Usage: python produce.py <vectors-root>   (writes <root>/kafka-python-<version>/
 Run with PYTHONHASHSEED=0: the range/roundrobin/sticky assignors pass a Python set
 of topics straight through, so their topic order depends on string hashing.
 """
-import json
 import os
 import sys
 from importlib.metadata import version as dist_version
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pydraft import Drafts  # noqa: E402
 
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -24,25 +26,11 @@ from kafka.protocol.consumer.metadata import (
 )
 
 VERSION = dist_version("kafka-python")
-OUT = None
-COUNT = 0
+DRAFTS = None
 
 
-def put(name, description, how, kind, data, notes=None):
-    global COUNT
-    d = {
-        "name": name,
-        "description": description,
-        "producer": {"implementation": "kafka-python", "version": VERSION, "how": how},
-        "kind": kind,
-        "hex": bytes(data).hex(),
-    }
-    if notes:
-        d["notes"] = notes
-    with open(os.path.join(OUT, name + ".json"), "w") as f:
-        json.dump(d, f, indent=2)
-        f.write("\n")
-    COUNT += 1
+def put(*args, **kwargs):
+    DRAFTS.put(*args, **kwargs)
 
 
 def sub_tp(topic, partitions, v):
@@ -54,13 +42,12 @@ def asg_tp(topic, partitions, v):
 
 
 def main():
-    global OUT
+    global DRAFTS
     if len(sys.argv) != 2:
         sys.exit("usage: produce.py <vectors-root>")
     if os.environ.get("PYTHONHASHSEED") != "0":
         sys.exit("run with PYTHONHASHSEED=0 (set iteration order of topic names)")
-    OUT = os.path.join(sys.argv[1], f"kafka-python-{VERSION}")
-    os.makedirs(OUT, exist_ok=True)
+    DRAFTS = Drafts(sys.argv[1], "kafka-python", VERSION)
 
     cases = [
         ("basic", "topics [foo, bar] (unsorted), null userData, owned foo-0, generation 5, rack r1",
@@ -136,7 +123,7 @@ def main():
         "c = CooperativeStickyAssignor(); c.on_assignment(<foo:[0], bar:[1]>, 5); c.metadata({'foo', 'bar'}).encode()",
         "subscription", coop.metadata(topics).encode(),
         notes="Subscription version 1 (no generation field: the leader cannot see it); owned partitions grouped in assignment order (foo before bar), not sorted by topic as Java does; userData empty.")
-    print(f"kafka-python: wrote {COUNT} drafts to {OUT}")
+    print(f"kafka-python: wrote {DRAFTS.count} drafts to {DRAFTS.out}")
 
 
 if __name__ == "__main__":
