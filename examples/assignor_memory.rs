@@ -41,19 +41,7 @@ static GLOBAL: Counting = Counting;
 
 /// Heap bytes held by the output (capacities of every vector and string).
 fn output_bytes(a: &GroupAssignment) -> usize {
-    let mut n = 0;
-    for (m, asg) in &a.assignments {
-        n += m.capacity()
-            + asg.assigned_partitions.capacity() * std::mem::size_of::<kafka_consumer_protocol::TopicPartitions>();
-        for g in &asg.assigned_partitions {
-            n += g.topic.capacity() + g.partitions.capacity() * 4;
-        }
-    }
-    n + a.pending.capacity() * std::mem::size_of::<kafka_consumer_protocol::assignor::PendingPartition>()
-        + a.pending
-            .iter()
-            .map(|p| p.topic.capacity() + p.from.capacity() + p.to.as_ref().map_or(0, |t| t.capacity()))
-            .sum::<usize>()
+    a.heap_bytes()
 }
 
 fn main() {

@@ -113,7 +113,7 @@ pub fn with_ownership(shape: &Shape, first: &GroupAssignment, cooperative: bool)
         .map(|(i, m)| {
             let mut m = m.clone();
             if i > 0 {
-                let owned = first.partitions_of(&m.member_id).to_vec();
+                let owned = first.partitions_of(&m.member_id);
                 if cooperative {
                     m.subscription.owned_partitions = owned;
                     m.subscription.generation_id = 1;

@@ -30,7 +30,7 @@ struct Member {
 type Sets = BTreeMap<String, BTreeSet<(String, i32)>>;
 
 fn sets(a: &GroupAssignment) -> Sets {
-    a.assignments
+    a.to_map()
         .iter()
         .map(|(m, x)| {
             let s = x.assigned_partitions.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect();
@@ -82,9 +82,10 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
             (m.member_id.as_str(), s)
         })
         .collect();
-    assert_eq!(out.assignments.len(), members.len());
+    let map = out.to_map();
+    assert_eq!(map.len(), members.len());
     let mut seen = BTreeSet::new();
-    for (m, a) in &out.assignments {
+    for (m, a) in &map {
         for g in &a.assigned_partitions {
             assert!(subs[m.as_str()].contains(g.topic.as_str()), "{m} got unsubscribed {}", g.topic);
             for &p in &g.partitions {

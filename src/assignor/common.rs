@@ -2,12 +2,11 @@
 //! ordering and building the output.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::{AssignError, ClusterMetadata, GroupMember, TopicInfo};
+use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PendingPartition, TopicInfo};
 use crate::wire::java_string_cmp;
-use crate::{Assignment, TopicPartitions};
 
 /// A small, fast, deterministic hasher for topic names (FxHash-style multiply-rotate). Topic
 /// names are not attacker-chosen keys in a way that matters here: the leader hashes its own
@@ -185,54 +184,45 @@ pub(crate) fn member_id_order(members: &[GroupMember]) -> Vec<u32> {
     order
 }
 
-/// Builds the per-member output from a flat `owner` array (member index per partition, or
-/// [`NONE`]). Partitions are grouped per topic in topic order, ascending within a topic.
-pub(crate) fn build_assignments(
+/// Builds the result from a flat `owner` array (member index per partition, or [`NONE`]).
+/// Each member's partitions are grouped per topic in topic order, ascending within a topic.
+pub(crate) fn build_group_assignment(
     topics: &Topics<'_>,
     members: &[GroupMember],
     owner: &[u32],
-) -> BTreeMap<String, Assignment> {
+    pending: Vec<PendingPartition>,
+) -> GroupAssignment {
     let n = members.len();
-    // Pass 1: number of topic groups per member, to allocate each list once.
-    let mut ngroups = vec![0u32; n];
-    let mut last = vec![NONE; n];
+    let mut counts = vec![0usize; n];
+    for &o in owner {
+        if o != NONE {
+            counts[o as usize] += 1;
+        }
+    }
+    // Slots in member-id (byte) order; each member's run starts where the previous one ends.
+    let mut by_id: Vec<u32> = (0..n as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| members[a as usize].member_id.cmp(&members[b as usize].member_id));
+    let mut cursor = vec![0usize; n];
+    let mut slots = Vec::with_capacity(n);
+    let mut at = 0usize;
+    for &m in &by_id {
+        cursor[m as usize] = at;
+        slots.push((members[m as usize].member_id.clone(), at, at + counts[m as usize]));
+        at += counts[m as usize];
+    }
+    let mut entry_topics = vec![0u32; at];
+    let mut entry_partitions = vec![0i32; at];
     for t in 0..topics.len() {
-        for &o in &owner[topics.base[t] as usize..topics.base[t + 1] as usize] {
-            if o != NONE && last[o as usize] != t as u32 {
-                last[o as usize] = t as u32;
-                ngroups[o as usize] += 1;
+        let base = topics.base[t] as usize;
+        for (p, &o) in owner[base..topics.base[t + 1] as usize].iter().enumerate() {
+            if o != NONE {
+                let c = &mut cursor[o as usize];
+                entry_topics[*c] = t as u32;
+                entry_partitions[*c] = p as i32;
+                *c += 1;
             }
         }
     }
-    let mut lists: Vec<Vec<TopicPartitions>> = ngroups.iter().map(|&g| Vec::with_capacity(g as usize)).collect();
-    // Pass 2, per topic: count each member's share, then fill.
-    let mut share = vec![0u32; n];
-    let mut touched: Vec<u32> = Vec::new();
-    for t in 0..topics.len() {
-        let range = &owner[topics.base[t] as usize..topics.base[t + 1] as usize];
-        touched.clear();
-        for &o in range {
-            if o != NONE {
-                if share[o as usize] == 0 {
-                    touched.push(o);
-                }
-                share[o as usize] += 1;
-            }
-        }
-        for &m in &touched {
-            lists[m as usize].push(TopicPartitions {
-                topic: topics.names[t].to_owned(),
-                partitions: Vec::with_capacity(share[m as usize] as usize),
-            });
-            share[m as usize] = 0;
-        }
-        for (p, &o) in range.iter().enumerate() {
-            if o != NONE {
-                if let Some(g) = lists[o as usize].last_mut() {
-                    g.partitions.push(p as i32);
-                }
-            }
-        }
-    }
-    members.iter().zip(lists).map(|(m, groups)| (m.member_id.clone(), Assignment::new(groups))).collect()
+    let names = topics.names.iter().map(|n| (*n).to_owned()).collect();
+    GroupAssignment::from_parts(names, slots, entry_topics, entry_partitions, pending)
 }

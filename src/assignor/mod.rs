@@ -26,13 +26,15 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::{Assignment, Subscription, TopicPartitions};
+use crate::{Assignment, Subscription};
 
 mod common;
+mod output;
 mod range;
 mod roundrobin;
 mod sticky;
 
+pub use output::{GroupAssignment, MemberAssignment, TopicGroups};
 pub use range::RangeAssignor;
 pub use roundrobin::RoundRobinAssignor;
 pub use sticky::{member_claim, CooperativeStickyAssignor, StickyAssignor};
@@ -134,23 +136,6 @@ pub struct PendingPartition {
     pub from: String,
     /// The member it will go to in the follow-up rebalance, when known.
     pub to: Option<String>,
-}
-
-/// The leader's result: one assignment per member (every member present), plus the partitions
-/// withheld for a cooperative hand-over. Keyed by member id, so iteration is deterministic.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct GroupAssignment {
-    /// Assignment per member id.
-    pub assignments: BTreeMap<String, Assignment>,
-    /// Partitions withheld this round (cooperative only).
-    pub pending: Vec<PendingPartition>,
-}
-
-impl GroupAssignment {
-    /// The partitions assigned to `member_id` (empty when none).
-    pub fn partitions_of(&self, member_id: &str) -> &[TopicPartitions] {
-        self.assignments.get(member_id).map_or(&[], |a| &a.assigned_partitions)
-    }
 }
 
 /// Why an assignor could not assign.

@@ -19,7 +19,7 @@
 //! its `HashMap` order); each member's partitions are reported grouped per topic in topic order
 //! (Java's list order depends on `HashMap` order when racks are not used).
 
-use super::common::{build_assignments, check_members, member_info_order, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_info_order, Topics, NONE};
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
 
 /// The `range` assignor.
@@ -269,6 +269,6 @@ impl PartitionAssignor for RangeAssignor {
                 }
             }
         }
-        Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending: Vec::new() })
+        Ok(build_group_assignment(&topics, members, &owner, Vec::new()))
     }
 }

@@ -9,7 +9,7 @@
 //! Differences from Java (deliberate): members with equal instance ids are ordered by member id
 //! (Java keeps its `HashMap` order).
 
-use super::common::{build_assignments, check_members, member_info_order, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_info_order, Topics, NONE};
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
 
 /// The `roundrobin` assignor.
@@ -62,6 +62,6 @@ impl PartitionAssignor for RoundRobinAssignor {
                 pos = (pos + 1) % order.len();
             }
         }
-        Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending: Vec::new() })
+        Ok(build_group_assignment(&topics, members, &owner, Vec::new()))
     }
 }

@@ -94,7 +94,7 @@ use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
-use super::common::{build_assignments, check_members, member_id_order, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_id_order, Topics, NONE};
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
@@ -1197,5 +1197,5 @@ fn assign_sticky(
         }
     }
     drop(claims);
-    Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending })
+    Ok(build_group_assignment(&topics, members, &owner, pending))
 }

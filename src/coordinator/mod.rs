@@ -23,12 +23,12 @@
 //!     fn name(&self) -> &str { "first" }
 //!     fn assign(&self, md: &ClusterMetadata, members: &[GroupMember])
 //!         -> Result<GroupAssignment, AssignError> {
-//!         let mut out = GroupAssignment::default();
+//!         let mut out = GroupAssignment::new();
 //!         for (i, m) in members.iter().enumerate() {
 //!             let parts = if i > 0 { vec![] } else {
 //!                 md.topics.iter().map(|(t, info)| TopicPartitions::new(t.clone(), (0..info.partitions).collect::<Vec<_>>())).collect()
 //!             };
-//!             out.assignments.insert(m.member_id.clone(), Assignment::new(parts));
+//!             out.insert(m.member_id.clone(), &Assignment::new(parts));
 //!         }
 //!         Ok(out)
 //!     }
@@ -871,27 +871,22 @@ impl Coordinator {
         }
         let mut result = assignor.assign(&self.metadata, &group).map_err(CoordinatorError::Assign)?;
         for m in &group {
-            result.assignments.entry(m.member_id.clone()).or_default();
+            result.ensure_member(&m.member_id);
         }
         // Never hand out partitions the leader's metadata does not know (a deleted topic or a
         // partition index beyond the count): the assignor may have kept stale claims.
-        for a in result.assignments.values_mut() {
-            for tp in a.assigned_partitions.iter_mut() {
-                let count = self.metadata.topics.get(&tp.topic).map_or(0, |i| i.partitions);
-                tp.partitions.retain(|p| *p >= 0 && *p < count);
-            }
-            a.assigned_partitions.retain(|tp| !tp.partitions.is_empty());
-        }
+        let metadata = &self.metadata;
+        result.retain_partitions(|_, topic, p| p >= 0 && p < metadata.topics.get(topic).map_or(0, |i| i.partitions));
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;
         }
         apply_cooperative_handover(&group, &mut result);
         self.assignment_snapshot = Some(self.partition_counts(&all_topics));
         self.group_topics = all_topics;
-        let mut out = Vec::with_capacity(result.assignments.len());
-        for (member_id, a) in &result.assignments {
+        let mut out = Vec::with_capacity(result.len());
+        for a in result.members() {
             let bytes = a.encode(Version::V3).map_err(|e| CoordinatorError::Codec(e.to_string()))?;
-            out.push(SyncGroupAssignment { member_id: member_id.clone(), assignment: Bytes::from(bytes) });
+            out.push(SyncGroupAssignment { member_id: a.member_id().to_owned(), assignment: Bytes::from(bytes) });
         }
         self.last_group_assignment = Some(result);
         Ok(out)
@@ -1023,7 +1018,7 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
     let mut revoked = BTreeSet::new();
     for m in members {
         let owned = partition_set(&m.subscription.owned_partitions);
-        let assigned = partition_set(result.partitions_of(&m.member_id));
+        let assigned = partition_set(&result.partitions_of(&m.member_id));
         added.extend(assigned.difference(&owned).cloned());
         revoked.extend(owned.difference(&assigned).cloned());
     }
@@ -1066,30 +1061,33 @@ pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAss
         return;
     }
     let mut pending = BTreeSet::new();
-    for (member_id, a) in result.assignments.iter_mut() {
-        for tp in a.assigned_partitions.iter_mut() {
-            let TopicPartitions { topic, partitions } = tp;
-            let Some(slots) = claims.get(topic.as_str()) else { continue };
-            partitions.retain(|&p| {
-                let owners = usize::try_from(p).ok().and_then(|i| slots.get(i));
-                match owners {
-                    Some(owners) if owners.iter().any(|o| o != member_id) => {
-                        for o in owners.iter().filter(|o| *o != member_id) {
-                            pending.insert(PendingPartition {
-                                topic: topic.clone(),
-                                partition: p,
-                                from: o.to_string(),
-                                to: Some(member_id.clone()),
-                            });
-                        }
-                        false
-                    }
-                    _ => true,
+    // Partitions come grouped per topic: look each run's topic up once.
+    let mut last: Option<(*const u8, Option<&Vec<Vec<&str>>>)> = None;
+    result.retain_partitions(|member_id, topic, p| {
+        let slots = match last {
+            Some((ptr, slots)) if ptr == topic.as_ptr() => slots,
+            _ => {
+                let slots = claims.get(topic);
+                last = Some((topic.as_ptr(), slots));
+                slots
+            }
+        };
+        let Some(slots) = slots else { return true };
+        match usize::try_from(p).ok().and_then(|i| slots.get(i)) {
+            Some(owners) if owners.iter().any(|o| *o != member_id) => {
+                for o in owners.iter().filter(|o| **o != member_id) {
+                    pending.insert(PendingPartition {
+                        topic: topic.to_owned(),
+                        partition: p,
+                        from: o.to_string(),
+                        to: Some(member_id.to_owned()),
+                    });
                 }
-            });
+                false
+            }
+            _ => true,
         }
-        a.assigned_partitions.retain(|tp| !tp.partitions.is_empty());
-    }
+    });
     if !pending.is_empty() {
         pending.extend(result.pending.drain(..));
         result.pending = pending.into_iter().collect();

@@ -28,7 +28,7 @@ impl PartitionAssignor for TestAssignor {
     fn assign(&self, _md: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
         let mut out = GroupAssignment::default();
         for (m, parts) in (self.plan)(members) {
-            out.assignments.insert(m, Assignment::new(group_partitions(&parts)));
+            out.insert(m, &Assignment::new(group_partitions(&parts)));
         }
         Ok(out)
     }

@@ -77,7 +77,7 @@ pub fn parse_group(input: &Value) -> (ClusterMetadata, Vec<GroupMember>) {
 }
 
 pub fn sets(a: &GroupAssignment) -> Sets {
-    a.assignments
+    a.to_map()
         .iter()
         .map(|(m, asg)| {
             let set = asg
@@ -111,12 +111,13 @@ pub fn subscribed_sets(metadata: &ClusterMetadata, members: &[GroupMember]) -> B
 /// both assigned and pending); groups well-formed.
 pub fn check_valid(metadata: &ClusterMetadata, members: &[GroupMember], a: &GroupAssignment) -> Result<(), String> {
     let subs = subscribed_sets(metadata, members);
-    if a.assignments.len() != members.len() {
-        return Err(format!("{} assignments for {} members", a.assignments.len(), members.len()));
+    let map = a.to_map();
+    if map.len() != members.len() {
+        return Err(format!("{} assignments for {} members", map.len(), members.len()));
     }
     let mut seen = BTreeSet::new();
     for m in members {
-        let asg = a.assignments.get(&m.member_id).ok_or(format!("member {} missing", m.member_id))?;
+        let asg = map.get(&m.member_id).ok_or(format!("member {} missing", m.member_id))?;
         for g in &asg.assigned_partitions {
             if !subs[&m.member_id].contains(&g.topic) {
                 return Err(format!("{} got {} it does not subscribe to", m.member_id, g.topic));

@@ -134,7 +134,7 @@ pub fn run_assign(args: &AssignArgs) -> Result<Output, CliError> {
     // Members in input order.
     let mut assignments = Map::new();
     for m in &members {
-        assignments.insert(m.member_id.clone(), groups_json(result.partitions_of(&m.member_id)));
+        assignments.insert(m.member_id.clone(), groups_json(&result.partitions_of(&m.member_id)));
     }
     let pending: Vec<Value> = result
         .pending
