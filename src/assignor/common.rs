@@ -51,25 +51,44 @@ pub(crate) struct Topics<'a> {
     /// Prefix sums of partition counts; `base.len() == names.len() + 1`.
     pub(crate) base: Vec<u32>,
     index: FxMap<&'a str, u32>,
-    /// Per member: its topic list equals the previous member's (computed once, reused).
-    same_as_prev: Vec<bool>,
+    /// Per member: which distinct topic list it has (index into `lists`).
+    list_of: Vec<u32>,
+    /// One member index per distinct topic list, in first-appearance order.
+    lists: Vec<u32>,
 }
+
+/// While a group has at most this many distinct topic lists, every member's list is compared
+/// with all of them; beyond, only with the previous member's.
+const FEW_LISTS: usize = 16;
 
 impl<'a> Topics<'a> {
     pub(crate) fn new(metadata: &'a ClusterMetadata, members: &'a [GroupMember]) -> Result<Self, AssignError> {
         let mut names: Vec<&'a str> = Vec::new();
         let mut seen: FxMap<&'a str, ()> = FxMap::default();
-        let mut previous: Option<&[String]> = None;
-        let mut same_as_prev = Vec::with_capacity(members.len());
-        for m in members {
-            // Groups are mostly uniform: skip a list equal to the previous member's.
-            let same = previous == Some(&m.subscription.topics[..]);
-            same_as_prev.push(same);
-            if same {
+        let mut lists: Vec<u32> = Vec::new();
+        let mut list_of: Vec<u32> = Vec::with_capacity(members.len());
+        let topics_of = |i: u32| &members[i as usize].subscription.topics[..];
+        for (i, m) in members.iter().enumerate() {
+            // Groups mostly share a few subscriptions: recognise a list seen before and skip it.
+            let mine = &m.subscription.topics[..];
+            let known = match list_of.last() {
+                Some(&prev) if same_names(topics_of(lists[prev as usize]), mine) => Some(prev),
+                _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).find(|&l| {
+                    let other = topics_of(lists[l as usize]);
+                    other.len() == mine.len()
+                        && other.first() == mine.first()
+                        && other.last() == mine.last()
+                        && same_names(other, mine)
+                }),
+                _ => None,
+            };
+            if let Some(l) = known {
+                list_of.push(l);
                 continue;
             }
-            previous = Some(&m.subscription.topics);
-            for t in &m.subscription.topics {
+            list_of.push(lists.len() as u32);
+            lists.push(i as u32);
+            for t in mine {
                 if seen.insert(t.as_str(), ()).is_none() {
                     if let Some((name, info)) = metadata.topics.get_key_value(t.as_str()) {
                         if info.partitions > 0 {
@@ -92,7 +111,7 @@ impl<'a> Topics<'a> {
             base.push(acc as u32);
         }
         let index = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
-        Ok(Topics { names, info, base, index, same_as_prev })
+        Ok(Topics { names, info, base, index, list_of, lists })
     }
 
     #[inline]
@@ -128,21 +147,58 @@ impl<'a> Topics<'a> {
         (partition >= 0 && (partition as u32) < self.count(t)).then(|| self.base[t as usize] + partition as u32)
     }
 
-    /// Each member's subscribed topic ids (existing ones only), sorted and deduplicated.
-    pub(crate) fn subscriptions(&self, members: &[GroupMember]) -> Vec<Vec<u32>> {
-        let mut out: Vec<Vec<u32>> = Vec::with_capacity(members.len());
-        for (i, m) in members.iter().enumerate() {
-            if i > 0 && self.same_as_prev.get(i).copied().unwrap_or(false) {
-                let same = out[i - 1].clone();
-                out.push(same);
-                continue;
-            }
-            let mut v: Vec<u32> = m.subscription.topics.iter().filter_map(|t| self.id(t)).collect();
-            v.sort_unstable();
-            v.dedup();
-            out.push(v);
-        }
-        out
+    /// Each member's subscribed topic ids (existing ones only), sorted and deduplicated. Members
+    /// with the same topic list share one list.
+    pub(crate) fn subscriptions(&self, members: &[GroupMember]) -> Subscriptions {
+        let lists = self
+            .lists
+            .iter()
+            .map(|&i| {
+                let mut v: Vec<u32> =
+                    members[i as usize].subscription.topics.iter().filter_map(|t| self.id(t)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        Subscriptions { lists, of: self.list_of.clone() }
+    }
+}
+
+/// Per-member subscribed topic ids; `subs[m]` is member `m`'s sorted list.
+pub(crate) struct Subscriptions {
+    lists: Vec<Vec<u32>>,
+    of: Vec<u32>,
+}
+
+impl std::ops::Index<usize> for Subscriptions {
+    type Output = Vec<u32>;
+
+    #[inline]
+    fn index(&self, member: usize) -> &Vec<u32> {
+        &self.lists[self.of[member] as usize]
+    }
+}
+
+/// Topic lists equal, name by name. Inlined compares of short names: a uniform group compares
+/// every member's list with the previous one, a million short strings for the largest groups.
+fn same_names(a: &[String], b: &[String]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_str(x.as_bytes(), y.as_bytes()))
+}
+
+#[inline]
+fn same_str(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    // Two overlapping loads cover the whole name when 4 <= len <= 16.
+    match (a.first_chunk::<8>(), b.first_chunk::<8>(), a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(a0), Some(b0), Some(a1), Some(b1)) if a.len() <= 16 => return a0 == b0 && a1 == b1,
+        _ => {}
+    }
+    match (a.first_chunk::<4>(), b.first_chunk::<4>(), a.last_chunk::<4>(), b.last_chunk::<4>()) {
+        (Some(a0), Some(b0), Some(a1), Some(b1)) if a.len() < 8 => a0 == b0 && a1 == b1,
+        _ => a == b,
     }
 }
 

@@ -398,3 +398,77 @@ impl<'a> Iterator for TopicGroups<'a> {
         Some((&self.names[t as usize], ps))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp(topic: &str, partitions: &[i32]) -> TopicPartitions {
+        TopicPartitions::new(topic, partitions)
+    }
+
+    #[test]
+    fn insert_merges_repeated_topics_like_encoding_and_replaces_members() {
+        let a = Assignment::new(vec![tp("b", &[2, 0]), tp("a", &[]), tp("a", &[1]), tp("b", &[5])]);
+        let mut out = GroupAssignment::new();
+        out.insert("m2", &a);
+        out.insert("m1", &Assignment::new(vec![tp("a", &[9])]));
+        assert_eq!(out.member_ids().collect::<Vec<_>>(), ["m1", "m2"]);
+        let m2 = out.member("m2").unwrap();
+        assert_eq!(m2.topics().collect::<Vec<_>>(), [("b", &[2, 0, 5][..]), ("a", &[1][..])]);
+        assert_eq!(m2.partition_count(), 4);
+        // Same bytes as the owned value's encoder, at every version.
+        for v in [Version::V0, Version::V1, Version::V2, Version::V3] {
+            assert_eq!(m2.encode(v).unwrap(), a.encode(v).unwrap());
+            assert_eq!(m2.encoded_len(), a.encode(v).unwrap().len());
+        }
+        out.insert("m2", &Assignment::default());
+        assert!(out.member("m2").unwrap().is_empty());
+        assert_eq!(out.partition_count(), 1);
+    }
+
+    #[test]
+    fn user_data_round_trips_and_counts_in_equality() {
+        let mut with = Assignment::new(vec![tp("t", &[0])]);
+        with.user_data = Some(Bytes::from_static(&[1, 2, 3]));
+        let a = GroupAssignment::from_assignments([("m", with.clone())]);
+        let b = GroupAssignment::from_assignments([("m", Assignment::new(vec![tp("t", &[0])]))]);
+        assert_eq!(a.assignment_of("m"), Some(with.clone()));
+        assert_eq!(a.member("m").unwrap().encode(Version::V1).unwrap(), with.encode(Version::V1).unwrap());
+        assert_ne!(a, b);
+        assert_eq!(a, a.clone());
+    }
+
+    #[test]
+    fn equality_ignores_topic_table_order() {
+        let x = GroupAssignment::from_assignments([
+            ("m1", Assignment::new(vec![tp("a", &[0])])),
+            ("m2", Assignment::new(vec![tp("b", &[0])])),
+        ]);
+        let y = GroupAssignment::from_assignments([
+            ("m2", Assignment::new(vec![tp("b", &[0])])),
+            ("m1", Assignment::new(vec![tp("a", &[0])])),
+        ]);
+        assert_eq!(x, y);
+        assert_eq!(x.to_map(), y.to_map());
+    }
+
+    #[test]
+    fn retain_and_ensure_member() {
+        let mut out = GroupAssignment::from_assignments([
+            ("m1", Assignment::new(vec![tp("a", &[0, 1, 2]), tp("b", &[0])])),
+            ("m2", Assignment::new(vec![tp("a", &[3])])),
+        ]);
+        out.retain_partitions(|m, t, p| !(m == "m1" && t == "a" && p == 1) && t != "b");
+        assert_eq!(out.partitions_of("m1"), [tp("a", &[0, 2])]);
+        assert_eq!(out.partitions_of("m2"), [tp("a", &[3])]);
+        out.ensure_member("m0");
+        out.ensure_member("m2");
+        assert_eq!(out.len(), 3);
+        assert!(out.member("m0").unwrap().is_empty());
+        assert_eq!(out.partitions_of("m2"), [tp("a", &[3])]);
+        assert!(out.partitions_of("nobody").is_empty());
+        assert_eq!(out.member("m1").unwrap().pairs().collect::<Vec<_>>(), [("a", 0), ("a", 2)]);
+        assert!(out.heap_bytes() >= 4 * 8);
+    }
+}

@@ -186,6 +186,14 @@ impl PartitionAssignor for RangeAssignor {
         let mut owner = vec![NONE; topics.total()];
         // Java ignores an empty rack id.
         let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
+        if (0..members.len() as u32).all(|m| rack_of(m).is_none()) {
+            // No racks: plain ranges, consumer i of a topic takes a contiguous block.
+            for (t, consumers) in consumers_of.iter().enumerate() {
+                plain_ranges(&mut owner[topics.base[t] as usize..topics.base[t + 1] as usize], consumers);
+            }
+            drop(consumers_of);
+            return Ok(build_group_assignment(&topics, members, &owner, Vec::new()));
+        }
         let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
         for (t, consumers) in consumers_of.into_iter().enumerate() {
             let n = topics.count(t as u32);
@@ -256,19 +264,27 @@ impl PartitionAssignor for RangeAssignor {
                 assign_ranges(st, &mut owner, topics.base[st.t as usize], false);
             }
         } else {
-            // Plain ranges: consumer i takes a contiguous block.
             for st in &states {
-                let base = topics.base[st.t as usize];
-                let mut next = 0u32;
-                for (ci, &m) in st.consumers.iter().enumerate() {
-                    let take = st.per_consumer + u32::from((ci as u32) < st.extra_left);
-                    for p in next..next + take {
-                        owner[(base + p) as usize] = m;
-                    }
-                    next += take;
-                }
+                let base = topics.base[st.t as usize] as usize;
+                plain_ranges(&mut owner[base..base + topics.count(st.t) as usize], &st.consumers);
             }
         }
         Ok(build_group_assignment(&topics, members, &owner, Vec::new()))
+    }
+}
+
+/// Java's plain ranges for one topic: consumer `i` (in `MemberInfo` order) takes the next
+/// `partitions / consumers` partitions, the first `partitions % consumers` one more.
+fn plain_ranges(owner: &mut [u32], consumers: &[u32]) {
+    if consumers.is_empty() {
+        return;
+    }
+    let per = owner.len() / consumers.len();
+    let extra = owner.len() % consumers.len();
+    let mut next = 0;
+    for (ci, &m) in consumers.iter().enumerate() {
+        let take = per + usize::from(ci < extra);
+        owner[next..next + take].fill(m);
+        next += take;
     }
 }

@@ -319,6 +319,8 @@ fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: 
             }
         }
     }
+    // Generations only decide the claims; free them before the heavier work.
+    c.gen = Vec::new();
     c
 }
 
@@ -333,6 +335,11 @@ impl SubBits {
         let words = topics.div_ceil(64).max(1);
         let mut bits = vec![0u64; words * subs.len()];
         for (r, s) in subs.iter().enumerate() {
+            if r > 0 && std::ptr::eq(*s, subs[r - 1]) {
+                // A shared subscription list: same row as the previous member.
+                bits.copy_within((r - 1) * words..r * words, r * words);
+                continue;
+            }
             for &t in s.iter() {
                 bits[r * words + t as usize / 64] |= 1 << (t % 64);
             }
@@ -361,7 +368,7 @@ fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks
             }
         }
     }
-    let uniform = nm > 0 && subs.iter().all(|s| *s == subs[0]);
+    let uniform = nm > 0 && subs.iter().all(|s| std::ptr::eq(*s, subs[0]) || *s == subs[0]);
     if uniform {
         if subs[0].len() == topics.len() {
             constrained(&mut target, nm, topics, racks);
@@ -744,6 +751,9 @@ fn general(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], claims: 
         }
     }
     augment(target, topics, &tstart, &tmembers, &mut count, claims);
+    // One eligible-member entry per (member, topic): as large as the output for big uniform
+    // groups, and not needed any more.
+    drop(tmembers);
     restore(target, topics, subs, &mut count, claims);
 }
 
