@@ -107,7 +107,7 @@ fn java_parity() {
                 continue;
             }
             // Follow-up rounds (cooperative): members revoke, rejoin with their assignment.
-            let mut out = Outcome { final_sets: sets(&first), follow_ups: 0 };
+            let mut out = Outcome { final_sets: known_sets(&metadata, &first), follow_ups: 0 };
             if cooperative {
                 let mut round = first.clone();
                 let mut current = input.clone();
@@ -122,7 +122,7 @@ fn java_parity() {
                         failures.push(format!("{name} {strategy} round {}: {e}", out.follow_ups));
                     }
                 }
-                out.final_sets = sets(&round);
+                out.final_sets = known_sets(&metadata, &round);
                 if !round.pending.is_empty() {
                     failures.push(format!("{name} {strategy}: no convergence in 5 rounds"));
                 }

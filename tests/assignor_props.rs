@@ -249,3 +249,49 @@ fn cooperative_user_data_generation_is_used_without_the_field() {
     assert_eq!(out.pending.len(), 1);
     assert_eq!((out.pending[0].from.as_str(), out.pending[0].to.as_deref()), ("old", Some("stale")));
 }
+
+/// A member subscribed to `topics` claiming `owned` at `generation`.
+fn claimer(id: &str, topics: &[&str], owned: Vec<TopicPartitions>, generation: i32) -> GroupMember {
+    GroupMember {
+        member_id: id.into(),
+        group_instance_id: None,
+        subscription: Subscription {
+            owned_partitions: owned,
+            generation_id: generation,
+            ..Subscription::new(topics.to_vec())
+        },
+    }
+}
+
+#[test]
+fn cooperative_gives_unknown_but_owned_partitions_back_to_their_claimer() {
+    // KIP-429 leader step 2.6: "gone" is missing from the metadata (deleted, or the leader's
+    // metadata is stale). Highest generation wins; a tie at the highest returns it to nobody;
+    // a member no longer subscribed gets nothing back; a known topic's missing partition id is
+    // not returned (KAFKA-21674).
+    let metadata = ClusterMetadata::from_counts([("t", 2)]);
+    let members = [
+        claimer("a", &["t", "gone"], vec![TopicPartitions::new("gone", [0, 1, 2]), TopicPartitions::new("t", [5])], 3),
+        claimer("b", &["t", "gone"], vec![TopicPartitions::new("gone", [1, 2])], 4),
+        claimer("c", &["t", "gone"], vec![TopicPartitions::new("gone", [2, 3])], 4),
+        claimer("d", &["t"], vec![TopicPartitions::new("gone", [4])], 9),
+    ];
+    let out = builtin("cooperative-sticky").unwrap().assign(&metadata, &members).unwrap();
+    let gone = |m: &str| -> Vec<i32> {
+        out.partitions_of(m).into_iter().filter(|g| g.topic == "gone").flat_map(|g| g.partitions).collect()
+    };
+    assert_eq!(gone("a"), [0]);
+    assert_eq!(gone("b"), [1]);
+    assert_eq!(gone("c"), [3], "gone-2 is tied between b and c at generation 4");
+    assert!(gone("d").is_empty(), "d no longer subscribes to gone");
+    // The known topic is still assigned completely and once, and t-5 went nowhere.
+    check_valid(&metadata, &members, &out).unwrap();
+    check_complete(&metadata, &members, &out).unwrap();
+    let t: usize = out.members().flat_map(|m| m.topics().filter(|(t, _)| *t == "t").map(|(_, p)| p.len())).sum();
+    assert_eq!(t, 2);
+    // The eager assignors never hand back what the metadata does not have.
+    for name in ["sticky", "range", "roundrobin"] {
+        let out = builtin(name).unwrap().assign(&metadata, &members).unwrap();
+        assert!(out.members().all(|m| m.topics().all(|(t, _)| t == "t")), "{name}: {out:?}");
+    }
+}

@@ -87,6 +87,18 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
     let mut seen = BTreeSet::new();
     for (m, a) in &map {
         for g in &a.assigned_partitions {
+            if !metadata.topics.contains_key(&g.topic) {
+                // KIP-429 step 2.6: a claimed partition of an unknown topic goes back to its claimer.
+                assert_eq!(strategy, "cooperative-sticky", "{m} got unknown {}", g.topic);
+                let me = members.iter().find(|x| x.member_id == *m).unwrap();
+                assert!(me.subscription.topics.contains(&g.topic), "{m} got unsubscribed unknown {}", g.topic);
+                for &p in &g.partitions {
+                    let claimed = me.subscription.owned_partitions.iter().any(|o| o.topic == g.topic && o.partitions.contains(&p));
+                    assert!(claimed, "{m} got unclaimed unknown {}-{p}", g.topic);
+                    assert!(seen.insert((g.topic.clone(), p)), "{}-{p} twice", g.topic);
+                }
+                continue;
+            }
             assert!(subs[m.as_str()].contains(g.topic.as_str()), "{m} got unsubscribed {}", g.topic);
             for &p in &g.partitions {
                 assert!(p >= 0 && p < metadata.topics[&g.topic].partitions, "nonexistent {}-{p}", g.topic);
@@ -106,6 +118,10 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
     if strategy.contains("sticky") {
         // Balance of the target (hand-overs counted at their destination).
         let mut target = sets(out);
+        // Returned partitions of unknown topics are outside the balance.
+        for set in target.values_mut() {
+            set.retain(|(t, _)| metadata.topics.contains_key(t));
+        }
         for pp in &out.pending {
             target.get_mut(pp.to.as_deref().unwrap()).unwrap().insert((pp.topic.clone(), pp.partition));
         }

@@ -247,6 +247,7 @@ pub(crate) fn build_group_assignment(
     members: &[GroupMember],
     owner: &[u32],
     pending: Vec<PendingPartition>,
+    returned: &[Returned<'_>],
 ) -> GroupAssignment {
     let n = members.len();
     let mut counts = vec![0usize; n];
@@ -254,6 +255,9 @@ pub(crate) fn build_group_assignment(
         if o != NONE {
             counts[o as usize] += 1;
         }
+    }
+    for r in returned {
+        counts[r.member as usize] += 1;
     }
     // Slots in member-id (byte) order; each member's run starts where the previous one ends.
     let mut by_id: Vec<u32> = (0..n as u32).collect();
@@ -279,6 +283,78 @@ pub(crate) fn build_group_assignment(
             }
         }
     }
-    let names = topics.names.iter().map(|n| (*n).to_owned()).collect();
+    let mut names: Vec<String> = topics.names.iter().map(|n| (*n).to_owned()).collect();
+    // Returned partitions come after the member's known ones, sorted by topic and partition.
+    for r in returned {
+        let t = match names[topics.len()..].iter().position(|n| n == r.topic) {
+            Some(i) => topics.len() + i,
+            None => {
+                names.push(r.topic.to_owned());
+                names.len() - 1
+            }
+        };
+        let c = &mut cursor[r.member as usize];
+        entry_topics[*c] = t as u32;
+        entry_partitions[*c] = r.partition;
+        *c += 1;
+    }
     GroupAssignment::from_parts(names, slots, entry_topics, entry_partitions, pending)
+}
+
+/// A partition of a topic the leader's metadata does not have, given back to the member that
+/// claims it (KIP-429 leader step 2.6, "unknown-but-owned").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Returned<'a> {
+    pub(crate) member: u32,
+    pub(crate) topic: &'a str,
+    pub(crate) partition: i32,
+}
+
+/// KIP-429's unknown-but-owned partitions: claims on topics missing from the metadata
+/// altogether (deleted, or not yet in the leader's stale metadata) by members still subscribed
+/// to them. Each goes back to its claimer: the highest generation wins and a tie at the highest
+/// generation returns it to nobody, as for known partitions. Claims on missing partition ids of
+/// a *known* topic are not returned (see KAFKA-21674 in the sticky module).
+pub(crate) fn unknown_but_owned<'a>(
+    metadata: &ClusterMetadata,
+    members: &'a [GroupMember],
+    claim: impl Fn(&'a GroupMember) -> (std::borrow::Cow<'a, [crate::TopicPartitions]>, Option<i32>),
+) -> Vec<Returned<'a>> {
+    // (topic, partition, -generation, member): sorted, the winner of each partition comes first.
+    let mut claims: Vec<(&'a str, i32, i64, u32)> = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let topics = &m.subscription.topics;
+        if m.subscription.owned_partitions.is_empty() {
+            continue;
+        }
+        let (owned, generation) = claim(m);
+        let g = -i64::from(generation.unwrap_or(-1));
+        let owned: &[crate::TopicPartitions] = match &owned {
+            std::borrow::Cow::Borrowed(b) => b,
+            // Only the cooperative claim (borrowed from the subscription) is used here.
+            std::borrow::Cow::Owned(_) => continue,
+        };
+        for group in owned {
+            if metadata.topics.contains_key(&group.topic) || !topics.contains(&group.topic) {
+                continue;
+            }
+            claims
+                .extend(group.partitions.iter().filter(|&&p| p >= 0).map(|&p| (group.topic.as_str(), p, g, i as u32)));
+        }
+    }
+    claims.sort_unstable();
+    claims.dedup();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < claims.len() {
+        let (topic, partition, g, member) = claims[i];
+        let j = i + claims[i..].partition_point(|c| (c.0, c.1) == (topic, partition));
+        let tied = claims.get(i + 1).is_some_and(|c| (c.0, c.1, c.2) == (topic, partition, g));
+        if !tied {
+            out.push(Returned { member, topic, partition });
+        }
+        i = j;
+    }
+    out.sort_unstable();
+    out
 }

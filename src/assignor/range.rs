@@ -192,7 +192,7 @@ impl PartitionAssignor for RangeAssignor {
                 plain_ranges(&mut owner[topics.base[t] as usize..topics.base[t + 1] as usize], consumers);
             }
             drop(consumers_of);
-            return Ok(build_group_assignment(&topics, members, &owner, Vec::new()));
+            return Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]));
         }
         let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
         for (t, consumers) in consumers_of.into_iter().enumerate() {
@@ -269,7 +269,7 @@ impl PartitionAssignor for RangeAssignor {
                 plain_ranges(&mut owner[base..base + topics.count(st.t) as usize], &st.consumers);
             }
         }
-        Ok(build_group_assignment(&topics, members, &owner, Vec::new()))
+        Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
     }
 }
 

@@ -62,6 +62,6 @@ impl PartitionAssignor for RoundRobinAssignor {
                 pos = (pos + 1) % order.len();
             }
         }
-        Ok(build_group_assignment(&topics, members, &owner, Vec::new()))
+        Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
     }
 }

@@ -58,7 +58,11 @@
 //! `cooperative-sticky` computes the same target, then withholds every partition whose current
 //! owner (the resolved claimer) is not its target: the owner must revoke it first. It is left
 //! out of every assignment and reported in [`GroupAssignment::pending`] with `from` (the owner)
-//! and `to` (the target). Partitions nobody owns go to their target at once.
+//! and `to` (the target). Partitions nobody owns go to their target at once. Partitions of a
+//! topic missing from the metadata altogether (deleted, or the leader's metadata is stale) that a
+//! member still subscribed to it claims go back to that member (KIP-429 leader step 2.6,
+//! "unknown-but-owned"), highest generation first, nobody on a tie; they come after the member's
+//! other partitions.
 //!
 //! # Differences from Java (deliberate)
 //! - Claims on partition ids that do not exist (a topic re-created with fewer partitions) are
@@ -94,7 +98,7 @@ use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
-use super::common::{build_group_assignment, check_members, member_id_order, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_id_order, unknown_but_owned, Topics, NONE};
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
@@ -1207,5 +1211,10 @@ fn assign_sticky(
         }
     }
     drop(claims);
-    Ok(build_group_assignment(&topics, members, &owner, pending))
+    let returned = if cooperative {
+        unknown_but_owned(metadata, members, |m| member_claim(&m.subscription, true))
+    } else {
+        Vec::new()
+    };
+    Ok(build_group_assignment(&topics, members, &owner, pending, &returned))
 }

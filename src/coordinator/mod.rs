@@ -229,6 +229,9 @@ pub struct Coordinator {
     topics: BTreeSet<String>,
     metadata: ClusterMetadata,
     owned: BTreeSet<Tp>,
+    /// Assigned partitions of topics this member's metadata does not know (yet): not taken;
+    /// a rejoin is requested once the metadata shows them.
+    unknown_assigned: BTreeSet<Tp>,
     generation: i32,
     member_id: String,
     protocol_name: Option<String>,
@@ -314,6 +317,7 @@ impl Coordinator {
             topics: BTreeSet::new(),
             metadata: ClusterMetadata::default(),
             owned: BTreeSet::new(),
+            unknown_assigned: BTreeSet::new(),
             generation: -1,
             member_id: String::new(),
             protocol_name: None,
@@ -428,6 +432,10 @@ impl Coordinator {
         if !vanished.is_empty() {
             self.owned.retain(|tp| !vanished.contains(tp));
             self.events.push_back(Event::PartitionsLost(group_partitions(&vanished)));
+        }
+        if self.unknown_assigned.iter().any(|(t, p)| self.metadata.topics.get(t).is_some_and(|i| *p < i.partitions)) {
+            self.unknown_assigned.clear();
+            self.request_rejoin("metadata now has partitions assigned to us earlier");
         }
         self.advance(now);
     }
@@ -873,10 +881,28 @@ impl Coordinator {
         for m in &group {
             result.ensure_member(&m.member_id);
         }
-        // Never hand out partitions the leader's metadata does not know (a deleted topic or a
-        // partition index beyond the count): the assignor may have kept stale claims.
+        // Never hand out partitions the leader's metadata does not know (a partition index beyond
+        // the count, or a topic it does not have), except KIP-429 step 2.6 in cooperative mode:
+        // a partition of a topic missing from the leader's metadata goes back to the member that
+        // claims it (the leader cannot tell a deleted topic from its own stale metadata).
         let metadata = &self.metadata;
-        result.retain_partitions(|_, topic, p| p >= 0 && p < metadata.topics.get(topic).map_or(0, |i| i.partitions));
+        let cooperative = self.protocol == RebalanceProtocol::Cooperative;
+        let claimed: BTreeSet<(&str, &str, i32)> = if cooperative {
+            group
+                .iter()
+                .flat_map(|m| {
+                    m.subscription.owned_partitions.iter().filter(|g| !metadata.topics.contains_key(&g.topic)).flat_map(
+                        move |g| g.partitions.iter().map(move |&p| (m.member_id.as_str(), g.topic.as_str(), p)),
+                    )
+                })
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
+            Some(info) => p >= 0 && p < info.partitions,
+            None => claimed.contains(&(member, topic, p)),
+        });
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;
         }
@@ -952,7 +978,15 @@ impl Coordinator {
                 return;
             }
         };
-        let assigned = partition_set(&assignment.assigned_partitions);
+        let mut assigned = partition_set(&assignment.assigned_partitions);
+        // Partitions our metadata does not have: a leader with newer metadata (taken once ours
+        // catches up, by rejoining then), or a leader handing a deleted topic back to us (KIP-429
+        // step 2.6; never taken, so such claims die out).
+        let metadata = &self.metadata;
+        let (unknown, known) = std::mem::take(&mut assigned)
+            .into_iter()
+            .partition(|(t, p)| metadata.topics.get(t).is_none_or(|i| *p >= i.partitions));
+        (self.unknown_assigned, assigned) = (unknown, known);
         if assigned.iter().any(|(t, _)| !self.topics.contains(t)) {
             self.request_rejoin("received assignment does not match the current subscription");
             return;
@@ -1037,10 +1071,11 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 /// follow-up rebalance assigns it). Idempotent, so it is safe after an assignor that already
 /// withholds.
 ///
-/// The KIP's step 2.6 (give partitions unknown to the leader's metadata back to their claimant)
-/// is deliberately not applied: the leader cannot tell stale metadata from a deleted topic, and
-/// handing back a deleted partition would never converge. Such partitions are revoked instead
-/// and assigned again once the leader's metadata catches up (its snapshot check rejoins).
+/// The KIP's step 2.6 (partitions of topics missing from the leader's metadata go back to their
+/// claimant) is done by the `cooperative-sticky` assignor and kept by the leader for the member
+/// that claims it. It converges because a member never takes an assigned partition its own
+/// metadata does not have: a deleted topic's claims die out, and a member whose metadata lags
+/// rejoins once it catches up.
 pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
     // Claimants per topic, indexed by partition id (ids are dense), so the lookup hashes each
     // topic name once per assignment entry rather than once per partition.

@@ -704,3 +704,84 @@ fn a_lost_join_response_times_out_and_rejoins_with_the_same_member_id() {
     assert_ne!(j.id, j2.id);
     assert_eq!(join_req(&j2).member_id, "m1");
 }
+
+/// A leader round where every member subscribes to `topics` and claims `owned` at generation 1.
+fn leader_round_topics(
+    h: &mut H,
+    name: &str,
+    topics: &[&str],
+    members: Vec<(&str, Vec<Tp>)>,
+) -> BTreeMap<String, Assignment> {
+    let j = h.req();
+    let metadata = |owned: &Vec<Tp>| {
+        let sub = Subscription {
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            owned_partitions: group_partitions(owned),
+            generation_id: 1,
+            ..Subscription::default()
+        };
+        Bytes::from(sub.encode(Version::V3).unwrap())
+    };
+    let members = members
+        .iter()
+        .map(|(m, owned)| JoinGroupMember {
+            member_id: m.to_string(),
+            group_instance_id: None,
+            metadata: metadata(owned),
+        })
+        .collect();
+    h.c.handle_response(
+        h.now,
+        j.id,
+        Response::JoinGroup(JoinGroupResponse {
+            generation_id: 2,
+            member_id: "m1".into(),
+            leader: "m1".into(),
+            protocol_name: Some(name.into()),
+            members,
+            ..Default::default()
+        }),
+    );
+    let t = h.req();
+    let Request::SyncGroup(s) = &t.request else { panic!("{t:?}") };
+    s.assignments.iter().map(|a| (a.member_id.clone(), Assignment::decode(&a.assignment).unwrap())).collect()
+}
+
+#[test]
+fn cooperative_leader_gives_partitions_of_topics_it_does_not_know_back_to_their_claimer() {
+    // KIP-429 step 2.6: "gone" is not in the leader's metadata (deleted, or the leader's
+    // metadata is stale); m2 claims two of its partitions and keeps them.
+    let mut h = H::new(vec![Box::new(crate::assignor::CooperativeStickyAssignor::new())], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(
+        &mut h,
+        "cooperative-sticky",
+        &["gone", "t"],
+        vec![("m1", vec![]), ("m2", vec![tp("gone", 0), tp("gone", 1), tp("t", 3)])],
+    );
+    let of = |m: &str| partition_set(&out[m].assigned_partitions);
+    assert!(of("m2").contains(&tp("gone", 0)) && of("m2").contains(&tp("gone", 1)), "{out:?}");
+    assert!(!of("m1").iter().any(|(t, _)| t == "gone"), "{out:?}");
+    assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "every known partition once, plus the two returned");
+}
+
+#[test]
+fn eager_leader_does_not_hand_back_unknown_topics() {
+    let mut h = H::new(vec![Box::new(crate::assignor::StickyAssignor::new())], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(&mut h, "sticky", &["gone", "t"], vec![("m1", vec![]), ("m2", vec![tp("gone", 0)])]);
+    assert!(out.values().all(|a| a.assigned_partitions.iter().all(|g| g.topic == "t")), "{out:?}");
+}
+
+#[test]
+fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them() {
+    let mut h = H::follower_topics(Cooperative, &["t", "v"]);
+    let ev = h.rebalance(1, &[("t", 0), ("v", 0)]);
+    let assigned: Vec<&Event> = ev.iter().filter(|e| matches!(e, Event::PartitionsAssigned(_))).collect();
+    assert_eq!(assigned, [&Event::PartitionsAssigned(parts(&[("t", 0)]))], "{ev:?}");
+    h.no_join();
+    // Our metadata catches up: rejoin so the leader can hand v-0 over for real.
+    h.c.update_metadata(h.now, ClusterMetadata::from_counts([("t", 4), ("u", 2), ("v", 1)]));
+    let j = h.req();
+    assert_eq!(join_req(&j).reason, "metadata now has partitions assigned to us earlier");
+}

@@ -90,6 +90,16 @@ pub fn sets(a: &GroupAssignment) -> Sets {
         .collect()
 }
 
+/// As [`sets`], without partitions of topics missing from the metadata (those a
+/// cooperative leader hands back to their claimer, KIP-429 step 2.6; Java drops them).
+pub fn known_sets(metadata: &ClusterMetadata, a: &GroupAssignment) -> Sets {
+    let mut s = sets(a);
+    for set in s.values_mut() {
+        set.retain(|(t, _)| metadata.topics.contains_key(t));
+    }
+    s
+}
+
 /// Each member's subscribed, existing topics.
 pub fn subscribed_sets(metadata: &ClusterMetadata, members: &[GroupMember]) -> BTreeMap<String, BTreeSet<String>> {
     members
@@ -119,6 +129,23 @@ pub fn check_valid(metadata: &ClusterMetadata, members: &[GroupMember], a: &Grou
     for m in members {
         let asg = map.get(&m.member_id).ok_or(format!("member {} missing", m.member_id))?;
         for g in &asg.assigned_partitions {
+            if !metadata.topics.contains_key(&g.topic) {
+                // KIP-429 step 2.6: a partition of a topic missing from the metadata goes back to
+                // the member that claims it and still subscribes to it.
+                if !m.subscription.topics.contains(&g.topic) {
+                    return Err(format!("{} got unknown {} it does not subscribe to", m.member_id, g.topic));
+                }
+                for &p in &g.partitions {
+                    if !m.subscription.owned_partitions.iter().any(|o| o.topic == g.topic && o.partitions.contains(&p))
+                    {
+                        return Err(format!("{} got unknown {}-{p} it does not claim", m.member_id, g.topic));
+                    }
+                    if !seen.insert((g.topic.clone(), p)) {
+                        return Err(format!("{}-{p} assigned twice", g.topic));
+                    }
+                }
+                continue;
+            }
             if !subs[&m.member_id].contains(&g.topic) {
                 return Err(format!("{} got {} it does not subscribe to", m.member_id, g.topic));
             }
