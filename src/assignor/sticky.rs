@@ -285,9 +285,13 @@ fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option
 
 fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
-    let mut c = Claims { owner: vec![NONE; n], gen: vec![NO_GENERATION; n], tie: vec![false; n] };
+    // Generations are allocated with the first claim: fresh groups never pay for them.
+    let mut c = Claims { owner: vec![NONE; n], gen: Vec::new(), tie: vec![false; n] };
     let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
         let Some(t) = topics.id(topic) else { return };
+        if c.gen.is_empty() {
+            c.gen = vec![NO_GENERATION; n];
+        }
         for partition in partitions {
             let Some(p) = topics.flat(t, partition) else { continue };
             let p = p as usize;
@@ -364,7 +368,9 @@ fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks
     let bits = SubBits::new(subs, topics.len());
     // Kept: a unique claim by a member still subscribed to the topic.
     let mut target = vec![NONE; np];
-    for t in 0..topics.len() as u32 {
+    // Nothing claimed (generations are allocated with the first claim): nothing to keep.
+    let any_claim = claims.owner.iter().any(|&o| o != NONE);
+    for t in (0..topics.len() as u32).filter(|_| any_claim) {
         for p in topics.base[t as usize]..topics.base[t as usize + 1] {
             let o = claims.owner[p as usize];
             if o != NONE && !claims.tie[p as usize] && bits.has(o, t) {
