@@ -55,6 +55,8 @@ pub struct GroupAssignment {
     slots: Vec<MemberSlot>,
     entry_topics: Vec<u32>,
     entry_partitions: Vec<i32>,
+    /// Topic name -> table index, kept once [`GroupAssignment::insert`] has been used.
+    index: Option<FxMap<String, u32>>,
     /// Partitions withheld this round (cooperative only).
     pub pending: Vec<PendingPartition>,
 }
@@ -82,9 +84,8 @@ impl GroupAssignment {
         K: Into<String>,
     {
         let mut out = GroupAssignment::new();
-        let mut index = FxMap::default();
         for (member_id, a) in assignments {
-            out.insert_with(member_id.into(), &a, &mut index);
+            out.insert(member_id, &a);
         }
         out
     }
@@ -92,9 +93,12 @@ impl GroupAssignment {
     /// Sets `member_id`'s assignment, replacing any earlier one. Repeated topics are merged into
     /// their first appearance and empty groups dropped, as encoding does.
     pub fn insert(&mut self, member_id: impl Into<String>, assignment: &Assignment) {
-        let mut index: FxMap<String, u32> =
-            self.topics.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let mut index = self
+            .index
+            .take()
+            .unwrap_or_else(|| self.topics.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect());
         self.insert_with(member_id.into(), assignment, &mut index);
+        self.index = Some(index);
     }
 
     fn insert_with(&mut self, member_id: String, assignment: &Assignment, index: &mut FxMap<String, u32>) {
@@ -216,6 +220,8 @@ impl GroupAssignment {
             + self.slots.iter().map(|s| s.member_id.capacity()).sum::<usize>()
             + self.entry_topics.capacity() * 4
             + self.entry_partitions.capacity() * 4
+            + self.index.as_ref().map_or(0, |i| i.capacity() * (size_of::<(String, u32)>() + 1))
+            + self.index.as_ref().map_or(0, |i| i.keys().map(String::capacity).sum())
             + self.pending.capacity() * size_of::<PendingPartition>()
             + self
                 .pending
@@ -238,7 +244,7 @@ impl GroupAssignment {
             .into_iter()
             .map(|(member_id, start, end)| MemberSlot { member_id, start, end, user_data: None })
             .collect();
-        GroupAssignment { topics, slots, entry_topics, entry_partitions, pending }
+        GroupAssignment { topics, slots, entry_topics, entry_partitions, index: None, pending }
     }
 }
 
