@@ -89,6 +89,8 @@
 //!   optimum can leave more partitions off-rack than Java: on the parity scenarios 206, 217, 224
 //!   (heterogeneous) and 251 (uniform, RF 2; 31 vs Java's 3 of 1,200). With racks, a uniform cooperative group can need more
 //!   than two follow-up rounds (each round can free room used for alignment in the next).
+//! - `cooperative-sticky` gives unknown-but-owned partitions back to their claimer (KIP-429
+//!   leader step 2.6); Java's assignor drops claims on topics missing from its metadata.
 //! - Java's "second-largest generation" preference (`prevAssignment`) is not used.
 //! - Output lists are grouped per topic in name order, partitions ascending.
 
