@@ -1022,8 +1022,14 @@ impl Racks {
     /// Java's `racksMismatch`: the member has a rack and no replica of the partition is on it.
     #[inline]
     fn mismatch(&self, m: u32, p: u32) -> bool {
+        self.mismatch_set(m, self.of_partition(p))
+    }
+
+    /// [`Racks::mismatch`] against a replica rack set.
+    #[inline]
+    fn mismatch_set(&self, m: u32, set: &[u32]) -> bool {
         let r = self.member[m as usize];
-        r != NONE && !self.of_partition(p).contains(&r)
+        r != NONE && !set.contains(&r)
     }
 }
 
@@ -1175,6 +1181,10 @@ fn assign_sticky(
     if let Some(racks) = &racks {
         rack_align(&mut owner, &topics, &subs, racks, &claims);
     }
+    let uniform = subs.iter().all(|s| s.len() == topics.len());
+    if subs.len() <= OPTIMIZE_MAX_MEMBERS && (racks.is_some() || !uniform) {
+        optimize(&mut owner, &topics, &subs, racks.as_ref(), &claims);
+    }
     let mut pending = Vec::new();
     // In place: target rank -> member index, or NONE when withheld.
     for (p, slot) in owner.iter_mut().enumerate() {
@@ -1198,4 +1208,199 @@ fn assign_sticky(
     }
     drop(claims);
     Ok(GroupAssignment { assignments: build_assignments(&topics, members, &owner), pending })
+}
+
+/// Groups at most this many members get the exact polish ([`optimize`]); its rounds cost
+/// `O(members^3)`.
+const OPTIMIZE_MAX_MEMBERS: usize = 128;
+/// Safety bound on the improving cycles applied by [`optimize`] (each strictly lowers the cost).
+const OPTIMIZE_MAX_ROUNDS: usize = 20_000;
+
+/// Exact polish for small groups: lowers, in this order of priority, the sum of squared member
+/// sizes (balance), the number of partitions off their member's racks (KIP-881), and the number
+/// of partitions moved away from their valid owners (stickiness), until no improvement exists.
+///
+/// The state is the assignment; an improvement is a cycle of members each handing one partition
+/// to the next (sizes unchanged), or a path from one member to another (one size down, one up)
+/// closed through a virtual node whose edges carry the change in the sum of squares. The
+/// member graph has, for each ordered pair `(a, b)`, the cheapest partition `a` holds that `b`
+/// subscribes to; partitions are grouped into classes (topic, replica rack set, owner relation)
+/// with equal costs, so each round costs `O(members x classes + members^3)`. Cycles are found
+/// with Bellman-Ford. This is the residual graph of the min-cost flow of partitions to members
+/// (convex member costs), so when no negative cycle remains the assignment is optimal for the
+/// lexicographic cost, over all assignments, not only locally.
+fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: Option<&Racks>, claims: &Claims) {
+    use std::collections::{BTreeMap, HashMap};
+    let nm = subs.len();
+    if nm < 2 {
+        return;
+    }
+    let bits = SubBits::new(subs, topics.len());
+    // Replica rack set per partition, interned; `rs_mis[rs * nm + m]`: m's rack is not in it.
+    let mut rs_of = vec![0u32; target.len()];
+    let mut rs_mis: Vec<bool> = vec![false; nm];
+    if let Some(racks) = racks {
+        let mut ids: HashMap<&[u32], u32> = HashMap::new();
+        rs_mis.clear();
+        for p in 0..target.len() as u32 {
+            let set = racks.of_partition(p);
+            let next = ids.len() as u32;
+            let id = *ids.entry(set).or_insert_with(|| {
+                rs_mis.extend((0..nm as u32).map(|m| racks.mismatch_set(m, set)));
+                next
+            });
+            rs_of[p as usize] = id;
+        }
+    }
+    let valid_owner = |p: u32| {
+        let o = claims.owner[p as usize];
+        (o != NONE && !claims.tie[p as usize] && bits.has(o, topics.topic_of(p))).then_some(o)
+    };
+    // Owner relation of `p` to holder `h`: 0 = owns it, 1 = nobody owns it, 2 + o = o owns it.
+    let kind = |p: u32, h: u32| match valid_owner(p) {
+        Some(o) if o == h => 0u32,
+        None => 1,
+        Some(o) => 2 + o,
+    };
+    // Classes per member: (topic, rack set, kind) -> partitions.
+    type Classes = BTreeMap<(u32, u32, u32), Vec<u32>>;
+    let mut classes: Vec<Classes> = vec![BTreeMap::new(); nm];
+    let mut count = vec![0i64; nm];
+    for (p, &h) in target.iter().enumerate() {
+        if h == NONE {
+            continue;
+        }
+        let p = p as u32;
+        count[h as usize] += 1;
+        classes[h as usize].entry((topics.topic_of(p), rs_of[p as usize], kind(p, h))).or_default().push(p);
+    }
+    // Lexicographic weights packed in one integer (each component of a path sum stays below k/2
+    // in size): squares, moves of owned partitions on their owner's racks, rack mismatches,
+    // moves of owned partitions off their owner's racks.
+    let k = 4 * (nm as i128 + 2);
+    let w = |sq: i128, kept: i128, mis: i128, mv: i128| ((sq * k + kept) * k + mis) * k + mv;
+    let s = nm; // the virtual node
+    let n = nm + 1;
+    const NO_EDGE: i128 = i128::MAX;
+    let mut weight = vec![NO_EDGE; n * n];
+    let mut via: Vec<(u32, u32, u32)> = vec![(0, 0, 0); nm * nm];
+    let mut dist = vec![0i128; n];
+    let mut parent = vec![NONE; n];
+    let mut mark = vec![0u32; n];
+    for _ in 0..OPTIMIZE_MAX_ROUNDS {
+        // Edges.
+        for a in 0..nm {
+            for b in 0..nm {
+                weight[a * n + b] = NO_EDGE;
+            }
+            // a -> s: `a` keeps what it receives (one more); s -> a: `a` passes one on without
+            // receiving (one fewer).
+            weight[a * n + s] = w(2 * count[a] as i128 + 1, 0, 0, 0);
+            weight[s * n + a] = if count[a] > 0 { w(-(2 * count[a] as i128 - 1), 0, 0, 0) } else { NO_EDGE };
+        }
+        for a in 0..nm {
+            for (&(t, rs, kd), list) in &classes[a] {
+                if list.is_empty() {
+                    continue;
+                }
+                let vo = match kd {
+                    0 => a as u32,
+                    1 => NONE,
+                    o => o - 2,
+                };
+                let mis = |m: usize| i128::from(rs_mis[rs as usize * nm + m]);
+                // (moved off an owner it suits, off its member's racks, moved off an owner it
+                // does not suit) for member m holding it.
+                let cost = |m: usize| {
+                    if vo == NONE || vo == m as u32 {
+                        (0, mis(m), 0)
+                    } else if rs_mis[rs as usize * nm + vo as usize] {
+                        (0, mis(m), 1)
+                    } else {
+                        (1, mis(m), 0)
+                    }
+                };
+                let ca = cost(a);
+                for b in 0..nm {
+                    if b == a || !bits.has(b as u32, t) {
+                        continue;
+                    }
+                    let cb = cost(b);
+                    let c = w(0, cb.0 - ca.0, cb.1 - ca.1, cb.2 - ca.2);
+                    if c < weight[a * n + b] {
+                        weight[a * n + b] = c;
+                        via[a * nm + b] = (t, rs, kd);
+                    }
+                }
+            }
+        }
+        // Bellman-Ford from a virtual source (all distances 0); stop at the first cycle in the
+        // predecessor graph (always negative).
+        dist.iter_mut().for_each(|d| *d = 0);
+        parent.iter_mut().for_each(|p| *p = NONE);
+        let mut cycle_at = NONE;
+        for pass in 0..n {
+            let mut updated = false;
+            for u in 0..n {
+                for v in 0..n {
+                    let c = weight[u * n + v];
+                    if c != NO_EDGE && dist[u] + c < dist[v] {
+                        dist[v] = dist[u] + c;
+                        parent[v] = u as u32;
+                        updated = true;
+                    }
+                }
+            }
+            if !updated {
+                break;
+            }
+            // Look for a cycle among the predecessor links.
+            mark.iter_mut().for_each(|m| *m = 0);
+            for start in 0..n as u32 {
+                if mark[start as usize] != 0 {
+                    continue;
+                }
+                let mut x = start;
+                while x != NONE && mark[x as usize] == 0 {
+                    mark[x as usize] = start + 1;
+                    x = parent[x as usize];
+                }
+                if x != NONE && mark[x as usize] == start + 1 {
+                    cycle_at = x;
+                    break;
+                }
+            }
+            if cycle_at != NONE || pass + 1 == n {
+                break;
+            }
+        }
+        if cycle_at == NONE {
+            return;
+        }
+        // The cycle, as edges u -> v (u hands v one partition, or a size change through `s`).
+        let mut cyc = vec![cycle_at];
+        let mut x = parent[cycle_at as usize];
+        while x != cycle_at {
+            cyc.push(x);
+            x = parent[x as usize];
+        }
+        // parent[v] = u means edge u -> v: walk it backwards.
+        cyc.reverse();
+        let mut moves: Vec<(u32, u32)> = Vec::with_capacity(cyc.len());
+        for i in 0..cyc.len() {
+            let (u, v) = (cyc[i] as usize, cyc[(i + 1) % cyc.len()] as usize);
+            if u == s || v == s {
+                continue;
+            }
+            let key = via[u * nm + v];
+            let p = classes[u].get_mut(&key).and_then(Vec::pop).expect("class partition");
+            moves.push((p, v as u32));
+            count[u] -= 1;
+            count[v] += 1;
+        }
+        for (p, v) in moves {
+            target[p as usize] = v;
+            classes[v as usize].entry((topics.topic_of(p), rs_of[p as usize], kind(p, v))).or_default().push(p);
+        }
+    }
 }
