@@ -1182,7 +1182,15 @@ fn assign_sticky(
         rack_align(&mut owner, &topics, &subs, racks, &claims);
     }
     let uniform = subs.iter().all(|s| s.len() == topics.len());
-    if subs.len() <= OPTIMIZE_MAX_MEMBERS && (racks.is_some() || !uniform) {
+    // Without racks, the only possible gain is a partition moved away from its valid owner (the
+    // balance is already optimal): fresh groups and kept assignments skip the polish.
+    let displaced = || {
+        owner.iter().enumerate().any(|(p, &o)| {
+            let c = claims.owner[p];
+            c != NONE && c != o && !claims.tie[p] && subs[c as usize].binary_search(&topics.topic_of(p as u32)).is_ok()
+        })
+    };
+    if subs.len() <= OPTIMIZE_MAX_MEMBERS && (racks.is_some() || (!uniform && displaced())) {
         optimize(&mut owner, &topics, &subs, racks.as_ref(), &claims);
     }
     let mut pending = Vec::new();
@@ -1217,18 +1225,20 @@ const OPTIMIZE_MAX_MEMBERS: usize = 128;
 const OPTIMIZE_MAX_ROUNDS: usize = 20_000;
 
 /// Exact polish for small groups: lowers, in this order of priority, the sum of squared member
-/// sizes (balance), the number of partitions off their member's racks (KIP-881), and the number
-/// of partitions moved away from their valid owners (stickiness), until no improvement exists.
+/// sizes (balance), the number of partitions moved away from a valid owner on whose rack they
+/// are (or that has no rack), the number of partitions off their member's racks (KIP-881), and
+/// the number of other partitions moved away from their valid owners (owned off-rack ones, which
+/// Java gives up), until no improvement exists.
 ///
 /// The state is the assignment; an improvement is a cycle of members each handing one partition
 /// to the next (sizes unchanged), or a path from one member to another (one size down, one up)
 /// closed through a virtual node whose edges carry the change in the sum of squares. The
 /// member graph has, for each ordered pair `(a, b)`, the cheapest partition `a` holds that `b`
-/// subscribes to; partitions are grouped into classes (topic, replica rack set, owner relation)
-/// with equal costs, so each round costs `O(members x classes + members^3)`. Cycles are found
-/// with Bellman-Ford. This is the residual graph of the min-cost flow of partitions to members
-/// (convex member costs), so when no negative cycle remains the assignment is optimal for the
-/// lexicographic cost, over all assignments, not only locally.
+/// subscribes to; the partitions a member holds are grouped by (replica rack set, owner
+/// relation), which fixes their cost for every member, and then by topic. Cycles are found with
+/// Bellman-Ford and applied repeatedly while they pay. This is the residual graph of the
+/// min-cost flow of partitions to members (convex member costs), so when no negative cycle
+/// remains the assignment is optimal for the lexicographic cost over all assignments.
 fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: Option<&Racks>, claims: &Claims) {
     use std::collections::{BTreeMap, HashMap};
     let nm = subs.len();
@@ -1262,28 +1272,38 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
         None => 1,
         Some(o) => 2 + o,
     };
-    // Classes per member: (topic, rack set, kind) -> partitions.
-    type Classes = BTreeMap<(u32, u32, u32), Vec<u32>>;
-    let mut classes: Vec<Classes> = vec![BTreeMap::new(); nm];
+    // Per member: (rack set, owner relation) -> topic -> partitions (no empty entries).
+    type Groups = BTreeMap<(u32, u32), BTreeMap<u32, Vec<u32>>>;
+    let mut groups: Vec<Groups> = vec![BTreeMap::new(); nm];
     let mut count = vec![0i64; nm];
+    let add = |groups: &mut [Groups], p: u32, h: u32| {
+        let key = (rs_of[p as usize], kind(p, h));
+        groups[h as usize].entry(key).or_default().entry(topics.topic_of(p)).or_default().push(p);
+    };
     for (p, &h) in target.iter().enumerate() {
-        if h == NONE {
-            continue;
+        if h != NONE {
+            count[h as usize] += 1;
+            add(&mut groups, p as u32, h);
         }
-        let p = p as u32;
-        count[h as usize] += 1;
-        classes[h as usize].entry((topics.topic_of(p), rs_of[p as usize], kind(p, h))).or_default().push(p);
     }
+    // A topic of the group that `b` subscribes to.
+    let topic_for = |g: &BTreeMap<u32, Vec<u32>>, b: u32| -> Option<u32> {
+        if g.len() <= subs[b as usize].len() {
+            g.keys().copied().find(|&t| bits.has(b, t))
+        } else {
+            subs[b as usize].iter().copied().find(|t| g.contains_key(t))
+        }
+    };
     // Lexicographic weights packed in one integer (each component of a path sum stays below k/2
-    // in size): squares, moves of owned partitions on their owner's racks, rack mismatches,
-    // moves of owned partitions off their owner's racks.
+    // in size): squares, moves off suited owners, rack mismatches, other moves.
     let k = 4 * (nm as i128 + 2);
     let w = |sq: i128, kept: i128, mis: i128, mv: i128| ((sq * k + kept) * k + mis) * k + mv;
     let s = nm; // the virtual node
     let n = nm + 1;
     const NO_EDGE: i128 = i128::MAX;
     let mut weight = vec![NO_EDGE; n * n];
-    let mut via: Vec<(u32, u32, u32)> = vec![(0, 0, 0); nm * nm];
+    // Per member pair: the group key and topic of the partition handed over.
+    let mut via: Vec<((u32, u32), u32)> = vec![((0, 0), 0); nm * nm];
     let mut dist = vec![0i128; n];
     let mut parent = vec![NONE; n];
     let mut mark = vec![0u32; n];
@@ -1299,10 +1319,7 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
             weight[s * n + a] = if count[a] > 0 { w(-(2 * count[a] as i128 - 1), 0, 0, 0) } else { NO_EDGE };
         }
         for a in 0..nm {
-            for (&(t, rs, kd), list) in &classes[a] {
-                if list.is_empty() {
-                    continue;
-                }
+            for (&(rs, kd), g) in &groups[a] {
                 let vo = match kd {
                     0 => a as u32,
                     1 => NONE,
@@ -1322,14 +1339,16 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
                 };
                 let ca = cost(a);
                 for b in 0..nm {
-                    if b == a || !bits.has(b as u32, t) {
+                    if b == a {
                         continue;
                     }
                     let cb = cost(b);
                     let c = w(0, cb.0 - ca.0, cb.1 - ca.1, cb.2 - ca.2);
                     if c < weight[a * n + b] {
-                        weight[a * n + b] = c;
-                        via[a * nm + b] = (t, rs, kd);
+                        if let Some(t) = topic_for(g, b as u32) {
+                            weight[a * n + b] = c;
+                            via[a * nm + b] = ((rs, kd), t);
+                        }
                     }
                 }
             }
@@ -1339,13 +1358,14 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
         dist.iter_mut().for_each(|d| *d = 0);
         parent.iter_mut().for_each(|p| *p = NONE);
         let mut cycle_at = NONE;
-        for pass in 0..n {
+        for _ in 0..n {
             let mut updated = false;
             for u in 0..n {
+                let du = dist[u];
                 for v in 0..n {
                     let c = weight[u * n + v];
-                    if c != NO_EDGE && dist[u] + c < dist[v] {
-                        dist[v] = dist[u] + c;
+                    if c != NO_EDGE && du + c < dist[v] {
+                        dist[v] = du + c;
                         parent[v] = u as u32;
                         updated = true;
                     }
@@ -1370,37 +1390,74 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
                     break;
                 }
             }
-            if cycle_at != NONE || pass + 1 == n {
+            if cycle_at != NONE {
                 break;
             }
         }
         if cycle_at == NONE {
             return;
         }
-        // The cycle, as edges u -> v (u hands v one partition, or a size change through `s`).
+        // The cycle: parent[v] = u means an edge u -> v (u hands v one partition, or a size
+        // change through `s`), so walk it backwards.
         let mut cyc = vec![cycle_at];
         let mut x = parent[cycle_at as usize];
         while x != cycle_at {
             cyc.push(x);
             x = parent[x as usize];
         }
-        // parent[v] = u means edge u -> v: walk it backwards.
         cyc.reverse();
-        let mut moves: Vec<(u32, u32)> = Vec::with_capacity(cyc.len());
-        for i in 0..cyc.len() {
-            let (u, v) = (cyc[i] as usize, cyc[(i + 1) % cyc.len()] as usize);
-            if u == s || v == s {
-                continue;
+        let edges: Vec<(usize, usize)> =
+            (0..cyc.len()).map(|i| (cyc[i] as usize, cyc[(i + 1) % cyc.len()] as usize)).collect();
+        // Apply it, and again while its groups last and it still pays (member-to-member costs
+        // depend only on the groups; the size-change costs are recomputed).
+        let mut moves: Vec<(u32, u32)> = Vec::with_capacity(edges.len());
+        for _ in 0..target.len() {
+            let mut total = 0i128;
+            let mut available = true;
+            for &(u, v) in &edges {
+                total += if u == s {
+                    w(-(2 * count[v] as i128 - 1), 0, 0, 0)
+                } else if v == s {
+                    w(2 * count[u] as i128 + 1, 0, 0, 0)
+                } else {
+                    let (key, t) = via[u * nm + v];
+                    match groups[u].get(&key) {
+                        Some(g) if g.contains_key(&t) => {}
+                        Some(g) => match topic_for(g, v as u32) {
+                            Some(t) => via[u * nm + v].1 = t,
+                            None => available = false,
+                        },
+                        None => available = false,
+                    }
+                    weight[u * n + v]
+                };
             }
-            let key = via[u * nm + v];
-            let p = classes[u].get_mut(&key).and_then(Vec::pop).expect("class partition");
-            moves.push((p, v as u32));
-            count[u] -= 1;
-            count[v] += 1;
-        }
-        for (p, v) in moves {
-            target[p as usize] = v;
-            classes[v as usize].entry((topics.topic_of(p), rs_of[p as usize], kind(p, v))).or_default().push(p);
+            if !available || total >= 0 {
+                break;
+            }
+            moves.clear();
+            for &(u, v) in &edges {
+                if u == s || v == s {
+                    continue;
+                }
+                let (key, t) = via[u * nm + v];
+                let g = groups[u].get_mut(&key).expect("group");
+                let list = g.get_mut(&t).expect("topic");
+                let p = list.pop().expect("partition");
+                if list.is_empty() {
+                    g.remove(&t);
+                    if g.is_empty() {
+                        groups[u].remove(&key);
+                    }
+                }
+                moves.push((p, v as u32));
+                count[u] -= 1;
+                count[v] += 1;
+            }
+            for &(p, v) in &moves {
+                target[p as usize] = v;
+                add(&mut groups, p, v);
+            }
         }
     }
 }
