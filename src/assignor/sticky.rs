@@ -54,6 +54,16 @@
 //!   second stays as it was).
 //! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
 //!
+//! # Exact polish (groups of up to 128 members and 100,000 partitions)
+//! With racks, or on the general path when some partition left its valid owner, the result is
+//! then made optimal for this order of priorities: (1) the sum of squared member sizes (balance),
+//! (2) partitions moved away from a valid owner that has no rack or is on one of their replica
+//! racks, (3) partitions off their member's racks, (4) other partitions moved away from their
+//! valid owners (owned off-rack ones, which Java gives up). It cancels negative cycles
+//! (Bellman-Ford) in the member graph of the partitions-to-members min-cost flow, partitions
+//! grouped by (replica rack set, owner relation, topic); when none is left the assignment is
+//! optimal over all assignments, not a local optimum. Larger groups keep the heuristics above.
+//!
 //! # Cooperative hand-over
 //! `cooperative-sticky` computes the same target, then withholds every partition whose current
 //! owner (the resolved claimer) is not its target: the owner must revoke it first. It is left
@@ -77,14 +87,15 @@
 //! - Iteration orders that Java takes from `HashMap`s are replaced by member-id order, so which
 //!   member keeps the maximum quota, and exact lists, can differ from Java's while movement and
 //!   balance are the same or better.
-//! - Rack awareness (KIP-881) is a local search, not Java's algorithm: the general path
-//!   (heterogeneous subscriptions) has no rack-matched first fill (Java assigns unassigned
-//!   partitions rack-matched first and, when rebalancing, prefers a same-rack consumer), and
-//!   does not give up owned off-rack partitions before filling; alignment there comes only from
-//!   size-preserving two-member swaps. Swaps are pairwise (no longer exchange chains), so a local
-//!   optimum can leave more partitions off-rack than Java: on the parity scenarios 206, 217, 224
-//!   (heterogeneous) and 251 (uniform, RF 2; 31 vs Java's 3 of 1,200). With racks, a uniform cooperative group can need more
-//!   than two follow-up rounds (each round can free room used for alignment in the next).
+//! - Rack awareness (KIP-881) is not Java's algorithm. Up to the polish limits the result is
+//!   optimal for the priorities above, which never leaves more partitions off-rack, nor moves
+//!   more away from their owners, than Java on the 31 rack parity scenarios. Java keeps an owned
+//!   partition on its owner's rack even when moving it would let another partition onto its
+//!   rack; so do we (priority 2 before 3). Beyond the limits the general path (heterogeneous
+//!   subscriptions) has no rack-matched first fill and aligns racks only by size-preserving
+//!   two-member swaps, so it can leave more partitions off-rack than Java. With racks, a uniform
+//!   cooperative group beyond the limits can need more than two follow-up rounds (each round
+//!   can free room used for alignment in the next).
 //! - Java's "second-largest generation" preference (`prevAssignment`) is not used.
 //! - Output lists are grouped per topic in name order, partitions ascending.
 
