@@ -43,9 +43,15 @@ pub fn run_kcp(args: &[&str], stdin: Option<&[u8]>) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("kcp runs");
-    if let Some(input) = stdin {
-        child.stdin.take().expect("stdin is piped").write_all(input).expect("kcp reads stdin");
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().expect("kcp finishes")
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let input = stdin.unwrap_or_default().to_vec();
+    // Written from another thread (kcp may fill its stdout before reading all of stdin); kcp may
+    // also exit without reading it (a usage error), which is a broken pipe here, not a failure.
+    let writer = std::thread::spawn(move || match pipe.write_all(&input) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("writing kcp's stdin: {e}"),
+        _ => {}
+    });
+    let out = child.wait_with_output().expect("kcp finishes");
+    writer.join().expect("stdin writer");
+    out
 }

@@ -1,0 +1,230 @@
+//! The sticky assignors' exact polish against brute force: on small random groups where it
+//! applies (KIP-881 racks in use, or heterogeneous subscriptions), the result must be optimal
+//! over every possible assignment for the documented order of priorities:
+//! 1. the sum of squared member sizes,
+//! 2. partitions moved away from a valid owner that has no rack or is on one of their racks,
+//! 3. partitions off their member's racks,
+//! 4. other partitions moved away from their valid owners.
+//!
+//! For `cooperative-sticky` the target counts (assigned plus pending hand-overs).
+
+mod assignor_common;
+
+use std::collections::BTreeMap;
+
+use assignor_common::*;
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random group of 2-3 members over 1-2 topics with at most 6 partitions in all. With
+/// `racks`, members may sit on r0/r1 (one at least does) and partitions on [r0], [r1] or both
+/// (not all alike), so Java's rule turns rack awareness on; without, subscriptions differ.
+fn random_group(rng: &mut Rng, racks: bool, cooperative: bool) -> Option<(ClusterMetadata, Vec<GroupMember>)> {
+    let nt = 1 + rng.next(2) as usize;
+    let mut metadata = ClusterMetadata::default();
+    let mut names = Vec::new();
+    let mut rack_sets: Vec<Vec<Vec<String>>> = Vec::new();
+    for t in 0..nt {
+        let n = 1 + rng.next(3) as i32;
+        let name = format!("t{t}");
+        let pr: Vec<Vec<String>> = (0..n)
+            .map(|_| match rng.next(3) {
+                0 => vec!["r0".to_string()],
+                1 => vec!["r1".to_string()],
+                _ => vec!["r0".to_string(), "r1".to_string()],
+            })
+            .collect();
+        rack_sets.push(pr.clone());
+        metadata
+            .topics
+            .insert(name.clone(), TopicInfo { partitions: n, partition_racks: if racks { pr } else { Vec::new() } });
+        names.push(name);
+    }
+    let nm = 2 + rng.next(2) as usize;
+    let subs: Vec<Vec<String>> = (0..nm)
+        .map(|_| {
+            let mut s: Vec<String> = names.iter().filter(|_| rng.next(3) > 0).cloned().collect();
+            if s.is_empty() {
+                s.push(names[rng.next(nt as u64) as usize].clone());
+            }
+            s
+        })
+        .collect();
+    let member_racks: Vec<Option<String>> = (0..nm)
+        .map(|_| if racks { [None, Some("r0"), Some("r1")][rng.next(3) as usize] } else { None })
+        .map(|r| r.map(str::to_string))
+        .collect();
+    if racks {
+        // Java's rule, over the subscribed topics' partitions: some member rack is a replica
+        // rack, and not every partition is on every replica rack.
+        let sets: Vec<&Vec<String>> = names
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| subs.iter().any(|s| s.contains(t)))
+            .flat_map(|(i, _)| rack_sets[i].iter())
+            .collect();
+        let all: std::collections::BTreeSet<&String> = sets.iter().copied().flatten().collect();
+        let every = sets.iter().all(|s| s.len() == all.len());
+        if every || !member_racks.iter().flatten().any(|r| all.contains(r)) {
+            return None;
+        }
+    } else if subs.windows(2).all(|w| w[0] == w[1]) {
+        return None;
+    }
+    // Unique claims at generation 1: each partition owned by a random member or nobody.
+    let mut owned: Vec<BTreeMap<String, Vec<i32>>> = vec![BTreeMap::new(); nm];
+    for (t, info) in &metadata.topics {
+        for p in 0..info.partitions {
+            let who = rng.next(nm as u64 + 1) as usize;
+            if who < nm {
+                owned[who].entry(t.clone()).or_default().push(p);
+            }
+        }
+    }
+    let members = (0..nm)
+        .map(|i| {
+            let list: Vec<TopicPartitions> =
+                owned[i].iter().map(|(t, ps)| TopicPartitions::new(t.as_str(), ps.clone())).collect();
+            let mut subscription = Subscription::new(subs[i].clone());
+            subscription.rack_id = member_racks[i].clone();
+            if cooperative {
+                subscription.owned_partitions = list;
+                subscription.generation_id = 1;
+                subscription.user_data = Some(CooperativeStickyUserData { generation: 1 }.encode());
+            } else {
+                let data = StickyUserData { previous_assignment: list, generation: Some(1) };
+                subscription.user_data = Some(data.encode().unwrap().into());
+            }
+            GroupMember { member_id: format!("m{i}"), group_instance_id: None, subscription }
+        })
+        .collect();
+    Some((metadata, members))
+}
+
+/// The lexicographic cost of `holder` (member index per partition, in `parts` order).
+fn cost(
+    parts: &[(String, i32)],
+    holder: &[usize],
+    members: &[GroupMember],
+    metadata: &ClusterMetadata,
+    owner: &[Option<usize>],
+) -> (usize, usize, usize, usize) {
+    let rack = |m: usize| members[m].subscription.rack_id.as_deref();
+    let mis = |m: usize, i: usize| {
+        let (t, p) = &parts[i];
+        let racks = &metadata.topics[t].partition_racks;
+        rack(m).is_some_and(|r| racks.get(*p as usize).is_some_and(|rs| !rs.iter().any(|x| x == r)))
+    };
+    let mut sizes = vec![0usize; members.len()];
+    let (mut kept, mut off, mut other) = (0, 0, 0);
+    for (i, &m) in holder.iter().enumerate() {
+        sizes[m] += 1;
+        off += usize::from(mis(m, i));
+        if let Some(o) = owner[i] {
+            if o != m {
+                if mis(o, i) {
+                    other += 1;
+                } else {
+                    kept += 1;
+                }
+            }
+        }
+    }
+    (sizes.iter().map(|s| s * s).sum(), kept, off, other)
+}
+
+fn check(strategy: &str, racks: bool, cases: usize, seed: u64) {
+    let cooperative = strategy == "cooperative-sticky";
+    let mut rng = Rng(seed);
+    let mut checked = 0;
+    while checked < cases {
+        let Some((metadata, members)) = random_group(&mut rng, racks, cooperative) else { continue };
+        checked += 1;
+        let out = builtin(strategy).unwrap().assign(&metadata, &members).unwrap();
+        let subs = subscribed_sets(&metadata, &members);
+        let index: BTreeMap<&String, usize> = members.iter().enumerate().map(|(i, m)| (&m.member_id, i)).collect();
+        let parts: Vec<(String, i32)> = metadata
+            .topics
+            .iter()
+            .filter(|(t, _)| subs.values().any(|s| s.contains(*t)))
+            .flat_map(|(t, info)| (0..info.partitions).map(move |p| (t.clone(), p)))
+            .collect();
+        let valid = valid_claims(&metadata, &members, cooperative);
+        let owner: Vec<Option<usize>> = parts.iter().map(|tp| valid.get(tp).map(|m| index[m])).collect();
+        // Our target: assigned, plus pending hand-overs at their destination.
+        let mut target: BTreeMap<(String, i32), usize> = BTreeMap::new();
+        for (m, set) in sets(&out) {
+            for tp in set {
+                target.insert(tp, index[&m]);
+            }
+        }
+        for pp in &out.pending {
+            let to = pp.to.as_ref().expect("pending hand-over has a destination");
+            target.insert((pp.topic.clone(), pp.partition), index[to]);
+        }
+        let ours: Vec<usize> = parts.iter().map(|tp| target[tp]).collect();
+        let our_cost = cost(&parts, &ours, &members, &metadata, &owner);
+        // Brute force over every assignment to subscribers.
+        let eligible: Vec<Vec<usize>> = parts
+            .iter()
+            .map(|(t, _)| (0..members.len()).filter(|&m| subs[&members[m].member_id].contains(t)).collect())
+            .collect();
+        let mut pick = vec![0usize; parts.len()];
+        let mut best = None;
+        loop {
+            let holder: Vec<usize> = pick.iter().enumerate().map(|(i, &k)| eligible[i][k]).collect();
+            let c = cost(&parts, &holder, &members, &metadata, &owner);
+            if best.is_none_or(|b| c < b) {
+                best = Some(c);
+            }
+            let mut i = 0;
+            while i < pick.len() {
+                pick[i] += 1;
+                if pick[i] < eligible[i].len() {
+                    break;
+                }
+                pick[i] = 0;
+                i += 1;
+            }
+            if i == pick.len() {
+                break;
+            }
+        }
+        let best = best.unwrap();
+        assert_eq!(
+            our_cost, best,
+            "{strategy}: not optimal (sum of squares, moves off suited owners, off-rack, other moves)\n{metadata:?}\n{members:?}\nours {ours:?}"
+        );
+    }
+}
+
+#[test]
+fn sticky_polish_is_optimal_with_racks() {
+    check("sticky", true, 3000, 0x9E37_79B9_7F4A_7C15);
+}
+
+#[test]
+fn cooperative_sticky_polish_is_optimal_with_racks() {
+    check("cooperative-sticky", true, 3000, 0xD1B5_4A32_D192_ED03);
+}
+
+#[test]
+fn sticky_is_optimal_with_heterogeneous_subscriptions() {
+    check("sticky", false, 3000, 0x2545_F491_4F6C_DD1D);
+}
+
+#[test]
+fn cooperative_sticky_is_optimal_with_heterogeneous_subscriptions() {
+    check("cooperative-sticky", false, 3000, 0x94D0_49BB_1331_11EB);
+}
