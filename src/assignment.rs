@@ -169,7 +169,7 @@ impl Assignment {
         let mut filter = [0u64; 16];
         let mut collision = false;
         for g in groups {
-            let bit = (out.group(&g.topic, &g.partitions).signature() >> 54) as usize;
+            let bit = (out.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
             collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
             filter[bit / 64] |= 1 << (bit % 64);
         }
@@ -226,8 +226,14 @@ impl Assignment {
                 sink.i32s(&g.partitions);
             }
         } else {
-            let first =
-                |i: usize| groups[..i].iter().all(|earlier| earlier.topic != groups[i].topic) && total(groups, i) > 0;
+            // A topic's place is that of its first partition (Java's list is flat): an empty
+            // group earlier does not count.
+            let first = |i: usize| {
+                !groups[i].partitions.is_empty()
+                    && groups[..i]
+                        .iter()
+                        .all(|earlier| earlier.partitions.is_empty() || earlier.topic != groups[i].topic)
+            };
             sink.count((0..groups.len()).filter(|&i| first(i)).count(), "assigned_partitions")?;
             for i in (0..groups.len()).filter(|&i| first(i)) {
                 sink.string(&groups[i].topic, "assigned_partitions.topic")?;

@@ -154,7 +154,11 @@ macro_rules! value_encoding {
             /// Encodes what the fast path does not take, reusing its buffer (which is at least
             /// as large as needed when it has any capacity).
             #[inline(never)]
-            fn encode_general(&self, version: $crate::Version, mut out: Vec<u8>) -> Result<Vec<u8>, $crate::EncodeError> {
+            fn encode_general(
+                &self,
+                version: $crate::Version,
+                mut out: Vec<u8>,
+            ) -> Result<Vec<u8>, $crate::EncodeError> {
                 let (canonical, len) = self.plan(version);
                 out.clear();
                 out.reserve_exact(len);

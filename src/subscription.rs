@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{is_ascending, java_cmp, Counter, Ordered, Presized, Reader, Sink};
+use crate::wire::{is_ascending, java_cmp, Counter, NameKey, Ordered, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -327,12 +327,16 @@ impl Subscription {
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
             out.i32(groups.len() as i32);
-            let mut previous: Option<Ordered> = None;
-            for g in groups {
-                let next = Ordered::new(&g.topic, out.group(&g.topic, &g.partitions));
-                ordered &= is_ascending(&g.partitions);
-                ordered &= previous.is_none_or(|p| p.precedes(next, true));
-                previous = Some(next);
+            if let Some((first, rest)) = groups.split_first() {
+                let (key, ascending) = out.group(&first.topic, &first.partitions);
+                ordered &= ascending;
+                let mut previous = Ordered::new(&first.topic, key);
+                for g in rest {
+                    let (key, ascending) = out.group(&g.topic, &g.partitions);
+                    let next = Ordered::new(&g.topic, key);
+                    ordered &= ascending & previous.precedes(next, true);
+                    previous = next;
+                }
             }
         }
         if version >= Version::V2 {
@@ -359,11 +363,12 @@ impl Subscription {
         let mut topics_sorted = true;
         if let Some((first, rest)) = self.topics.split_first() {
             len += 2 * self.topics.len() + first.len();
-            let mut previous = first.as_str();
+            let mut previous = Ordered::new(first, NameKey::of(first.as_bytes()));
             for t in rest {
                 len += t.len();
-                topics_sorted &= java_cmp(previous, t).is_le();
-                previous = t;
+                let next = Ordered::new(t, NameKey::of(t.as_bytes()));
+                topics_sorted &= previous.precedes(next, false);
+                previous = next;
             }
         }
         let mut owned = true;
@@ -373,12 +378,13 @@ impl Subscription {
             if let Some((first, rest)) = groups.split_first() {
                 owned_len += first.topic.len() + 4 * first.partitions.len();
                 owned = !first.partitions.is_empty() && is_ascending(&first.partitions);
-                let mut previous = first.topic.as_str();
+                let mut previous = Ordered::new(&first.topic, NameKey::of(first.topic.as_bytes()));
                 for g in rest {
                     owned_len += g.topic.len() + 4 * g.partitions.len();
                     owned &= !g.partitions.is_empty() && is_ascending(&g.partitions);
-                    owned &= java_cmp(previous, &g.topic).is_lt();
-                    previous = &g.topic;
+                    let next = Ordered::new(&g.topic, NameKey::of(g.topic.as_bytes()));
+                    owned &= previous.precedes(next, true);
+                    previous = next;
                 }
             }
             len += if owned { owned_len } else { owned_len_sorted(groups) };

@@ -294,7 +294,7 @@ impl Sink for Vec<u8> {
 /// [`Presized::finish`] says so (the caller then encodes the ordinary way); it never panics.
 pub(crate) struct Presized {
     buf: Vec<u8>,
-    /// Past the end of `buf` (and then no write fits) once a write did not fit.
+    /// Where the next write goes; past the end of `buf` once a write did not fit.
     pos: usize,
 }
 
@@ -314,22 +314,15 @@ impl Presized {
         (self.pos == self.buf.len()).then_some(self.buf)
     }
 
-    /// The next `n` bytes of the buffer, or `None` (and the buffer marked short).
+    /// The next `n` bytes of the buffer, or `None` when they do not fit. The position moves
+    /// on either way, so after a write that did not fit it stays past the end: no later write
+    /// fits and [`Presized::finish`] fails. (It cannot overflow: it is a sum of lengths of
+    /// slices in memory.)
     #[inline(always)]
     fn next(&mut self, n: usize) -> Option<&mut [u8]> {
-        // `pos <= buf.len() + 1` and `n` is the length of a slice, so the sum cannot overflow.
-        let end = self.pos + n;
-        let len = self.buf.len();
-        match self.buf.get_mut(self.pos..end) {
-            Some(dst) => {
-                self.pos = end;
-                Some(dst)
-            }
-            None => {
-                self.pos = len + 1;
-                None
-            }
-        }
+        let start = self.pos;
+        self.pos = start + n;
+        self.buf.get_mut(start..self.pos)
     }
 }
 
@@ -349,14 +342,16 @@ impl Presized {
 
     /// A topic's entry in a partition list: its name as [`Presized::name`] writes it, then its
     /// `int32` partition count and partitions, with a single bounds check for the whole entry.
+    /// Also says whether the partitions are in ascending order.
     #[inline(always)]
-    pub(crate) fn group(&mut self, topic: &str, partitions: &[i32]) -> NameKey {
+    pub(crate) fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
         let bytes = topic.as_bytes();
         let (key, words) = NameKey::with_words(bytes);
-        if let Some(dst) = self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
-            write_group(dst, bytes, words, partitions);
-        }
-        key
+        let ascending = match self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
+            Some(dst) => write_group(dst, bytes, words, partitions).unwrap_or(false),
+            None => false,
+        };
+        (key, ascending)
     }
 
     /// The buffer, emptied, to encode into the ordinary way.
@@ -381,11 +376,11 @@ impl NameKey {
     /// from, which also serve to copy the name.
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    pub(crate) fn with_words(bytes: &[u8]) -> (Self, Option<(&[u8; 8], &[u8; 8])>) {
+    pub(crate) fn with_words(bytes: &[u8]) -> (Self, Option<([u8; 8], [u8; 8])>) {
         match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
             (Some(head), Some(tail)) if bytes.len() <= 16 => (
                 NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len: bytes.len() },
-                Some((head, tail)),
+                Some((*head, *tail)),
             ),
             _ => (NameKey::of(bytes), None),
         }
@@ -395,7 +390,9 @@ impl NameKey {
     pub(crate) fn of(bytes: &[u8]) -> Self {
         let len = bytes.len();
         match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (Some(head), Some(tail)) => NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len },
+            (Some(head), Some(tail)) => {
+                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len }
+            }
             _ => {
                 let head = match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
                     // Two overlapping 4-byte loads; the bytes they share land in the same place.
@@ -454,32 +451,57 @@ impl<'a> Ordered<'a> {
     }
 }
 
-/// Writes a partition-list entry into `dst`, which is exactly its size.
+/// Writes a partition-list entry into `dst`, which is exactly its size; whether its partitions
+/// are ascending.
 #[inline(always)]
-fn write_group(dst: &mut [u8], name: &[u8], words: Option<(&[u8; 8], &[u8; 8])>, partitions: &[i32]) -> Option<()> {
+fn write_group(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>, partitions: &[i32]) -> Option<bool> {
     let (len, dst) = dst.split_first_chunk_mut::<2>()?;
     *len = (name.len() as i16).to_be_bytes();
     let (name_dst, dst) = dst.split_at_mut_checked(name.len())?;
     copy_name(name_dst, name, words);
     let (count, dst) = dst.split_first_chunk_mut::<4>()?;
     *count = (partitions.len() as i32).to_be_bytes();
-    for (chunk, v) in dst.chunks_exact_mut(4).zip(partitions) {
-        chunk.copy_from_slice(&v.to_be_bytes());
+    Some(write_partitions(dst, partitions))
+}
+
+/// Writes `values` as big-endian `int32`s into `dst` (their size) and says whether they are in
+/// ascending order, four at a time with fixed-size moves.
+#[inline(always)]
+fn write_partitions(dst: &mut [u8], values: &[i32]) -> bool {
+    let mut unsorted = false;
+    let mut previous = values.first().copied().unwrap_or(0);
+    let mut dst_chunks = dst.chunks_exact_mut(16);
+    let mut value_chunks = values.chunks_exact(4);
+    for (d, v) in (&mut dst_chunks).zip(&mut value_chunks) {
+        if let (Ok(d), Ok(&[a, b, c, e])) = (<&mut [u8; 16]>::try_from(d), <&[i32; 4]>::try_from(v)) {
+            let [a0, a1, a2, a3] = a.to_be_bytes();
+            let [b0, b1, b2, b3] = b.to_be_bytes();
+            let [c0, c1, c2, c3] = c.to_be_bytes();
+            let [e0, e1, e2, e3] = e.to_be_bytes();
+            *d = [a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, e0, e1, e2, e3];
+            unsorted |= (previous > a) | (a > b) | (b > c) | (c > e);
+            previous = e;
+        }
     }
-    Some(())
+    for (d, &v) in dst_chunks.into_remainder().chunks_exact_mut(4).zip(value_chunks.remainder()) {
+        d.copy_from_slice(&v.to_be_bytes());
+        unsorted |= previous > v;
+        previous = v;
+    }
+    !unsorted
 }
 
 /// Copies a name into `dst` (its size), from the words [`NameKey::with_words`] already loaded
 /// when it has them.
 #[inline(always)]
-fn copy_name(dst: &mut [u8], name: &[u8], words: Option<(&[u8; 8], &[u8; 8])>) {
+fn copy_name(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>) {
     match words {
         Some((head, tail)) => {
             if let Some(d) = dst.first_chunk_mut::<8>() {
-                *d = *head;
+                *d = head;
             }
             if let Some(d) = dst.last_chunk_mut::<8>() {
-                *d = *tail;
+                *d = tail;
             }
         }
         None => copy_short(dst, name),
@@ -598,7 +620,11 @@ pub(crate) fn java_cmp(a: &str, b: &str) -> Ordering {
             };
             if x != y {
                 let shift = 56 - ((x ^ y).leading_zeros() & !7);
-                return if ((x >> shift) as u8).max((y >> shift) as u8) < 0xEE { x.cmp(&y) } else { java_cmp_utf16(a, b) };
+                return if ((x >> shift) as u8).max((y >> shift) as u8) < 0xEE {
+                    x.cmp(&y)
+                } else {
+                    java_cmp_utf16(a, b)
+                };
             }
             if at + 8 >= common {
                 return ab.len().cmp(&bb.len());
