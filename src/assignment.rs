@@ -165,14 +165,7 @@ impl Assignment {
         let mut out = Presized::new(len);
         out.i16(_version.as_i16());
         out.i32(groups.len() as i32);
-        // A 1024-bit filter of name fingerprints: without a collision the names are distinct.
-        let mut filter = [0u64; 16];
-        let mut collision = false;
-        for g in groups {
-            let bit = (out.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
-            collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
-            filter[bit / 64] |= 1 << (bit % 64);
-        }
+        let collision = out.groups_may_repeat(groups);
         match &self.user_data {
             None => out.i32(-1),
             Some(d) => {

@@ -308,15 +308,7 @@ impl Subscription {
         let mut out = Presized::new(len);
         out.i16(version.as_i16());
         out.i32(self.topics.len() as i32);
-        let mut ordered = true;
-        if let Some((first, rest)) = self.topics.split_first() {
-            let mut previous = Ordered::new(first, out.name(first));
-            for t in rest {
-                let next = Ordered::new(t, out.name(t));
-                ordered &= previous.precedes(next, false);
-                previous = next;
-            }
-        }
+        let mut ordered = out.names_in_order(&self.topics);
         match &self.user_data {
             None => out.i32(-1),
             Some(d) => {
@@ -327,17 +319,7 @@ impl Subscription {
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
             out.i32(groups.len() as i32);
-            if let Some((first, rest)) = groups.split_first() {
-                let (key, ascending) = out.group(&first.topic, &first.partitions);
-                ordered &= ascending;
-                let mut previous = Ordered::new(&first.topic, key);
-                for g in rest {
-                    let (key, ascending) = out.group(&g.topic, &g.partitions);
-                    let next = Ordered::new(&g.topic, key);
-                    ordered &= ascending & previous.precedes(next, true);
-                    previous = next;
-                }
-            }
+            ordered &= out.groups_in_order(groups);
         }
         if version >= Version::V2 {
             out.i32(self.generation_id);
@@ -345,9 +327,7 @@ impl Subscription {
         if version >= Version::V3 {
             match &self.rack_id {
                 None => out.i16(-1),
-                Some(r) => {
-                    out.name(r);
-                }
+                Some(r) => out.name(r),
             }
         }
         if !ordered {

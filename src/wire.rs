@@ -4,6 +4,7 @@
 use core::cmp::Ordering;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
+use crate::lists::TopicPartitions;
 
 /// What went wrong and where, without the field path: the hot path carries only this small
 /// value, and the caller attaches the path (built lazily) when it turns it into a [`DecodeError`].
@@ -302,7 +303,9 @@ impl Presized {
     #[inline]
     pub(crate) fn new(len: usize) -> Self {
         // Not `vec![0; len]`: that asks the allocator for zeroed memory (`calloc`), which in
-        // glibc bypasses the per-thread cache that a plain allocation and free go through.
+        // glibc bypasses the per-thread cache that a plain allocation and free go through
+        // (measured: 22 ns against 14 ns for 300 bytes, allocation and free included).
+        #[allow(clippy::slow_vector_initialization)]
         let mut buf = Vec::with_capacity(len);
         buf.resize(len, 0);
         Presized { buf, pos: 0 }
@@ -314,6 +317,95 @@ impl Presized {
         (self.pos == self.buf.len()).then_some(self.buf)
     }
 
+    /// Runs `f` on a [`Cursor`] over the buffer at the current position: the loops over names
+    /// and partition lists run on a cursor, whose slice and position the compiler keeps in
+    /// registers.
+    #[inline(always)]
+    fn with_cursor<R>(&mut self, f: impl FnOnce(&mut Cursor<'_>) -> R) -> R {
+        let mut cursor = Cursor { buf: &mut self.buf, pos: self.pos };
+        let out = f(&mut cursor);
+        self.pos = cursor.pos;
+        out
+    }
+
+    /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
+    #[inline(always)]
+    pub(crate) fn name(&mut self, s: &str) {
+        self.with_cursor(|c| c.name(s));
+    }
+
+    /// Writes `names` as [`Presized::name`] does; whether they are in Java's order
+    /// (non-strictly: a repeated name is in order).
+    #[inline(never)]
+    pub(crate) fn names_in_order(&mut self, names: &[String]) -> bool {
+        self.with_cursor(|c| {
+            let Some((first, rest)) = names.split_first() else { return true };
+            let mut previous = Ordered::new(first, c.name(first));
+            let mut ordered = true;
+            for name in rest {
+                let next = Ordered::new(name, c.name(name));
+                ordered &= previous.precedes(next, false);
+                previous = next;
+            }
+            ordered
+        })
+    }
+
+    /// Writes a partition list's entries (without its count); whether they are canonical for
+    /// a subscription: topics strictly in Java's order, partitions ascending.
+    #[inline(never)]
+    pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
+        self.with_cursor(|c| {
+            let Some((first, rest)) = groups.split_first() else { return true };
+            let (key, mut ordered) = c.group(&first.topic, &first.partitions);
+            let mut previous = Ordered::new(&first.topic, key);
+            for g in rest {
+                let (key, ascending) = c.group(&g.topic, &g.partitions);
+                let next = Ordered::new(&g.topic, key);
+                ordered &= ascending & previous.precedes(next, true);
+                previous = next;
+            }
+            ordered
+        })
+    }
+
+    /// Writes a partition list's entries (without its count); `false` when no topic can be
+    /// listed twice, `true` when one may be (fingerprints collide in a 1024-bit filter).
+    #[inline(never)]
+    pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
+        self.with_cursor(|c| {
+            let mut filter = [0u64; 16];
+            let mut collision = false;
+            for g in groups {
+                let bit = (c.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
+                collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+                filter[bit / 64] |= 1 << (bit % 64);
+            }
+            collision
+        })
+    }
+
+    /// The buffer, emptied, to encode into the ordinary way.
+    pub(crate) fn into_empty_vec(mut self) -> Vec<u8> {
+        self.buf.clear();
+        self.buf
+    }
+
+    #[inline(always)]
+    fn next(&mut self, n: usize) -> Option<&mut [u8]> {
+        let start = self.pos;
+        self.pos = start + n;
+        self.buf.get_mut(start..self.pos)
+    }
+}
+
+/// A position in a [`Presized`] buffer.
+struct Cursor<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Cursor<'_> {
     /// The next `n` bytes of the buffer, or `None` when they do not fit. The position moves
     /// on either way, so after a write that did not fit it stays past the end: no later write
     /// fits and [`Presized::finish`] fails. (It cannot overflow: it is a sum of lengths of
@@ -324,13 +416,10 @@ impl Presized {
         self.pos = start + n;
         self.buf.get_mut(start..self.pos)
     }
-}
 
-impl Presized {
-    /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
-    /// Returns the name's [`NameKey`], made from the same loads as the copy.
+    /// A name's `int16` length and bytes; its [`NameKey`], made from the same loads as the copy.
     #[inline(always)]
-    pub(crate) fn name(&mut self, s: &str) -> NameKey {
+    fn name(&mut self, s: &str) -> NameKey {
         let bytes = s.as_bytes();
         let (key, words) = NameKey::with_words(bytes);
         if let Some((len, dst)) = self.next(2 + bytes.len()).and_then(|d| d.split_first_chunk_mut::<2>()) {
@@ -340,11 +429,11 @@ impl Presized {
         key
     }
 
-    /// A topic's entry in a partition list: its name as [`Presized::name`] writes it, then its
+    /// A topic's entry in a partition list: its name as [`Cursor::name`] writes it, then its
     /// `int32` partition count and partitions, with a single bounds check for the whole entry.
     /// Also says whether the partitions are in ascending order.
     #[inline(always)]
-    pub(crate) fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
+    fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
         let bytes = topic.as_bytes();
         let (key, words) = NameKey::with_words(bytes);
         let ascending = match self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
@@ -352,12 +441,6 @@ impl Presized {
             None => false,
         };
         (key, ascending)
-    }
-
-    /// The buffer, emptied, to encode into the ordinary way.
-    pub(crate) fn into_empty_vec(mut self) -> Vec<u8> {
-        self.buf.clear();
-        self.buf
     }
 }
 
