@@ -548,25 +548,12 @@ fn write_group(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>, p
 }
 
 /// Writes `values` as big-endian `int32`s into `dst` (their size) and says whether they are in
-/// ascending order, four at a time with fixed-size moves.
+/// ascending order.
 #[inline(always)]
 fn write_partitions(dst: &mut [u8], values: &[i32]) -> bool {
     let mut unsorted = false;
     let mut previous = values.first().copied().unwrap_or(0);
-    let mut dst_chunks = dst.chunks_exact_mut(16);
-    let mut value_chunks = values.chunks_exact(4);
-    for (d, v) in (&mut dst_chunks).zip(&mut value_chunks) {
-        if let (Ok(d), Ok(&[a, b, c, e])) = (<&mut [u8; 16]>::try_from(d), <&[i32; 4]>::try_from(v)) {
-            let [a0, a1, a2, a3] = a.to_be_bytes();
-            let [b0, b1, b2, b3] = b.to_be_bytes();
-            let [c0, c1, c2, c3] = c.to_be_bytes();
-            let [e0, e1, e2, e3] = e.to_be_bytes();
-            *d = [a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, e0, e1, e2, e3];
-            unsorted |= (previous > a) | (a > b) | (b > c) | (c > e);
-            previous = e;
-        }
-    }
-    for (d, &v) in dst_chunks.into_remainder().chunks_exact_mut(4).zip(value_chunks.remainder()) {
+    for (d, &v) in dst.chunks_exact_mut(4).zip(values) {
         d.copy_from_slice(&v.to_be_bytes());
         unsorted |= previous > v;
         previous = v;
