@@ -147,7 +147,7 @@ impl Assignment {
     /// too large, checking on the way (with the words loaded for the copy) that no topic is
     /// listed twice.
     #[inline]
-    fn encode_canonical(&self, _version: Version) -> Result<Vec<u8>, Vec<u8>> {
+    fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
         let groups = &self.assigned_partitions;
         let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
         // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
@@ -163,7 +163,7 @@ impl Assignment {
             return Err(Vec::new());
         }
         let mut out = Presized::new(len);
-        out.i16(_version.as_i16());
+        out.i16(version.as_i16());
         out.i32(groups.len() as i32);
         let collision = out.groups_may_repeat(groups);
         match &self.user_data {
