@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{Counter, Reader, Sink};
+use crate::wire::{Counter, Presized, Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -143,26 +143,67 @@ impl Assignment {
         AssignmentView::decode(buf).map(|v| v.to_owned())
     }
 
-    /// True when no topic is listed twice and no group is empty: the groups are written as
-    /// they are.
-    fn canonical(&self) -> bool {
+    /// The fast path: writes the groups as given when none is empty and no name or count is
+    /// too large, checking on the way (with the words loaded for the copy) that no topic is
+    /// listed twice.
+    #[inline]
+    fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
         let groups = &self.assigned_partitions;
-        groups.iter().all(|g| !g.partitions.is_empty()) && distinct_topics(groups)
+        let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
+        let mut names = 0;
+        let mut empty = false;
+        for g in groups {
+            len += g.topic.len() + 4 * g.partitions.len();
+            names |= g.topic.len();
+            empty |= g.partitions.is_empty();
+        }
+        // Every count and length is below the total, so a total that fits an `int32` covers them.
+        if empty || names > i16::MAX as usize || len > i32::MAX as usize {
+            return Err(Vec::new());
+        }
+        let mut out = Presized::new(len);
+        out.i16(version.as_i16());
+        out.i32(groups.len() as i32);
+        let collision = out.groups_may_repeat(groups);
+        match &self.user_data {
+            None => out.i32(-1),
+            Some(d) => {
+                out.i32(d.len() as i32);
+                out.put(d);
+            }
+        }
+        if collision && !distinct_topics(groups) {
+            return Err(out.into_empty_vec());
+        }
+        out.finish().ok_or_else(Vec::new)
     }
 
-    fn len(&self, version: Version, canonical: bool) -> usize {
-        if canonical {
-            let groups = &self.assigned_partitions;
-            2 + 4
-                + groups.iter().map(|g| 2 + g.topic.len() + 4 + 4 * g.partitions.len()).sum::<usize>()
-                + 4
-                + self.user_data.as_ref().map_or(0, |d| d.len())
-        } else {
-            let mut counter = Counter::default();
-            // A value that cannot be encoded has no length; this counts what would be written.
-            let _ = self.write(version, false, &mut counter);
-            counter.0
+    /// Whether the groups can be written as they are (no topic listed twice, no group empty),
+    /// and the exact encoded size.
+    #[inline]
+    fn plan(&self, version: Version) -> (bool, usize) {
+        let groups = &self.assigned_partitions;
+        let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+        let mut non_empty = true;
+        for g in groups {
+            len += g.topic.len() + 4 * g.partitions.len();
+            non_empty &= !g.partitions.is_empty();
         }
+        if non_empty && distinct_topics(groups) {
+            (true, len)
+        } else {
+            (false, self.merged_len(version))
+        }
+    }
+
+    /// The size once repeated topics are merged and empty groups dropped.
+    #[cold]
+    fn merged_len(&self, version: Version) -> usize {
+        let mut counter = Counter::default();
+        // A value that cannot be encoded has no length; this counts what would be written.
+        let _ = self.write(version, false, &mut counter);
+        counter.0
     }
 
     fn write<S: Sink>(&self, version: Version, canonical: bool, sink: &mut S) -> Result<(), EncodeError> {
@@ -178,8 +219,14 @@ impl Assignment {
                 sink.i32s(&g.partitions);
             }
         } else {
-            let first =
-                |i: usize| groups[..i].iter().all(|earlier| earlier.topic != groups[i].topic) && total(groups, i) > 0;
+            // A topic's place is that of its first partition (Java's list is flat): an empty
+            // group earlier does not count.
+            let first = |i: usize| {
+                !groups[i].partitions.is_empty()
+                    && groups[..i]
+                        .iter()
+                        .all(|earlier| earlier.partitions.is_empty() || earlier.topic != groups[i].topic)
+            };
             sink.count((0..groups.len()).filter(|&i| first(i)).count(), "assigned_partitions")?;
             for i in (0..groups.len()).filter(|&i| first(i)) {
                 sink.string(&groups[i].topic, "assigned_partitions.topic")?;

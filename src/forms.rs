@@ -121,29 +121,49 @@ macro_rules! decoded_forms {
     };
 }
 
-/// `encoded_len`, `encode` and `encode_into` for an owned message with `fn canonical(&self)`
-/// (which parts are already in canonical order, computed once per call),
-/// `fn len(&self, Version, Canonical) -> usize` and
-/// `fn write<S: Sink>(&self, Version, Canonical, &mut S) -> Result<(), EncodeError>`.
+/// `encoded_len`, `encode` and `encode_into` for an owned message with
+/// - `fn encode_canonical(&self, Version) -> Result<Vec<u8>, Vec<u8>>`: the fast path, one pass
+///   that writes the fields as given and checks on the way that they are canonical; `Err`
+///   hands back the buffer (empty, possibly with capacity) when they are not;
+/// - `fn plan(&self, Version) -> (Canonical, usize)`: which parts are canonical, and the exact
+///   encoded size;
+/// - `fn write<S: Sink>(&self, Version, Canonical, &mut S) -> Result<(), EncodeError>`: the
+///   general writer, which sorts or merges what is not canonical and reports what cannot be
+///   encoded.
 macro_rules! value_encoding {
     ($owned:ident) => {
         impl $owned {
             #[doc = concat!("Exact size of [`", stringify!($owned), "::encode`]'s output, version header included.")]
             pub fn encoded_len(&self, version: $crate::Version) -> usize {
-                self.len(version, self.canonical())
+                self.plan(version).1
             }
 
             /// Encodes with the 2-byte version header. Allocates exactly once.
             pub fn encode(&self, version: $crate::Version) -> Result<Vec<u8>, $crate::EncodeError> {
-                let canonical = self.canonical();
-                let mut out = $crate::wire::Presized::new(self.len(version, canonical));
-                self.write(version, canonical, &mut out)?;
-                Ok(out.finish())
+                match self.encode_canonical(version) {
+                    Ok(bytes) => Ok(bytes),
+                    Err(buffer) => self.encode_general(version, buffer),
+                }
             }
 
             /// Appends the encoding to `out`.
             pub fn encode_into(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
-                self.write(version, self.canonical(), out)
+                self.write(version, self.plan(version).0, out)
+            }
+
+            /// Encodes what the fast path does not take, reusing its buffer (which is at least
+            /// as large as needed when it has any capacity).
+            #[inline(never)]
+            fn encode_general(
+                &self,
+                version: $crate::Version,
+                mut out: Vec<u8>,
+            ) -> Result<Vec<u8>, $crate::EncodeError> {
+                let (canonical, len) = self.plan(version);
+                out.clear();
+                out.reserve_exact(len);
+                self.write(version, canonical, &mut out)?;
+                Ok(out)
             }
         }
     };

@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{is_sorted_java, java_string_cmp, Counter, Reader, Sink};
+use crate::wire::{is_ascending, java_cmp, Counter, NameKey, Ordered, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -263,25 +263,111 @@ impl Subscription {
         SubscriptionView::decode(buf).map(|v| v.to_owned())
     }
 
-    fn canonical(&self) -> Canonical {
-        Canonical {
-            topics: is_sorted_java(self.topics.iter().map(String::as_str), false),
-            owned: is_canonical_owned(&self.owned_partitions),
+    /// The encoded size if every part is canonical, or `None` when the fast path cannot be
+    /// taken: an owned group is empty, or a name or count does not fit its wire field (the
+    /// general path reports which).
+    #[inline(always)]
+    fn canonical_len(&self, version: Version) -> Option<usize> {
+        let mut len = 2 + 4 + 2 * self.topics.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
+        let mut names = 0;
+        for t in &self.topics {
+            len += t.len();
+            names |= t.len();
         }
+        if version >= Version::V1 {
+            let groups = &self.owned_partitions;
+            len += 4 + 6 * groups.len();
+            let mut empty = false;
+            for g in groups {
+                len += g.topic.len() + 4 * g.partitions.len();
+                names |= g.topic.len();
+                empty |= g.partitions.is_empty();
+            }
+            if empty {
+                return None;
+            }
+        }
+        if version >= Version::V2 {
+            len += 4;
+        }
+        if version >= Version::V3 {
+            let rack = self.rack_id.as_ref().map_or(0, |r| r.len());
+            len += 2 + rack;
+            names |= rack;
+        }
+        // Every count and length is below the total, so a total that fits an `int32` covers them.
+        (names <= i16::MAX as usize && len <= i32::MAX as usize).then_some(len)
     }
 
-    fn len(&self, version: Version, canonical: Canonical) -> usize {
-        let mut len = 2 + 4 + self.topics.iter().map(|t| 2 + t.len()).sum::<usize>();
-        len += 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+    /// The fast path: writes the fields as given into a buffer of [`Self::canonical_len`]
+    /// bytes, checking Java's order on the way with the words loaded for the copy.
+    #[inline]
+    fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
+        let Some(len) = self.canonical_len(version) else { return Err(Vec::new()) };
+        let mut out = Presized::new(len);
+        out.i16(version.as_i16());
+        out.i32(self.topics.len() as i32);
+        let mut ordered = out.names_in_order(&self.topics);
+        match &self.user_data {
+            None => out.i32(-1),
+            Some(d) => {
+                out.i32(d.len() as i32);
+                out.put(d);
+            }
+        }
         if version >= Version::V1 {
-            len += if canonical.owned {
-                4 + self.owned_partitions.iter().map(|g| 2 + g.topic.len() + 4 + 4 * g.partitions.len()).sum::<usize>()
-            } else {
-                let mut counter = Counter::default();
-                // A value that cannot be encoded has no length; this counts what would be written.
-                let _ = write_owned(&self.owned_partitions, false, &mut counter);
-                counter.0
-            };
+            let groups = &self.owned_partitions;
+            out.i32(groups.len() as i32);
+            ordered &= out.groups_in_order(groups);
+        }
+        if version >= Version::V2 {
+            out.i32(self.generation_id);
+        }
+        if version >= Version::V3 {
+            match &self.rack_id {
+                None => out.i16(-1),
+                Some(r) => out.name(r),
+            }
+        }
+        if !ordered {
+            return Err(out.into_empty_vec());
+        }
+        out.finish().ok_or_else(Vec::new)
+    }
+
+    /// Which parts are in Java's order, and the exact encoded size, in one pass over the names.
+    #[inline]
+    fn plan(&self, version: Version) -> (Canonical, usize) {
+        let mut len = 2 + 4 + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
+        let mut topics_sorted = true;
+        if let Some((first, rest)) = self.topics.split_first() {
+            len += 2 * self.topics.len() + first.len();
+            let mut previous = Ordered::new(first, NameKey::of(first.as_bytes()));
+            for t in rest {
+                len += t.len();
+                let next = Ordered::new(t, NameKey::of(t.as_bytes()));
+                topics_sorted &= previous.precedes(next, false);
+                previous = next;
+            }
+        }
+        let mut owned = true;
+        if version >= Version::V1 {
+            let groups = &self.owned_partitions;
+            let mut owned_len = 4 + 6 * groups.len();
+            if let Some((first, rest)) = groups.split_first() {
+                owned_len += first.topic.len() + 4 * first.partitions.len();
+                owned = !first.partitions.is_empty() && is_ascending(&first.partitions);
+                let mut previous = Ordered::new(&first.topic, NameKey::of(first.topic.as_bytes()));
+                for g in rest {
+                    owned_len += g.topic.len() + 4 * g.partitions.len();
+                    owned &= !g.partitions.is_empty() && is_ascending(&g.partitions);
+                    let next = Ordered::new(&g.topic, NameKey::of(g.topic.as_bytes()));
+                    owned &= previous.precedes(next, true);
+                    previous = next;
+                }
+            }
+            len += if owned { owned_len } else { owned_len_sorted(groups) };
         }
         if version >= Version::V2 {
             len += 4;
@@ -289,7 +375,7 @@ impl Subscription {
         if version >= Version::V3 {
             len += 2 + self.rack_id.as_ref().map_or(0, |r| r.len());
         }
-        len
+        (Canonical { topics: topics_sorted, owned }, len)
     }
 
     fn write<S: Sink>(&self, version: Version, canonical: Canonical, sink: &mut S) -> Result<(), EncodeError> {
@@ -302,7 +388,7 @@ impl Subscription {
             }
         } else {
             let mut sorted: Vec<&str> = self.topics.iter().map(String::as_str).collect();
-            sorted.sort_by(|a, b| java_string_cmp(a, b));
+            sorted.sort_by(|a, b| java_cmp(a, b));
             for t in sorted {
                 sink.string(t, "topics")?;
             }
@@ -328,12 +414,13 @@ struct Canonical {
     owned: bool,
 }
 
-/// Non-empty groups with strictly increasing topics and sorted partitions.
-fn is_canonical_owned(groups: &[TopicPartitions]) -> bool {
-    // Branch-free per group, so the compiler can vectorize the partition scan.
-    let sorted = |p: &[i32]| p.windows(2).fold(0u8, |unsorted, w| unsorted | u8::from(w[0] > w[1])) == 0;
-    groups.iter().all(|g| !g.partitions.is_empty() && sorted(&g.partitions))
-        && is_sorted_java(groups.iter().map(|g| g.topic.as_str()), true)
+/// The size of the owned partitions once sorted and grouped as Java writes them.
+#[cold]
+fn owned_len_sorted(groups: &[TopicPartitions]) -> usize {
+    let mut counter = Counter::default();
+    // A value that cannot be encoded has no length; this counts what would be written.
+    let _ = write_owned(groups, false, &mut counter);
+    counter.0
 }
 
 /// Owned partitions sorted by (topic, partition) and grouped per topic, as Java writes them.
@@ -349,7 +436,7 @@ fn write_owned<S: Sink>(groups: &[TopicPartitions], canonical: bool, sink: &mut 
     }
     let mut flat: Vec<(&str, i32)> =
         groups.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.as_str(), p))).collect();
-    flat.sort_by(|a, b| java_string_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    flat.sort_by(|a, b| java_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
     let runs = flat.chunk_by(|a, b| a.0 == b.0);
     sink.count(runs.clone().count(), "owned_partitions")?;
     for run in runs {

@@ -4,6 +4,7 @@
 use core::cmp::Ordering;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
+use crate::lists::TopicPartitions;
 
 /// What went wrong and where, without the field path: the hot path carries only this small
 /// value, and the caller attaches the path (built lazily) when it turns it into a [`DecodeError`].
@@ -213,14 +214,20 @@ impl<'a> Validated<'a> {
 pub(crate) trait Sink {
     fn put(&mut self, bytes: &[u8]);
 
-    #[inline]
-    fn i16(&mut self, v: i16) {
-        self.put(&v.to_be_bytes());
+    /// A fixed-size field (the big-endian bytes of an integer).
+    #[inline(always)]
+    fn array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.put(&bytes);
     }
 
-    #[inline]
+    #[inline(always)]
+    fn i16(&mut self, v: i16) {
+        self.array(v.to_be_bytes());
+    }
+
+    #[inline(always)]
     fn i32(&mut self, v: i32) {
-        self.put(&v.to_be_bytes());
+        self.array(v.to_be_bytes());
     }
 
     /// Many `int32`s (a partition list).
@@ -231,7 +238,7 @@ pub(crate) trait Sink {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn string(&mut self, s: &str, field: &'static str) -> Result<(), EncodeError> {
         if s.len() > i16::MAX as usize {
             return Err(EncodeError::StringTooLong { field, len: s.len() });
@@ -241,7 +248,7 @@ pub(crate) trait Sink {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn nullable_string(&mut self, s: Option<&str>, field: &'static str) -> Result<(), EncodeError> {
         match s {
             None => {
@@ -252,7 +259,7 @@ pub(crate) trait Sink {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn nullable_bytes(&mut self, b: Option<&[u8]>, field: &'static str) -> Result<(), EncodeError> {
         match b {
             None => self.i32(-1),
@@ -264,7 +271,7 @@ pub(crate) trait Sink {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, n: usize, field: &'static str) -> Result<(), EncodeError> {
         if n > i32::MAX as usize {
             return Err(EncodeError::TooManyElements { field, len: n });
@@ -281,52 +288,344 @@ impl Sink for Vec<u8> {
     }
 }
 
-/// Writes into a buffer sized in advance by `encoded_len`: fixed-size stores instead of a
-/// capacity check per field. If the size was short it falls back to appending (never panics).
+/// Writes into a zeroed buffer sized in advance by `encoded_len`: every field is a store into a
+/// slice whose length is known, with no capacity check and no call to `memcpy` for the short
+/// fields (names up to 32 bytes, integers, partition lists). The position stays in a register
+/// because nothing here can grow or move the buffer. If the size was short, writing stops and
+/// [`Presized::finish`] says so (the caller then encodes the ordinary way); it never panics.
 pub(crate) struct Presized {
     buf: Vec<u8>,
+    /// Where the next write goes; past the end of `buf` once a write did not fit.
     pos: usize,
 }
 
 impl Presized {
+    #[inline]
     pub(crate) fn new(len: usize) -> Self {
-        Presized { buf: vec![0; len], pos: 0 }
+        // Not `vec![0; len]`: that asks the allocator for zeroed memory (`calloc`), which in
+        // glibc bypasses the per-thread cache that a plain allocation and free go through
+        // (measured: 22 ns against 14 ns for 300 bytes, allocation and free included).
+        #[allow(clippy::slow_vector_initialization)]
+        let mut buf = Vec::with_capacity(len);
+        buf.resize(len, 0);
+        Presized { buf, pos: 0 }
     }
 
-    pub(crate) fn finish(mut self) -> Vec<u8> {
-        self.buf.truncate(self.pos);
+    /// The encoding, or `None` when the buffer was not exactly the size written.
+    #[inline]
+    pub(crate) fn finish(self) -> Option<Vec<u8>> {
+        (self.pos == self.buf.len()).then_some(self.buf)
+    }
+
+    /// Runs `f` on a [`Cursor`] over the buffer at the current position: the loops over names
+    /// and partition lists run on a cursor, whose slice and position the compiler keeps in
+    /// registers.
+    #[inline(always)]
+    fn with_cursor<R>(&mut self, f: impl FnOnce(&mut Cursor<'_>) -> R) -> R {
+        let mut cursor = Cursor { buf: &mut self.buf, pos: self.pos };
+        let out = f(&mut cursor);
+        self.pos = cursor.pos;
+        out
+    }
+
+    /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
+    #[inline(always)]
+    pub(crate) fn name(&mut self, s: &str) {
+        self.with_cursor(|c| c.name(s));
+    }
+
+    /// Writes `names` as [`Presized::name`] does; whether they are in Java's order
+    /// (non-strictly: a repeated name is in order).
+    #[inline(never)]
+    pub(crate) fn names_in_order(&mut self, names: &[String]) -> bool {
+        self.with_cursor(|c| {
+            let Some((first, rest)) = names.split_first() else { return true };
+            let mut previous = Ordered::new(first, c.name(first));
+            let mut ordered = true;
+            for name in rest {
+                let next = Ordered::new(name, c.name(name));
+                ordered &= previous.precedes(next, false);
+                previous = next;
+            }
+            ordered
+        })
+    }
+
+    /// Writes a partition list's entries (without its count); whether they are canonical for
+    /// a subscription: topics strictly in Java's order, partitions ascending.
+    #[inline(never)]
+    pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
+        self.with_cursor(|c| {
+            let Some((first, rest)) = groups.split_first() else { return true };
+            let (key, mut ordered) = c.group(&first.topic, &first.partitions);
+            let mut previous = Ordered::new(&first.topic, key);
+            for g in rest {
+                let (key, ascending) = c.group(&g.topic, &g.partitions);
+                let next = Ordered::new(&g.topic, key);
+                ordered &= ascending & previous.precedes(next, true);
+                previous = next;
+            }
+            ordered
+        })
+    }
+
+    /// Writes a partition list's entries (without its count); `false` when no topic can be
+    /// listed twice, `true` when one may be (fingerprints collide in a 1024-bit filter).
+    #[inline(never)]
+    pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
+        self.with_cursor(|c| {
+            let mut filter = [0u64; 16];
+            let mut collision = false;
+            for g in groups {
+                let bit = (c.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
+                collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+                filter[bit / 64] |= 1 << (bit % 64);
+            }
+            collision
+        })
+    }
+
+    /// The buffer, emptied, to encode into the ordinary way.
+    pub(crate) fn into_empty_vec(mut self) -> Vec<u8> {
+        self.buf.clear();
         self.buf
+    }
+
+    #[inline(always)]
+    fn next(&mut self, n: usize) -> Option<&mut [u8]> {
+        let start = self.pos;
+        self.pos = start + n;
+        self.buf.get_mut(start..self.pos)
+    }
+}
+
+/// A position in a [`Presized`] buffer.
+struct Cursor<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    /// The next `n` bytes of the buffer, or `None` when they do not fit. The position moves
+    /// on either way, so after a write that did not fit it stays past the end: no later write
+    /// fits and [`Presized::finish`] fails. (It cannot overflow: it is a sum of lengths of
+    /// slices in memory.)
+    #[inline(always)]
+    fn next(&mut self, n: usize) -> Option<&mut [u8]> {
+        let start = self.pos;
+        self.pos = start + n;
+        self.buf.get_mut(start..self.pos)
+    }
+
+    /// A name's `int16` length and bytes; its [`NameKey`], made from the same loads as the copy.
+    #[inline(always)]
+    fn name(&mut self, s: &str) -> NameKey {
+        let bytes = s.as_bytes();
+        let (key, words) = NameKey::with_words(bytes);
+        if let Some((len, dst)) = self.next(2 + bytes.len()).and_then(|d| d.split_first_chunk_mut::<2>()) {
+            *len = (bytes.len() as i16).to_be_bytes();
+            copy_name(dst, bytes, words);
+        }
+        key
+    }
+
+    /// A topic's entry in a partition list: its name as [`Cursor::name`] writes it, then its
+    /// `int32` partition count and partitions, with a single bounds check for the whole entry.
+    /// Also says whether the partitions are in ascending order.
+    #[inline(always)]
+    fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
+        let bytes = topic.as_bytes();
+        let (key, words) = NameKey::with_words(bytes);
+        let ascending = match self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
+            Some(dst) => write_group(dst, bytes, words, partitions).unwrap_or(false),
+            None => false,
+        };
+        (key, ascending)
+    }
+}
+
+/// A name's first and last eight bytes as big-endian words (the first zero-padded, the last zero
+/// when the name is shorter than eight bytes) and its length: enough to order names of up to 16
+/// ASCII bytes with integer comparisons, and to fingerprint any name.
+#[derive(Clone, Copy)]
+pub(crate) struct NameKey {
+    head: u64,
+    tail: u64,
+    len: usize,
+}
+
+impl NameKey {
+    /// The key, and for names of 8 to 16 bytes the two (overlapping) 8-byte words it was made
+    /// from, which also serve to copy the name.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn with_words(bytes: &[u8]) -> (Self, Option<([u8; 8], [u8; 8])>) {
+        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+            (Some(head), Some(tail)) if bytes.len() <= 16 => (
+                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len: bytes.len() },
+                Some((*head, *tail)),
+            ),
+            _ => (NameKey::of(bytes), None),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        let len = bytes.len();
+        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+            (Some(head), Some(tail)) => {
+                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len }
+            }
+            _ => {
+                let head = match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+                    // Two overlapping 4-byte loads; the bytes they share land in the same place.
+                    (Some(first), Some(last)) => {
+                        u64::from(u32::from_be_bytes(*first)) << 32
+                            | u64::from(u32::from_be_bytes(*last)) << (8 * (8 - len))
+                    }
+                    _ => bytes.iter().enumerate().fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
+                };
+                NameKey { head, tail: 0, len }
+            }
+        }
+    }
+
+    /// The name's bytes zero-padded to 16 as one integer, and its length: comparing these
+    /// pairs orders the names lexicographically (a name sorts before its extensions). `None`
+    /// for names longer than 16 bytes or not ASCII, whose order [`java_cmp`] decides.
+    #[inline(always)]
+    pub(crate) fn short_ascii(self) -> Option<(u128, usize)> {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        // Bytes 8.. of the name at the top of the second word (the bytes shared with the
+        // first word shifted out).
+        let second = if self.len > 8 && self.len <= 16 { self.tail << (8 * (16 - self.len)) } else { 0 };
+        (self.len <= 16 && (self.head | second) & HIGH == 0)
+            .then_some(((u128::from(self.head) << 64) | u128::from(second), self.len))
+    }
+
+    /// A cheap fingerprint (length, first and last eight bytes): equal names have equal ones.
+    #[inline(always)]
+    pub(crate) fn signature(self) -> u64 {
+        (self.head.rotate_left(29) ^ self.tail ^ self.len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+/// A name as the order checks see it: the name, and its [`NameKey::short_ascii`] order key.
+#[derive(Clone, Copy)]
+pub(crate) struct Ordered<'a> {
+    name: &'a str,
+    key: Option<(u128, usize)>,
+}
+
+impl<'a> Ordered<'a> {
+    #[inline(always)]
+    pub(crate) fn new(name: &'a str, key: NameKey) -> Self {
+        Ordered { name, key: key.short_ascii() }
+    }
+
+    /// Whether `self` comes before `next` in Java's order (or is equal, unless `strictly`).
+    #[inline(always)]
+    pub(crate) fn precedes(self, next: Ordered<'_>, strictly: bool) -> bool {
+        let order = match (self.key, next.key) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => java_cmp(self.name, next.name),
+        };
+        order.is_lt() || (!strictly && order.is_eq())
+    }
+}
+
+/// Writes a partition-list entry into `dst`, which is exactly its size; whether its partitions
+/// are ascending.
+#[inline(always)]
+fn write_group(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>, partitions: &[i32]) -> Option<bool> {
+    let (len, dst) = dst.split_first_chunk_mut::<2>()?;
+    *len = (name.len() as i16).to_be_bytes();
+    let (name_dst, dst) = dst.split_at_mut_checked(name.len())?;
+    copy_name(name_dst, name, words);
+    let (count, dst) = dst.split_first_chunk_mut::<4>()?;
+    *count = (partitions.len() as i32).to_be_bytes();
+    Some(write_partitions(dst, partitions))
+}
+
+/// Writes `values` as big-endian `int32`s into `dst` (their size) and says whether they are in
+/// ascending order.
+#[inline(always)]
+fn write_partitions(dst: &mut [u8], values: &[i32]) -> bool {
+    let mut unsorted = false;
+    let mut previous = values.first().copied().unwrap_or(0);
+    for (d, &v) in dst.chunks_exact_mut(4).zip(values) {
+        d.copy_from_slice(&v.to_be_bytes());
+        unsorted |= previous > v;
+        previous = v;
+    }
+    !unsorted
+}
+
+/// Copies a name into `dst` (its size), from the words [`NameKey::with_words`] already loaded
+/// when it has them.
+#[inline(always)]
+fn copy_name(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>) {
+    match words {
+        Some((head, tail)) => {
+            if let Some(d) = dst.first_chunk_mut::<8>() {
+                *d = head;
+            }
+            if let Some(d) = dst.last_chunk_mut::<8>() {
+                *d = tail;
+            }
+        }
+        None => copy_short(dst, name),
+    }
+}
+
+/// `dst.copy_from_slice(src)` for slices of equal length, with the short lengths done as two
+/// overlapping fixed-size moves (inlined) instead of a call to `memcpy`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    #[inline(always)]
+    fn overlapping<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<N>(), src.first_chunk::<N>()) {
+            *d = *s;
+        }
+        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<N>(), src.last_chunk::<N>()) {
+            *d = *s;
+        }
+    }
+    match src.len() {
+        0 => {}
+        1..=3 => {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = *s;
+            }
+        }
+        4..=7 => overlapping::<4>(dst, src),
+        8..=15 => overlapping::<8>(dst, src),
+        16..=32 => overlapping::<16>(dst, src),
+        _ => dst.copy_from_slice(src),
     }
 }
 
 impl Sink for Presized {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        let end = self.pos + bytes.len();
-        match self.buf.get_mut(self.pos..end) {
-            Some(dst) => dst.copy_from_slice(bytes),
-            None => {
-                self.buf.truncate(self.pos);
-                self.buf.extend_from_slice(bytes);
-            }
+        if let Some(dst) = self.next(bytes.len()) {
+            copy_short(dst, bytes);
         }
-        self.pos = end;
     }
 
-    #[inline]
+    #[inline(always)]
+    fn array<const N: usize>(&mut self, bytes: [u8; N]) {
+        if let Some(dst) = self.next(N).and_then(|d| d.first_chunk_mut::<N>()) {
+            *dst = bytes;
+        }
+    }
+
+    #[inline(always)]
     fn i32s(&mut self, values: &[i32]) {
-        let end = self.pos + 4 * values.len();
-        match self.buf.get_mut(self.pos..end) {
-            Some(dst) => {
-                for (chunk, v) in dst.chunks_exact_mut(4).zip(values) {
-                    chunk.copy_from_slice(&v.to_be_bytes());
-                }
-                self.pos = end;
-            }
-            None => {
-                for &v in values {
-                    self.i32(v);
-                }
+        if let Some(dst) = self.next(4 * values.len()) {
+            // Fixed-size chunks: the compiler turns this into byte swaps over vector registers.
+            for (chunk, v) in dst.chunks_exact_mut(4).zip(values) {
+                chunk.copy_from_slice(&v.to_be_bytes());
             }
         }
     }
@@ -348,43 +647,11 @@ impl Sink for Counter {
     }
 }
 
-/// An order-preserving key for short ASCII strings (up to 16 bytes): comparing keys equals
-/// comparing the strings in Java's order, with a few integer comparisons. `None` for anything
-/// else, which [`java_string_cmp`] handles.
-#[inline]
-pub(crate) fn short_ascii_key(s: &str) -> Option<(u64, u64, usize)> {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let bytes = s.as_bytes();
-    let n = bytes.len();
-    let (hi, lo) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-        // Big-endian words of the bytes padded with zeros to 16; the length breaks ties, so a
-        // string sorts before its extensions as in lexicographic order.
-        (Some(head), Some(tail)) if n <= 16 => {
-            let rest = if n == 8 { 0 } else { u64::from_be_bytes(*tail) << (8 * (16 - n)) };
-            (u64::from_be_bytes(*head), rest)
-        }
-        (Some(_), _) => return None,
-        _ => (bytes.iter().enumerate().fold(0u64, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)), 0),
-    };
-    ((hi | lo) & HIGH == 0).then_some((hi, lo, n))
-}
-
-/// True when `names` are in Java's order: ascending, or strictly ascending.
-pub(crate) fn is_sorted_java<'a>(mut names: impl Iterator<Item = &'a str>, strictly: bool) -> bool {
-    let Some(mut previous) = names.next() else { return true };
-    let mut previous_key = short_ascii_key(previous);
-    for name in names {
-        let key = short_ascii_key(name);
-        let order = match (previous_key, key) {
-            (Some(a), Some(b)) => a.cmp(&b),
-            _ => java_string_cmp(previous, name),
-        };
-        if order.is_gt() || (strictly && order.is_eq()) {
-            return false;
-        }
-        (previous, previous_key) = (name, key);
-    }
-    true
+/// True when `partitions` are in ascending order. Branch-free, so the compiler can vectorize it.
+#[inline(always)]
+pub(crate) fn is_ascending(partitions: &[i32]) -> bool {
+    let next = partitions.get(1..).unwrap_or_default();
+    !partitions.iter().zip(next).fold(false, |unsorted, (a, b)| unsorted | (a > b))
 }
 
 /// Java's `String.compareTo`: lexicographic over UTF-16 code units. It equals byte order for
@@ -398,46 +665,75 @@ pub(crate) fn is_sorted_java<'a>(mut names: impl Iterator<Item = &'a str>, stric
 /// assert_eq!(java_string_cmp("\u{1F600}", "\u{FF5E}"), Ordering::Less);
 /// assert_eq!("\u{1F600}".cmp("\u{FF5E}"), Ordering::Greater);
 /// ```
+#[inline]
 pub fn java_string_cmp(a: &str, b: &str) -> Ordering {
+    java_cmp(a, b)
+}
+
+/// [`java_string_cmp`], always inlined (the encoders' order checks call it once per name).
+///
+/// It compares eight bytes at a time as big-endian words (the last word of the common prefix
+/// overlaps the one before it). The first differing bytes decide unless one of them starts a
+/// character at or above U+E000 (lead byte 0xEE and up, every 4-byte sequence included): those
+/// are the only characters whose UTF-16 order differs from their UTF-8 order, and they go to the
+/// slow path. A differing continuation byte follows equal lead bytes, so it orders the same way
+/// in both encodings.
+#[inline(always)]
+pub(crate) fn java_cmp(a: &str, b: &str) -> Ordering {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
     let common = ab.len().min(bb.len());
-    let mut i = 0;
-    while i + 8 <= common {
-        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(&ab[i..i + 8]), <[u8; 8]>::try_from(&bb[i..i + 8])) else {
-            break;
-        };
-        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
-            break;
+    if common >= 8 {
+        let mut at = 0;
+        loop {
+            let (Some(x), Some(y)) = (word_at(ab, at), word_at(bb, at)) else {
+                return java_cmp_utf16(a, b); // unreachable: `at + 8 <= common`
+            };
+            if x != y {
+                let shift = 56 - ((x ^ y).leading_zeros() & !7);
+                return if ((x >> shift) as u8).max((y >> shift) as u8) < 0xEE {
+                    x.cmp(&y)
+                } else {
+                    java_cmp_utf16(a, b)
+                };
+            }
+            if at + 8 >= common {
+                return ab.len().cmp(&bb.len());
+            }
+            at = (at + 8).min(common - 8);
         }
-        i += 8;
     }
-    while i < common && ab[i] == bb[i] {
-        i += 1;
+    for (&x, &y) in ab.iter().zip(bb) {
+        if x != y {
+            return if x.max(y) < 0xEE { x.cmp(&y) } else { java_cmp_utf16(a, b) };
+        }
     }
-    match (ab.get(i), bb.get(i)) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        // The first differing bytes decide unless one of them starts a character at or above
-        // U+E000 (lead byte 0xEE and up, every 4-byte sequence included): those are the only
-        // characters whose UTF-16 order differs from their UTF-8 order.
-        (Some(&x), Some(&y)) if x < 0xEE && y < 0xEE => x.cmp(&y),
-        _ => a.encode_utf16().cmp(b.encode_utf16()),
-    }
+    ab.len().cmp(&bb.len())
+}
+
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    bytes.get(at..)?.first_chunk::<8>().map(|w| u64::from_be_bytes(*w))
+}
+
+#[cold]
+#[inline(never)]
+fn java_cmp_utf16(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The short-key order agrees with Java's order on every pair of a set of tricky names.
+    /// The fast comparison agrees with comparing UTF-16 code units on every pair of a set of
+    /// names chosen to hit each path: short and long common prefixes, the overlapping last word,
+    /// prefixes of each other, and the characters whose UTF-16 order differs from UTF-8's.
     #[test]
-    fn short_keys_order_like_java() {
-        let names = [
+    fn java_order_matches_utf16_order() {
+        let mut names: Vec<String> = [
             "",
             "a",
             "a\0",
-            "a\0\0",
             "ab",
             "abcdefg",
             "abcdefgh",
@@ -452,23 +748,31 @@ mod tests {
             "orders-0010",
             "orders-001",
             "Z",
-            "zzzzzzzzzzzzzzzz",
             "\u{7f}",
             "é",
             "\u{1F600}",
             "\u{FF5E}",
-        ];
-        for a in names {
-            for b in names {
-                let java = java_string_cmp(a, b);
-                if let (Some(ka), Some(kb)) = (short_ascii_key(a), short_ascii_key(b)) {
-                    assert_eq!(ka.cmp(&kb), java, "{a:?} vs {b:?}");
-                }
-                assert_eq!(is_sorted_java([a, b].into_iter(), false), java.is_le(), "{a:?} vs {b:?}");
-                assert_eq!(is_sorted_java([a, b].into_iter(), true), java.is_lt(), "{a:?} vs {b:?}");
+            "\u{E000}",
+            "\u{D7FF}",
+            "\u{10000}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // The tricky characters at every position of a long name, against each other.
+        for c in ["\u{1F600}", "\u{FF5E}", "\u{E000}", "\u{EFFF}", "\u{D7FF}", "é", "z"] {
+            for at in [0, 3, 7, 8, 9, 15, 16, 20] {
+                let mut s = "x".repeat(at);
+                s.push_str(c);
+                s.push_str("tail");
+                names.push(s);
             }
         }
-        assert!(short_ascii_key("abcdefghijklmnopq").is_none(), "longer than 16 bytes");
-        assert!(short_ascii_key("é").is_none(), "not ASCII");
+        for a in &names {
+            for b in &names {
+                let java = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(java_string_cmp(a, b), java, "{a:?} vs {b:?}");
+            }
+        }
     }
 }
