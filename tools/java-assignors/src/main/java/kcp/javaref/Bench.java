@@ -31,6 +31,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.AppInfoParser;
 
 import kcp.javaref.Runner.Strategy;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 
 /**
  * Timing harness for Java's assign(Cluster, GroupSubscription) on the issue's shapes (a plain warm-up + measure
@@ -114,8 +115,11 @@ final class Bench {
                 ? Collections.emptyList() : prev.getOrDefault(id, Collections.emptyList());
             boolean isNew = prev == null || id.equals(s.memberIds.get(0));
             byte[] ud = userData.get(id);
-            m.put(id, new Subscription(s.subscriptions.get(id), ud == null ? null : ByteBuffer.wrap(ud),
-                owned, isNew ? -1 : 1, Optional.empty()));
+            Subscription sub = new Subscription(s.subscriptions.get(id), ud == null ? null : ByteBuffer.wrap(ud),
+                owned, isNew ? -1 : 1, Optional.empty());
+            // --decoded: what a leader really holds, each member's subscription deserialized from its
+            // JoinGroup metadata (its own topic strings), instead of lists sharing one set of strings.
+            m.put(id, decoded ? ConsumerProtocol.deserializeSubscription(ConsumerProtocol.serializeSubscription(sub)) : sub);
         }
         return m;
     }
@@ -182,6 +186,9 @@ final class Bench {
         return s;
     }
 
+    /** Set by --decoded. */
+    static boolean decoded = false;
+
     public static void main(String[] args) throws Exception {
         List<String> shapes = Arrays.asList("A", "B", "C");
         List<String> assignors = Arrays.asList("range", "roundrobin", "sticky", "cooperative-sticky");
@@ -198,6 +205,7 @@ final class Bench {
                 case "--iters": iters = Integer.parseInt(args[++i]); break;
                 case "--budget-s": budgetS = Double.parseDouble(args[++i]); break;
                 case "--out": outFile = args[++i]; break;
+                case "--decoded": decoded = true; break;
                 default: throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -209,6 +217,8 @@ final class Bench {
         doc.put("max_heap_mb", (int) (Runtime.getRuntime().maxMemory() >> 20));
         doc.put("warmup", warmup);
         doc.put("iterations", iters);
+        doc.put("subscriptions", decoded ? "decoded: each member's own strings (ConsumerProtocol round trip)"
+            : "shared: members' topic lists share one set of String objects (as Kafka's own large tests)");
         doc.put("budget_s_per_case", (int) budgetS);
         doc.put("notes", "ms_* = wall clock around assign(); process_cpu = all JVM threads (GC, JIT) during the call; "
             + "peak_heap_mb = sum of the heap pools' peak usage during the call after resetPeakUsage() (approximate: G1 "
