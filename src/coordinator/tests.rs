@@ -535,16 +535,31 @@ fn leave_sends_leave_group_for_dynamic_members_only() {
 }
 
 fn leader_round(h: &mut H, name: &str, members: Vec<(&str, Vec<Tp>)>) -> (Option<Transmit>, Vec<Event>) {
+    let ev = join_as_leader(h, name, &["t"], members);
+    (h.c.poll_request(h.now), ev)
+}
+
+/// Answers the pending JoinGroup making m1 the leader of generation 2, every member subscribed
+/// to `topics` and claiming `owned` at generation 1; the events it produced.
+fn join_as_leader(h: &mut H, name: &str, topics: &[&str], members: Vec<(&str, Vec<Tp>)>) -> Vec<Event> {
     let j = h.req();
     let metadata = |owned: &Vec<Tp>| {
         let sub = Subscription {
-            topics: vec!["t".into()],
+            topics: topics.iter().map(|t| t.to_string()).collect(),
             owned_partitions: group_partitions(owned),
             generation_id: 1,
             ..Subscription::default()
         };
         Bytes::from(sub.encode(Version::V3).unwrap())
     };
+    let members = members
+        .iter()
+        .map(|(m, owned)| JoinGroupMember {
+            member_id: m.to_string(),
+            group_instance_id: None,
+            metadata: metadata(owned),
+        })
+        .collect();
     h.c.handle_response(
         h.now,
         j.id,
@@ -553,19 +568,11 @@ fn leader_round(h: &mut H, name: &str, members: Vec<(&str, Vec<Tp>)>) -> (Option
             member_id: "m1".into(),
             leader: "m1".into(),
             protocol_name: Some(name.into()),
-            members: members
-                .iter()
-                .map(|(m, owned)| JoinGroupMember {
-                    member_id: m.to_string(),
-                    group_instance_id: None,
-                    metadata: metadata(owned),
-                })
-                .collect(),
+            members,
             ..Default::default()
         }),
     );
-    let ev = h.events();
-    (h.c.poll_request(h.now), ev)
+    h.events()
 }
 
 /// A cooperative assignor that moves t-0 from m2 to m1 in one round.
@@ -705,43 +712,14 @@ fn a_lost_join_response_times_out_and_rejoins_with_the_same_member_id() {
     assert_eq!(join_req(&j2).member_id, "m1");
 }
 
-/// A leader round where every member subscribes to `topics` and claims `owned` at generation 1.
+/// A leader round over `topics`: the SyncGroup assignments it sends, decoded.
 fn leader_round_topics(
     h: &mut H,
     name: &str,
     topics: &[&str],
     members: Vec<(&str, Vec<Tp>)>,
 ) -> BTreeMap<String, Assignment> {
-    let j = h.req();
-    let metadata = |owned: &Vec<Tp>| {
-        let sub = Subscription {
-            topics: topics.iter().map(|t| t.to_string()).collect(),
-            owned_partitions: group_partitions(owned),
-            generation_id: 1,
-            ..Subscription::default()
-        };
-        Bytes::from(sub.encode(Version::V3).unwrap())
-    };
-    let members = members
-        .iter()
-        .map(|(m, owned)| JoinGroupMember {
-            member_id: m.to_string(),
-            group_instance_id: None,
-            metadata: metadata(owned),
-        })
-        .collect();
-    h.c.handle_response(
-        h.now,
-        j.id,
-        Response::JoinGroup(JoinGroupResponse {
-            generation_id: 2,
-            member_id: "m1".into(),
-            leader: "m1".into(),
-            protocol_name: Some(name.into()),
-            members,
-            ..Default::default()
-        }),
-    );
+    join_as_leader(h, name, topics, members);
     let t = h.req();
     let Request::SyncGroup(s) = &t.request else { panic!("{t:?}") };
     s.assignments.iter().map(|a| (a.member_id.clone(), Assignment::decode(&a.assignment).unwrap())).collect()
