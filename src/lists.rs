@@ -111,16 +111,9 @@ pub(crate) fn read_string_array(
     message: MessageKind,
     name: &'static str,
 ) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
-    let start = r.pos();
-    if let Some(len) = scan_strings(r.rest(), count) {
-        r.advance(len);
-        return Ok(ArrayRegion { start, end: r.pos(), count });
-    }
-    for i in 0..count {
-        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))?;
-    }
-    Ok(ArrayRegion { start, end: r.pos(), count })
+    read_array(r, message, name, scan_strings, |r, i| {
+        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))
+    })
 }
 
 /// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
@@ -130,18 +123,34 @@ pub(crate) fn read_topic_partitions_array(
     message: MessageKind,
     name: &'static str,
 ) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
-    let start = r.pos();
-    if let Some(len) = scan_topic_partitions(r.rest(), count) {
-        r.advance(len);
-        return Ok(ArrayRegion { start, end: r.pos(), count });
-    }
-    for i in 0..count {
+    read_array(r, message, name, scan_topic_partitions, |r, i| {
         let entry = || FieldPath::element(name, i);
         r.skip_string().map_err(|f| f.at(message, entry().child("topic", None)))?;
         let n = r.array_len().map_err(|f| f.at(message, entry().child("partitions", None)))?;
         let first = r.pos();
         r.int32_array(n).map_err(|f| f.at(message, entry().child("partitions", Some((f.offset - first) / 4))))?;
+        Ok(())
+    })
+}
+
+/// An array's count, then its elements: validated by the tight `scan` when it accepts them,
+/// else element by element with `precise`, which names the failing field.
+#[inline(always)]
+fn read_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+    scan: impl Fn(&[u8], usize) -> Option<usize>,
+    mut precise: impl FnMut(&mut Reader<'_>, usize) -> Result<(), DecodeError>,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
+    let start = r.pos();
+    if let Some(len) = scan(r.rest(), count) {
+        r.advance(len);
+        return Ok(ArrayRegion { start, end: r.pos(), count });
+    }
+    for i in 0..count {
+        precise(r, i)?;
     }
     Ok(ArrayRegion { start, end: r.pos(), count })
 }

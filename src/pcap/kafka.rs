@@ -737,31 +737,26 @@ impl Walk<'_> {
     }
 
     fn string(&mut self) -> Option<()> {
-        if self.flexible {
-            let n = self.varint()?;
-            self.fixed(n.saturating_sub(1) as usize)
-        } else {
-            let n = be_i16(self.b, self.at)?;
-            self.at += 2;
-            if n < -1 {
-                return None;
-            }
-            self.fixed(n.max(0) as usize)
-        }
+        self.sized(2)
     }
 
     fn bytes(&mut self) -> Option<()> {
+        self.sized(4)
+    }
+
+    /// A nullable string or byte field: a compact (varint length + 1) length when flexible,
+    /// else a big-endian length of `width` bytes (2 or 4); lengths below -1 are refused.
+    fn sized(&mut self, width: usize) -> Option<()> {
         if self.flexible {
             let n = self.varint()?;
-            self.fixed(n.saturating_sub(1) as usize)
-        } else {
-            let n = be_i32(self.b, self.at)?;
-            self.at += 4;
-            if n < -1 {
-                return None;
-            }
-            self.fixed(n.max(0) as usize)
+            return self.fixed(n.saturating_sub(1) as usize);
         }
+        let n = if width == 2 { i32::from(be_i16(self.b, self.at)?) } else { be_i32(self.b, self.at)? };
+        self.at += width;
+        if n < -1 {
+            return None;
+        }
+        self.fixed(n.max(0) as usize)
     }
 
     /// An array count, refused when more elements are declared than bytes remain.
