@@ -111,7 +111,7 @@ use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
-use super::common::{build_group_assignment, check_members, member_id_order, unknown_but_owned, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_id_order, Returned, Topics, NONE};
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
 };
@@ -281,6 +281,8 @@ struct Claims {
     gen: Vec<i32>,
     /// Several members claim it at the highest generation: nobody keeps it.
     tie: Vec<bool>,
+    /// Some member claims partitions of a known topic (the keep pass can be skipped otherwise).
+    any: bool,
 }
 
 /// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
@@ -299,7 +301,7 @@ fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option
 fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     // Generations are allocated with the first claim: fresh groups never pay for them.
-    let mut c = Claims { owner: vec![NONE; n], gen: Vec::new(), tie: vec![false; n] };
+    let mut c = Claims { owner: vec![NONE; n], gen: Vec::new(), tie: vec![false; n], any: false };
     let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
         let Some(t) = topics.id(topic) else { return };
         if c.gen.is_empty() {
@@ -340,7 +342,9 @@ fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: 
             }
         }
     }
-    // Generations only decide the claims; free them before the heavier work.
+    // Generations only decide the claims (allocated with the first one); free them before the
+    // heavier work.
+    c.any = !c.gen.is_empty();
     c.gen = Vec::new();
     c
 }
@@ -381,9 +385,7 @@ fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks
     let bits = SubBits::new(subs, topics.len());
     // Kept: a unique claim by a member still subscribed to the topic.
     let mut target = vec![NONE; np];
-    // Nothing claimed (generations are allocated with the first claim): nothing to keep.
-    let any_claim = claims.owner.iter().any(|&o| o != NONE);
-    for t in (0..topics.len() as u32).filter(|_| any_claim) {
+    for t in (0..topics.len() as u32).filter(|_| claims.any) {
         for p in topics.base[t as usize]..topics.base[t as usize + 1] {
             let o = claims.owner[p as usize];
             if o != NONE && !claims.tie[p as usize] && bits.has(o, t) {
@@ -1198,6 +1200,42 @@ fn rack_swap_via_third_rack(target: &mut [u32], racks: &Racks, claims: &Claims) 
     }
 }
 
+/// KIP-429's unknown-but-owned partitions: claims (cooperative: the subscription's owned
+/// partitions) on topics missing from the metadata altogether (deleted, or not yet in the
+/// leader's stale metadata) by members still subscribed to them. Each goes back to its claimer:
+/// the highest generation wins and a tie at the highest generation returns it to nobody, as for
+/// known partitions. Claims on missing partition ids of a *known* topic are not returned
+/// (KAFKA-21674, see the module docs).
+fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &'a [GroupMember]) -> Vec<Returned<'a>> {
+    // (topic, partition, -generation, member): sorted, the winner of each partition comes first.
+    let mut claims: Vec<(&'a str, i32, i64, u32)> = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let sub = &m.subscription;
+        let unknown =
+            |g: &&'a TopicPartitions| !metadata.topics.contains_key(&g.topic) && sub.topics.contains(&g.topic);
+        let mut groups = sub.owned_partitions.iter().filter(unknown).peekable();
+        if groups.peek().is_none() {
+            continue;
+        }
+        let g = -i64::from(member_claim(sub, true).1.unwrap_or(NO_GENERATION));
+        for group in groups {
+            claims
+                .extend(group.partitions.iter().filter(|&&p| p >= 0).map(|&p| (group.topic.as_str(), p, g, i as u32)));
+        }
+    }
+    claims.sort_unstable();
+    claims.dedup();
+    let mut out = Vec::new();
+    for same in claims.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+        let (topic, partition, g, member) = same[0];
+        if same.get(1).is_none_or(|next| next.2 != g) {
+            out.push(Returned { member, topic, partition });
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 fn assign_sticky(
     metadata: &ClusterMetadata,
     members: &[GroupMember],
@@ -1251,11 +1289,7 @@ fn assign_sticky(
         }
     }
     drop(claims);
-    let returned = if cooperative {
-        unknown_but_owned(metadata, members, |m| member_claim(&m.subscription, true))
-    } else {
-        Vec::new()
-    };
+    let returned = if cooperative { unknown_but_owned(metadata, members) } else { Vec::new() };
     Ok(build_group_assignment(&topics, members, &owner, pending, &returned))
 }
 
