@@ -234,15 +234,7 @@ fn cooperative_user_data_generation_is_used_without_the_field() {
             ..Subscription::new(["t"])
         },
     };
-    let stale = GroupMember {
-        member_id: "stale".into(),
-        group_instance_id: None,
-        subscription: Subscription {
-            owned_partitions: vec![TopicPartitions::new("t", [0, 1])],
-            generation_id: 4,
-            ..Subscription::new(["t"])
-        },
-    };
+    let stale = claimer("stale", &["t"], vec![TopicPartitions::new("t", [0, 1])], 4);
     let out = builtin("cooperative-sticky").unwrap().assign(&metadata, &[old, stale]).unwrap();
     // Generation 5 (userData) beats 4: "old" owns both, keeps one, hands the other over.
     assert_eq!(out.partitions_of("old"), [TopicPartitions::new("t", [0])]);
@@ -289,9 +281,22 @@ fn cooperative_gives_unknown_but_owned_partitions_back_to_their_claimer() {
     check_complete(&metadata, &members, &out).unwrap();
     let t: usize = out.members().flat_map(|m| m.topics().filter(|(t, _)| *t == "t").map(|(_, p)| p.len())).sum();
     assert_eq!(t, 2);
-    // The eager assignors never hand back what the metadata does not have.
+    // The eager assignors never hand back what the metadata does not have (sticky reads the
+    // same claims from its userData).
+    let eager: Vec<GroupMember> = members
+        .iter()
+        .cloned()
+        .map(|mut m| {
+            let data = StickyUserData {
+                previous_assignment: std::mem::take(&mut m.subscription.owned_partitions),
+                generation: Some(m.subscription.generation_id),
+            };
+            m.subscription.user_data = Some(data.encode().unwrap().into());
+            m
+        })
+        .collect();
     for name in ["sticky", "range", "roundrobin"] {
-        let out = builtin(name).unwrap().assign(&metadata, &members).unwrap();
+        let out = builtin(name).unwrap().assign(&metadata, &eager).unwrap();
         assert!(out.members().all(|m| m.topics().all(|(t, _)| t == "t")), "{name}: {out:?}");
     }
 }

@@ -98,9 +98,13 @@ impl H {
         let t = self.req();
         assert!(matches!(t.request, Request::JoinGroup(_)), "{t:?}");
         self.now += 1;
+        self.answer_join(t, generation, member)
+    }
+    /// Answers `join` as a follower of generation `generation` ("other" leads); the SyncGroup.
+    fn answer_join(&mut self, join: Transmit, generation: i32, member: &str) -> Transmit {
         self.c.handle_response(
             self.now,
-            t.id,
+            join.id,
             Response::JoinGroup(JoinGroupResponse {
                 generation_id: generation,
                 member_id: member.into(),
@@ -216,18 +220,7 @@ fn eager_callback_order_revoke_all_before_join_then_assignment_then_assigned() {
     assert!(h.c.owned().is_empty());
     let j = h.req();
     assert!(Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap().owned_partitions.is_empty());
-    h.c.handle_response(
-        h.now,
-        j.id,
-        Response::JoinGroup(JoinGroupResponse {
-            generation_id: 2,
-            member_id: "m1".into(),
-            leader: "other".into(),
-            protocol_name: Some("x".into()),
-            ..Default::default()
-        }),
-    );
-    let s = h.req();
+    let s = h.answer_join(j, 2, "m1");
     h.sync_ok(s, &[("t", 1), ("t", 2)]);
     // Eager: onPartitionsAssigned gets the full assignment (overlapping the revoked set).
     assert_eq!(
@@ -259,18 +252,7 @@ fn cooperative_callback_order_revoke_moved_then_assignment_then_added_then_rejoi
         let sub = Subscription::decode(&join_req(&j).protocols[0].metadata).unwrap();
         assert_eq!(sub.owned_partitions, parts(&[("t", 0), ("t", 1)]));
         assert_eq!(sub.generation_id, 1);
-        h.c.handle_response(
-            h.now,
-            j.id,
-            Response::JoinGroup(JoinGroupResponse {
-                generation_id: 2,
-                member_id: "m1".into(),
-                leader: "other".into(),
-                protocol_name: Some("x".into()),
-                ..Default::default()
-            }),
-        );
-        h.req()
+        h.answer_join(j, 2, "m1")
     };
     h.sync_ok(s, &[("t", 1), ("t", 3)]);
     assert_eq!(
@@ -285,18 +267,7 @@ fn cooperative_callback_order_revoke_moved_then_assignment_then_added_then_rejoi
     let j = h.req();
     assert_eq!(join_req(&j).reason, "need to revoke partitions and re-join");
     // The follow-up keeps everything: assigned still fires, empty.
-    h.c.handle_response(
-        h.now,
-        j.id,
-        Response::JoinGroup(JoinGroupResponse {
-            generation_id: 3,
-            member_id: "m1".into(),
-            leader: "other".into(),
-            protocol_name: Some("x".into()),
-            ..Default::default()
-        }),
-    );
-    let s = h.req();
+    let s = h.answer_join(j, 3, "m1");
     h.sync_ok(s, &[("t", 1), ("t", 3)]);
     let ev = h.events();
     assert_eq!(ev.last(), Some(&Event::PartitionsAssigned(vec![])));
@@ -744,11 +715,34 @@ fn cooperative_leader_gives_partitions_of_topics_it_does_not_know_back_to_their_
 }
 
 #[test]
-fn eager_leader_does_not_hand_back_unknown_topics() {
-    let mut h = H::new(vec![Box::new(crate::assignor::StickyAssignor::new())], None);
+fn leader_keeps_unknown_topic_partitions_only_for_a_cooperative_claimer() {
+    // A custom assignor hands out partitions of "gone" (missing from the leader's metadata): m2
+    // claims gone-0 and gone-1, m1 claims nothing.
+    let plan = || -> Plan {
+        Box::new(|_| {
+            BTreeMap::from([
+                ("m1".to_string(), vec![tp("gone", 1), tp("t", 0)]),
+                ("m2".to_string(), vec![tp("gone", 0), tp("t", 1)]),
+            ])
+        })
+    };
+    let claims = || vec![("m1", vec![]), ("m2", vec![tp("gone", 0), tp("gone", 1), tp("t", 1)])];
+    let gone = |out: &BTreeMap<String, Assignment>, m: &str| -> Vec<i32> {
+        out[m].assigned_partitions.iter().filter(|g| g.topic == "gone").flat_map(|g| g.partitions.clone()).collect()
+    };
+    // Cooperative: only the claimer gets its own partition back (KIP-429 step 2.6).
+    let mut h =
+        H::new(vec![Box::new(TestAssignor { name: "custom", protocols: vec![Cooperative], plan: plan() })], None);
     h.c.subscribe(h.now, ["t", "gone"]);
-    let out = leader_round_topics(&mut h, "sticky", &["gone", "t"], vec![("m1", vec![]), ("m2", vec![tp("gone", 0)])]);
-    assert!(out.values().all(|a| a.assigned_partitions.iter().all(|g| g.topic == "t")), "{out:?}");
+    let out = leader_round_topics(&mut h, "custom", &["gone", "t"], claims());
+    assert_eq!(gone(&out, "m2"), [0], "{out:?}");
+    assert!(gone(&out, "m1").is_empty(), "{out:?}");
+    // Eager: never.
+    let mut h = H::new(vec![Box::new(TestAssignor { name: "custom", protocols: vec![Eager], plan: plan() })], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(&mut h, "custom", &["gone", "t"], claims());
+    assert!(gone(&out, "m1").is_empty() && gone(&out, "m2").is_empty(), "{out:?}");
+    assert_eq!(partition_set(&out["m1"].assigned_partitions), BTreeSet::from([tp("t", 0)]));
 }
 
 #[test]
