@@ -609,43 +609,72 @@ public final class GenerateVectors {
         return e.getClass().getSimpleName() + ": " + e.getMessage();
     }
 
+    /** ConsumerProtocol's reader or the generated class's constructor, at a version. */
+    interface VersionedReader<T> {
+        T read(ByteBuffer buf, short version);
+    }
+
     /**
      * Java reader that knows versions up to {@code maxKnown}: ConsumerProtocol.deserializeVersion, then
-     * ConsumerProtocol.deserializeConsumerProtocolSubscription(buf, min(v, maxKnown)), which is
-     * {@code new ConsumerProtocolSubscription(new ByteBufferAccessor(buf), version)} with BufferUnderflowException
-     * turned into SchemaException. The raw generated class is run too and must agree.
+     * ConsumerProtocol.deserializeConsumerProtocol{Subscription,Assignment}(buf, min(v, maxKnown)), which is
+     * the generated class's constructor over a ByteBufferAccessor with BufferUnderflowException turned into
+     * SchemaException. The raw generated class is run too and must agree. Fills version and error; returns the
+     * message (null on error), leaving {@code buf} after it.
      */
-    static Outcome readSubscription(byte[] bytes, int maxKnown) {
-        Outcome o = new Outcome();
-        ByteBuffer buf = ByteBuffer.wrap(bytes);
+    static <T> T readVersioned(byte[] bytes, int maxKnown, ByteBuffer buf, Outcome o, VersionedReader<T> protocol,
+                               VersionedReader<T> generated) {
         short v;
         try {
             v = ConsumerProtocol.deserializeVersion(buf);
         } catch (RuntimeException e) {
             o.error = describe(e);
-            return o;
+            return null;
         }
         o.version = v;
         short readAs = v < 0 ? v : (short) Math.min(v, maxKnown);
-        ConsumerProtocolSubscription d;
+        T d;
         try {
-            d = ConsumerProtocol.deserializeConsumerProtocolSubscription(buf, readAs);
+            d = protocol.read(buf, readAs);
         } catch (RuntimeException e) {
-            if (v >= 0 && rawSubscription(bytes, readAs) != null) {
+            if (v >= 0 && raw(bytes, readAs, generated) != null) {
                 throw new IllegalStateException("raw reader accepted what ConsumerProtocol rejected: " + Hex.of(bytes));
             }
             o.error = describe(e);
-            return o;
+            return null;
         }
         ByteBuffer raw = ByteBuffer.wrap(bytes);
         raw.position(2);
-        ConsumerProtocolSubscription r = new ConsumerProtocolSubscription(new ByteBufferAccessor(raw), readAs);
+        T r = generated.read(raw, readAs);
         if (!r.equals(d) || raw.remaining() != buf.remaining()) {
             throw new IllegalStateException("raw reader disagrees with ConsumerProtocol on " + Hex.of(bytes));
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", (int) v);
-        m.put("read_as_version", (int) readAs);
+        o.decoded = new LinkedHashMap<>();
+        o.decoded.put("version", (int) v);
+        o.decoded.put("read_as_version", (int) readAs);
+        return d;
+    }
+
+    /** The generated class's reading of the bytes after the version, or null when it throws. */
+    static <T> T raw(byte[] bytes, short version, VersionedReader<T> generated) {
+        ByteBuffer raw = ByteBuffer.wrap(bytes);
+        raw.position(2);
+        try {
+            return generated.read(raw, version);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    static Outcome readSubscription(byte[] bytes, int maxKnown) {
+        Outcome o = new Outcome();
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        ConsumerProtocolSubscription d = readVersioned(bytes, maxKnown, buf, o,
+            ConsumerProtocol::deserializeConsumerProtocolSubscription,
+            (b, v) -> new ConsumerProtocolSubscription(new ByteBufferAccessor(b), v));
+        if (d == null) {
+            return o;
+        }
+        Map<String, Object> m = o.decoded;
         m.put("topics", new ArrayList<Object>(d.topics()));
         m.put("user_data", d.userData() == null ? null : Hex.of(d.userData()));
         List<Object> owned = new ArrayList<>();
@@ -659,62 +688,20 @@ public final class GenerateVectors {
         m.put("generation_id", d.generationId());
         m.put("rack_id", d.rackId());
         m.put("trailing_bytes", buf.remaining());
-        o.decoded = m;
         o.sub = d;
         return o;
-    }
-
-    static ConsumerProtocolSubscription rawSubscription(byte[] bytes, short version) {
-        ByteBuffer raw = ByteBuffer.wrap(bytes);
-        raw.position(2);
-        try {
-            return new ConsumerProtocolSubscription(new ByteBufferAccessor(raw), version);
-        } catch (RuntimeException e) {
-            return null;
-        }
-    }
-
-    static ConsumerProtocolAssignment rawAssignment(byte[] bytes, short version) {
-        ByteBuffer raw = ByteBuffer.wrap(bytes);
-        raw.position(2);
-        try {
-            return new ConsumerProtocolAssignment(new ByteBufferAccessor(raw), version);
-        } catch (RuntimeException e) {
-            return null;
-        }
     }
 
     static Outcome readAssignment(byte[] bytes, int maxKnown) {
         Outcome o = new Outcome();
         ByteBuffer buf = ByteBuffer.wrap(bytes);
-        short v;
-        try {
-            v = ConsumerProtocol.deserializeVersion(buf);
-        } catch (RuntimeException e) {
-            o.error = describe(e);
+        ConsumerProtocolAssignment d = readVersioned(bytes, maxKnown, buf, o,
+            ConsumerProtocol::deserializeConsumerProtocolAssignment,
+            (b, v) -> new ConsumerProtocolAssignment(new ByteBufferAccessor(b), v));
+        if (d == null) {
             return o;
         }
-        o.version = v;
-        short readAs = v < 0 ? v : (short) Math.min(v, maxKnown);
-        ConsumerProtocolAssignment d;
-        try {
-            d = ConsumerProtocol.deserializeConsumerProtocolAssignment(buf, readAs);
-        } catch (RuntimeException e) {
-            if (v >= 0 && rawAssignment(bytes, readAs) != null) {
-                throw new IllegalStateException("raw reader accepted what ConsumerProtocol rejected: " + Hex.of(bytes));
-            }
-            o.error = describe(e);
-            return o;
-        }
-        ByteBuffer raw = ByteBuffer.wrap(bytes);
-        raw.position(2);
-        ConsumerProtocolAssignment r = new ConsumerProtocolAssignment(new ByteBufferAccessor(raw), readAs);
-        if (!r.equals(d) || raw.remaining() != buf.remaining()) {
-            throw new IllegalStateException("raw reader disagrees with ConsumerProtocol on " + Hex.of(bytes));
-        }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", (int) v);
-        m.put("read_as_version", (int) readAs);
+        Map<String, Object> m = o.decoded;
         List<Object> parts = new ArrayList<>();
         for (ConsumerProtocolAssignment.TopicPartition tp : d.assignedPartitions()) {
             Map<String, Object> e = new LinkedHashMap<>();
@@ -725,7 +712,6 @@ public final class GenerateVectors {
         m.put("assigned_partitions", parts);
         m.put("user_data", d.userData() == null ? null : Hex.of(d.userData()));
         m.put("trailing_bytes", buf.remaining());
-        o.decoded = m;
         o.asg = d;
         return o;
     }
