@@ -13,6 +13,7 @@ use bytes::Bytes;
 
 use super::common::FxMap;
 use super::PendingPartition;
+use crate::wire::{Counter, Sink};
 use crate::{Assignment, EncodeError, TopicPartitions, Version};
 
 /// One member's place in the flat arrays.
@@ -191,23 +192,28 @@ impl GroupAssignment {
     }
 
     /// Keeps only the assigned partitions for which `keep(member_id, topic, partition)` is true.
+    /// In place: the runs are compacted in the order they lie in the arrays.
     pub fn retain_partitions(&mut self, mut keep: impl FnMut(&str, &str, i32) -> bool) {
-        let mut topics = Vec::with_capacity(self.entry_topics.len());
-        let mut partitions = Vec::with_capacity(self.entry_partitions.len());
-        for slot in &mut self.slots {
-            let start = topics.len();
-            for i in slot.start..slot.end {
-                let (t, p) = (self.entry_topics[i], self.entry_partitions[i]);
+        let mut by_start: Vec<usize> = (0..self.slots.len()).collect();
+        by_start.sort_unstable_by_key(|&i| self.slots[i].start);
+        let mut write = 0;
+        for i in by_start {
+            let slot = &mut self.slots[i];
+            let start = write;
+            // Runs do not overlap, so the write position never passes the read position.
+            for read in slot.start..slot.end {
+                let (t, p) = (self.entry_topics[read], self.entry_partitions[read]);
                 if keep(&slot.member_id, &self.topics[t as usize], p) {
-                    topics.push(t);
-                    partitions.push(p);
+                    self.entry_topics[write] = t;
+                    self.entry_partitions[write] = p;
+                    write += 1;
                 }
             }
             slot.start = start;
-            slot.end = topics.len();
+            slot.end = write;
         }
-        self.entry_topics = topics;
-        self.entry_partitions = partitions;
+        self.entry_topics.truncate(write);
+        self.entry_partitions.truncate(write);
     }
 
     /// Heap bytes this value holds (by capacity), pending partitions included.
@@ -325,43 +331,31 @@ impl<'a> MemberAssignment<'a> {
 
     /// Exact size of [`MemberAssignment::encode`]'s output.
     pub fn encoded_len(&self) -> usize {
-        2 + 4
-            + self.topics().map(|(t, ps)| 2 + t.len() + 4 + 4 * ps.len()).sum::<usize>()
-            + 4
-            + self.slot.user_data.as_ref().map_or(0, |d| d.len())
+        let mut counter = Counter::default();
+        // A member that cannot be encoded has no length; this counts what would be written.
+        let _ = self.write(Version::V0, &mut counter);
+        counter.0
     }
 
     /// Encodes this member's `ConsumerProtocolAssignment` at `version` (what the leader sends
     /// in SyncGroup), with one allocation; the bytes equal encoding [`Self::to_assignment`].
     pub fn encode(&self, version: Version) -> Result<Vec<u8>, EncodeError> {
         let mut out = Vec::with_capacity(self.encoded_len());
-        out.extend_from_slice(&version.as_i16().to_be_bytes());
-        let groups = self.topics().count();
-        out.extend_from_slice(&count(groups, "assigned_partitions")?.to_be_bytes());
-        for (topic, partitions) in self.topics() {
-            if topic.len() > i16::MAX as usize {
-                return Err(EncodeError::StringTooLong { field: "assigned_partitions.topic", len: topic.len() });
-            }
-            out.extend_from_slice(&(topic.len() as i16).to_be_bytes());
-            out.extend_from_slice(topic.as_bytes());
-            out.extend_from_slice(&count(partitions.len(), "assigned_partitions.partitions")?.to_be_bytes());
-            for p in partitions {
-                out.extend_from_slice(&p.to_be_bytes());
-            }
-        }
-        match &self.slot.user_data {
-            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            Some(d) => {
-                out.extend_from_slice(&count(d.len(), "user_data")?.to_be_bytes());
-                out.extend_from_slice(d);
-            }
-        }
+        self.write(version, &mut out)?;
         Ok(out)
     }
-}
 
-fn count(n: usize, field: &'static str) -> Result<i32, EncodeError> {
-    i32::try_from(n).map_err(|_| EncodeError::TooManyElements { field, len: n })
+    /// The wire form: each topic is one run already, so the groups are written as they are.
+    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
+        sink.i16(version.as_i16());
+        sink.count(self.topics().count(), "assigned_partitions")?;
+        for (topic, partitions) in self.topics() {
+            sink.string(topic, "assigned_partitions.topic")?;
+            sink.count(partitions.len(), "assigned_partitions.partitions")?;
+            sink.i32s(partitions);
+        }
+        sink.nullable_bytes(self.slot.user_data.as_deref(), "user_data")
+    }
 }
 
 impl PartialEq for MemberAssignment<'_> {
@@ -476,5 +470,20 @@ mod tests {
         assert!(out.partitions_of("nobody").is_empty());
         assert_eq!(out.member("m1").unwrap().pairs().collect::<Vec<_>>(), [("a", 0), ("a", 2)]);
         assert!(out.heap_bytes() >= 4 * 8);
+    }
+
+    #[test]
+    fn retain_compacts_runs_left_out_of_member_order_by_replacements() {
+        // Runs in the arrays: b (replaced later, dead), a, c, then b's replacement.
+        let mut out = GroupAssignment::new();
+        out.insert("b", &Assignment::new(vec![tp("t", &[9, 8])]));
+        out.insert("a", &Assignment::new(vec![tp("t", &[0, 1]), tp("u", &[0])]));
+        out.insert("c", &Assignment::new(vec![tp("u", &[1, 2])]));
+        out.insert("b", &Assignment::new(vec![tp("t", &[2, 3])]));
+        out.retain_partitions(|m, t, p| !(m == "a" && p == 0 || t == "u" && p == 2));
+        assert_eq!(out.partitions_of("a"), [tp("t", &[1])]);
+        assert_eq!(out.partitions_of("b"), [tp("t", &[2, 3])]);
+        assert_eq!(out.partitions_of("c"), [tp("u", &[1])]);
+        assert_eq!(out.partition_count(), 4);
     }
 }
