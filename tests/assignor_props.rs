@@ -8,8 +8,13 @@ mod assignor_common;
 use std::collections::BTreeMap;
 
 use assignor_common::*;
-use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember};
-use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+use kafka_consumer_protocol::assignor::{
+    builtin, AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor,
+    RangeAssignor,
+};
+use kafka_consumer_protocol::{
+    CooperativeStickyUserData, StickyUserData, Subscription, SubscriptionView, TopicPartitions, Version,
+};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -132,11 +137,32 @@ fn minimal_moves(valid: &BTreeMap<(String, i32), String>, members: &[GroupMember
     owned.iter().enumerate().map(|(i, &c)| c.saturating_sub(min_q + usize::from(i < rem))).sum()
 }
 
+/// The members' subscriptions encoded (v3), as a leader receives them.
+fn encoded(members: &[GroupMember]) -> Vec<Vec<u8>> {
+    members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect()
+}
+
+/// Views of `members` over their `encoded` subscriptions.
+fn views<'a>(members: &'a [GroupMember], encoded: &'a [Vec<u8>]) -> Vec<GroupMemberView<'a>> {
+    members
+        .iter()
+        .zip(encoded)
+        .map(|(m, bytes)| GroupMemberView {
+            member_id: &m.member_id,
+            group_instance_id: m.group_instance_id.as_deref(),
+            subscription: SubscriptionView::decode(bytes).unwrap(),
+        })
+        .collect()
+}
+
 fn check_all(g: &Group) -> Result<(), TestCaseError> {
     for strategy in ["range", "roundrobin", "sticky", "cooperative-sticky"] {
         let assignor = builtin(strategy).unwrap();
         let members = members_for(strategy, &g.members);
         let out = assignor.assign(&g.metadata, &members).unwrap();
+        // Read in place from the wire form: the same assignment.
+        let bytes = encoded(&members);
+        prop_assert_eq!(&assignor.assign_views(&g.metadata, &views(&members, &bytes)).unwrap(), &out);
         check_valid(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
         check_complete(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
         // Deterministic, and independent of the order members are listed in.
@@ -219,6 +245,38 @@ proptest! {
     fn mixed_groups_with_racks(g in racked_group(false)) {
         check_all(&g)?;
     }
+}
+
+/// A custom assignor that implements only `assign`: the trait's `assign_views` copies the views
+/// into owned members and calls it.
+struct OnlyAssign;
+
+impl PartitionAssignor for OnlyAssign {
+    fn name(&self) -> &str {
+        "only-assign"
+    }
+
+    fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
+        RangeAssignor.assign(metadata, members)
+    }
+}
+
+#[test]
+fn default_assign_views_decodes_and_assigns() {
+    let metadata = ClusterMetadata::from_counts([("a", 3), ("b", 2)]);
+    let members: Vec<GroupMember> = [("m1", vec!["a", "b"]), ("m2", vec!["a"]), ("m3", vec!["b", "a"])]
+        .into_iter()
+        .map(|(id, topics)| GroupMember {
+            member_id: id.into(),
+            group_instance_id: (id == "m3").then(|| "static".into()),
+            subscription: Subscription::new(topics),
+        })
+        .collect();
+    let bytes = encoded(&members);
+    let out = OnlyAssign.assign_views(&metadata, &views(&members, &bytes)).unwrap();
+    assert_eq!(out, RangeAssignor.assign(&metadata, &members).unwrap());
+    // The static member sorts first in range's member order: partition 0 of each topic.
+    assert_eq!(out.partitions_of("m3"), [TopicPartitions::new("a", [0]), TopicPartitions::new("b", [0])]);
 }
 
 #[test]

@@ -5,8 +5,140 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PendingPartition, TopicInfo};
+use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PendingPartition, TopicInfo};
+use crate::lists::{TopicNames, TopicPartitionsList};
 use crate::wire::java_string_cmp;
+use crate::TopicPartitions;
+
+/// One member as the built-in assignors read it, whichever form it came in: owned
+/// ([`GroupMember`]) or still in wire form ([`GroupMemberView`]). Nothing is copied.
+#[derive(Clone, Copy)]
+pub(crate) struct Member<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) instance_id: Option<&'a str>,
+    pub(crate) topics: TopicList<'a>,
+    pub(crate) owned: OwnedList<'a>,
+    pub(crate) generation_id: i32,
+    pub(crate) user_data: Option<&'a [u8]>,
+    /// The rack, `None` when absent or empty (Java ignores an empty rack id).
+    pub(crate) rack: Option<&'a str>,
+}
+
+impl<'a> Member<'a> {
+    pub(crate) fn owned(m: &'a GroupMember) -> Self {
+        let s = &m.subscription;
+        Member {
+            id: &m.member_id,
+            instance_id: m.group_instance_id.as_deref(),
+            topics: TopicList::Owned(&s.topics),
+            owned: OwnedList::Owned(&s.owned_partitions),
+            generation_id: s.generation_id,
+            user_data: s.user_data.as_deref(),
+            rack: s.rack_id.as_deref().filter(|r| !r.is_empty()),
+        }
+    }
+
+    pub(crate) fn view(m: &GroupMemberView<'a>) -> Self {
+        let s = &m.subscription;
+        Member {
+            id: m.member_id,
+            instance_id: m.group_instance_id,
+            topics: TopicList::Wire(s.topics()),
+            owned: OwnedList::Wire(s.owned_partitions()),
+            generation_id: s.generation_id(),
+            user_data: s.user_data(),
+            rack: s.rack_id().filter(|r| !r.is_empty()),
+        }
+    }
+
+    pub(crate) fn all_owned(members: &'a [GroupMember]) -> Vec<Self> {
+        members.iter().map(Member::owned).collect()
+    }
+
+    pub(crate) fn all_views(members: &[GroupMemberView<'a>]) -> Vec<Self> {
+        members.iter().map(Member::view).collect()
+    }
+}
+
+/// A member's subscribed topic names.
+#[derive(Clone, Copy)]
+pub(crate) enum TopicList<'a> {
+    Owned(&'a [String]),
+    Wire(TopicNames<'a>),
+}
+
+impl<'a> TopicList<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            TopicList::Owned(t) => t.len(),
+            TopicList::Wire(t) => t.len(),
+        }
+    }
+
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&'a str)) {
+        match *self {
+            TopicList::Owned(t) => t.iter().for_each(|n| f(n)),
+            TopicList::Wire(t) => t.iter().for_each(f),
+        }
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        match *self {
+            TopicList::Owned(t) => t.iter().any(|n| n == name),
+            TopicList::Wire(t) => t.iter().any(|n| n == name),
+        }
+    }
+
+    /// The same names in the same order. Two wire lists compare as bytes: one `memcmp` over
+    /// each member's topic section instead of a string compare per name.
+    fn same(&self, other: &TopicList<'_>) -> bool {
+        match (self, other) {
+            (TopicList::Wire(a), TopicList::Wire(b)) => a == b,
+            (TopicList::Owned(a), TopicList::Owned(b)) => same_names(a, b),
+            (TopicList::Owned(a), TopicList::Wire(b)) | (TopicList::Wire(b), TopicList::Owned(a)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x == y)
+            }
+        }
+    }
+
+    /// Cheap pre-check before [`TopicList::same`]: equal lengths and first and last names.
+    fn may_be_same(&self, other: &TopicList<'_>) -> bool {
+        fn ends<'b>(l: &TopicList<'b>) -> (Option<&'b str>, Option<&'b str>) {
+            match *l {
+                TopicList::Owned(t) => (t.first().map(String::as_str), t.last().map(String::as_str)),
+                TopicList::Wire(t) => (t.iter().next(), t.iter().last()),
+            }
+        }
+        match (self, other) {
+            (TopicList::Wire(a), TopicList::Wire(b)) => a.len() == b.len(),
+            _ => self.len() == other.len() && ends(self) == ends(other),
+        }
+    }
+}
+
+/// A member's owned partitions (subscription v1+).
+#[derive(Clone, Copy)]
+pub(crate) enum OwnedList<'a> {
+    Owned(&'a [TopicPartitions]),
+    Wire(TopicPartitionsList<'a>),
+}
+
+impl<'a> OwnedList<'a> {
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            OwnedList::Owned(l) => l.is_empty(),
+            OwnedList::Wire(l) => l.is_empty(),
+        }
+    }
+
+    /// Calls `f` with each entry's topic and partitions, in list order.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&'a str, &mut dyn Iterator<Item = i32>)) {
+        match *self {
+            OwnedList::Owned(l) => l.iter().for_each(|g| f(&g.topic, &mut g.partitions.iter().copied())),
+            OwnedList::Wire(l) => l.iter().for_each(|g| f(g.topic, &mut g.partitions.iter())),
+        }
+    }
+}
 
 /// A small, fast, deterministic hasher for topic names (FxHash-style multiply-rotate). Topic
 /// names are not attacker-chosen keys in a way that matters here: the leader hashes its own
@@ -62,23 +194,20 @@ pub(crate) struct Topics<'a> {
 const FEW_LISTS: usize = 16;
 
 impl<'a> Topics<'a> {
-    pub(crate) fn new(metadata: &'a ClusterMetadata, members: &'a [GroupMember]) -> Result<Self, AssignError> {
+    pub(crate) fn new(metadata: &'a ClusterMetadata, members: &[Member<'a>]) -> Result<Self, AssignError> {
         let mut names: Vec<&'a str> = Vec::new();
         let mut seen: FxMap<&'a str, ()> = FxMap::default();
         let mut lists: Vec<u32> = Vec::new();
         let mut list_of: Vec<u32> = Vec::with_capacity(members.len());
-        let topics_of = |i: u32| &members[i as usize].subscription.topics[..];
+        let topics_of = |i: u32| &members[i as usize].topics;
         for (i, m) in members.iter().enumerate() {
             // Groups mostly share a few subscriptions: recognise a list seen before and skip it.
-            let mine = &m.subscription.topics[..];
+            let mine = &m.topics;
             let known = match list_of.last() {
-                Some(&prev) if same_names(topics_of(lists[prev as usize]), mine) => Some(prev),
+                Some(&prev) if topics_of(lists[prev as usize]).same(mine) => Some(prev),
                 _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).find(|&l| {
                     let other = topics_of(lists[l as usize]);
-                    other.len() == mine.len()
-                        && other.first() == mine.first()
-                        && other.last() == mine.last()
-                        && same_names(other, mine)
+                    other.may_be_same(mine) && other.same(mine)
                 }),
                 _ => None,
             };
@@ -88,15 +217,15 @@ impl<'a> Topics<'a> {
             }
             list_of.push(lists.len() as u32);
             lists.push(i as u32);
-            for t in mine {
-                if seen.insert(t.as_str(), ()).is_none() {
-                    if let Some((name, info)) = metadata.topics.get_key_value(t.as_str()) {
+            mine.for_each(|t| {
+                if seen.insert(t, ()).is_none() {
+                    if let Some((name, info)) = metadata.topics.get_key_value(t) {
                         if info.partitions > 0 {
                             names.push(name.as_str());
                         }
                     }
                 }
-            }
+            });
         }
         names.sort_unstable_by(|a, b| java_string_cmp(a, b));
         let info: Vec<&TopicInfo> = names.iter().map(|n| &metadata.topics[*n]).collect();
@@ -149,13 +278,13 @@ impl<'a> Topics<'a> {
 
     /// Each member's subscribed topic ids (existing ones only), sorted and deduplicated. Members
     /// with the same topic list share one list.
-    pub(crate) fn subscriptions(&self, members: &[GroupMember]) -> Subscriptions {
+    pub(crate) fn subscriptions(&self, members: &[Member<'_>]) -> Subscriptions {
         let lists = self
             .lists
             .iter()
             .map(|&i| {
-                let mut v: Vec<u32> =
-                    members[i as usize].subscription.topics.iter().filter_map(|t| self.id(t)).collect();
+                let mut v: Vec<u32> = Vec::with_capacity(members[i as usize].topics.len().min(self.len()));
+                members[i as usize].topics.for_each(|t| v.extend(self.id(t)));
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -203,8 +332,8 @@ fn same_str(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Refuses duplicate member ids.
-pub(crate) fn check_members(members: &[GroupMember]) -> Result<(), AssignError> {
-    let mut ids: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+pub(crate) fn check_members(members: &[Member<'_>]) -> Result<(), AssignError> {
+    let mut ids: Vec<&str> = members.iter().map(|m| m.id).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
         return Err(AssignError::InvalidInput(format!("member id {:?} appears twice", w[0])));
@@ -217,26 +346,26 @@ pub(crate) fn check_members(members: &[GroupMember]) -> Result<(), AssignError> 
 
 /// Java's `MemberInfo` order: static members (by `group.instance.id`) first, then dynamic members
 /// by member id, both in UTF-16 code-unit order. Equal instance ids fall back to member id.
-pub(crate) fn member_info_cmp(a: &GroupMember, b: &GroupMember) -> Ordering {
-    match (&a.group_instance_id, &b.group_instance_id) {
-        (Some(x), Some(y)) => java_string_cmp(x, y).then_with(|| java_string_cmp(&a.member_id, &b.member_id)),
+pub(crate) fn member_info_cmp(a: &Member<'_>, b: &Member<'_>) -> Ordering {
+    match (a.instance_id, b.instance_id) {
+        (Some(x), Some(y)) => java_string_cmp(x, y).then_with(|| java_string_cmp(a.id, b.id)),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => java_string_cmp(&a.member_id, &b.member_id),
+        (None, None) => java_string_cmp(a.id, b.id),
     }
 }
 
 /// Member indexes in Java `MemberInfo` order.
-pub(crate) fn member_info_order(members: &[GroupMember]) -> Vec<u32> {
+pub(crate) fn member_info_order(members: &[Member<'_>]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();
     order.sort_by(|&a, &b| member_info_cmp(&members[a as usize], &members[b as usize]));
     order
 }
 
 /// Member indexes in member-id order (Java `String.compareTo`).
-pub(crate) fn member_id_order(members: &[GroupMember]) -> Vec<u32> {
+pub(crate) fn member_id_order(members: &[Member<'_>]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();
-    order.sort_by(|&a, &b| java_string_cmp(&members[a as usize].member_id, &members[b as usize].member_id));
+    order.sort_by(|&a, &b| java_string_cmp(members[a as usize].id, members[b as usize].id));
     order
 }
 
@@ -244,7 +373,7 @@ pub(crate) fn member_id_order(members: &[GroupMember]) -> Vec<u32> {
 /// Each member's partitions are grouped per topic in topic order, ascending within a topic.
 pub(crate) fn build_group_assignment(
     topics: &Topics<'_>,
-    members: &[GroupMember],
+    members: &[Member<'_>],
     owner: &[u32],
     pending: Vec<PendingPartition>,
     returned: &[Returned<'_>],
@@ -261,13 +390,13 @@ pub(crate) fn build_group_assignment(
     }
     // Slots in member-id (byte) order; each member's run starts where the previous one ends.
     let mut by_id: Vec<u32> = (0..n as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| members[a as usize].member_id.cmp(&members[b as usize].member_id));
+    by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(members[b as usize].id));
     let mut cursor = vec![0usize; n];
     let mut slots = Vec::with_capacity(n);
     let mut at = 0usize;
     for &m in &by_id {
         cursor[m as usize] = at;
-        slots.push((members[m as usize].member_id.clone(), at, at + counts[m as usize]));
+        slots.push((members[m as usize].id.to_owned(), at, at + counts[m as usize]));
         at += counts[m as usize];
     }
     let mut entry_topics = vec![0u32; at];

@@ -26,7 +26,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::{Assignment, Subscription};
+use crate::{Assignment, Subscription, SubscriptionView};
 
 mod common;
 mod output;
@@ -124,6 +124,52 @@ pub struct GroupMember {
     pub subscription: Subscription,
 }
 
+impl GroupMember {
+    /// A member with no static instance id.
+    pub fn new(member_id: impl Into<String>, subscription: Subscription) -> Self {
+        GroupMember { member_id: member_id.into(), group_instance_id: None, subscription }
+    }
+}
+
+/// One member as the leader receives it in the JoinGroup response: its subscription still in
+/// wire form, read in place. [`PartitionAssignor::assign_views`] takes these, so a leader can
+/// assign straight from the response bytes without copying every topic name.
+///
+/// ```
+/// use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMemberView, PartitionAssignor};
+/// use kafka_consumer_protocol::{Subscription, SubscriptionView, Version};
+/// let bytes = Subscription::new(["orders"]).encode(Version::V3).unwrap();
+/// let view = SubscriptionView::decode(&bytes).unwrap();
+/// let members = [GroupMemberView::new("m1", view), GroupMemberView::new("m2", view)];
+/// let out = builtin("range").unwrap().assign_views(&ClusterMetadata::from_counts([("orders", 2)]), &members).unwrap();
+/// assert_eq!(out.partitions_of("m2")[0].partitions, [1]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupMemberView<'a> {
+    /// The member id the broker gave it.
+    pub member_id: &'a str,
+    /// Its static `group.instance.id`, if any.
+    pub group_instance_id: Option<&'a str>,
+    /// Its subscription, decoded in place.
+    pub subscription: SubscriptionView<'a>,
+}
+
+impl<'a> GroupMemberView<'a> {
+    /// A member with no static instance id.
+    pub fn new(member_id: &'a str, subscription: SubscriptionView<'a>) -> Self {
+        GroupMemberView { member_id, group_instance_id: None, subscription }
+    }
+
+    /// Copies into the owned [`GroupMember`].
+    pub fn to_owned(&self) -> GroupMember {
+        GroupMember {
+            member_id: self.member_id.to_owned(),
+            group_instance_id: self.group_instance_id.map(str::to_owned),
+            subscription: self.subscription.to_owned(),
+        }
+    }
+}
+
 /// A partition withheld this round because its previous owner must revoke it first
 /// (cooperative protocol).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -178,6 +224,18 @@ pub trait PartitionAssignor: Send {
 
     /// Computes the group's assignment. Must be deterministic for the same input.
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError>;
+
+    /// [`PartitionAssignor::assign`] on members whose subscriptions are still in wire form, as
+    /// the leader receives them. Must give the same result as `assign` on the same members
+    /// decoded. The default copies them into [`GroupMember`]s; the built-ins read them in place.
+    fn assign_views(
+        &self,
+        metadata: &ClusterMetadata,
+        members: &[GroupMemberView<'_>],
+    ) -> Result<GroupAssignment, AssignError> {
+        let owned: Vec<GroupMember> = members.iter().map(GroupMemberView::to_owned).collect();
+        self.assign(metadata, &owned)
+    }
 
     /// Called on every member when it receives its assignment for `generation_id`.
     fn on_assignment(&mut self, _assignment: &Assignment, _generation_id: i32) {}

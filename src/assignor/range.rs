@@ -19,8 +19,8 @@
 //! its `HashMap` order); each member's partitions are reported grouped per topic in topic order
 //! (Java's list order depends on `HashMap` order when racks are not used).
 
-use super::common::{build_group_assignment, check_members, member_info_order, Topics, NONE};
-use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
+use super::common::{build_group_assignment, check_members, member_info_order, Member, Topics, NONE};
+use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor};
 
 /// The `range` assignor.
 ///
@@ -173,104 +173,112 @@ impl PartitionAssignor for RangeAssignor {
     }
 
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
-        check_members(members)?;
-        let topics = Topics::new(metadata, members)?;
-        let subs = topics.subscriptions(members);
-        let order = member_info_order(members);
-        let mut consumers_of: Vec<Vec<u32>> = vec![Vec::new(); topics.len()];
-        for &m in &order {
-            for &t in &subs[m as usize] {
-                consumers_of[t as usize].push(m);
-            }
-        }
-        let mut owner = vec![NONE; topics.total()];
-        // Java ignores an empty rack id.
-        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
-        if (0..members.len() as u32).all(|m| rack_of(m).is_none()) {
-            // No racks: plain ranges, consumer i of a topic takes a contiguous block.
-            for (t, consumers) in consumers_of.iter().enumerate() {
-                plain_ranges(&mut owner[topics.base[t] as usize..topics.base[t + 1] as usize], consumers);
-            }
-            drop(consumers_of);
-            return Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]));
-        }
-        let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
-        for (t, consumers) in consumers_of.into_iter().enumerate() {
-            let n = topics.count(t as u32);
-            let racks: Vec<Option<&str>> = consumers.iter().map(|&m| rack_of(m)).collect();
-            let mut consumer_racks: Vec<&str> = racks.iter().flatten().copied().collect();
-            consumer_racks.sort_unstable();
-            consumer_racks.dedup();
-            let partition_racks = (!consumer_racks.is_empty()).then(|| {
-                let info = topics.info[t];
-                (0..n as usize)
-                    .map(|p| {
-                        let mut r: Vec<&str> = info
-                            .partition_racks
-                            .get(p)
-                            .map(|v| v.iter().map(String::as_str).collect())
-                            .unwrap_or_default();
-                        r.sort_unstable();
-                        r.dedup();
-                        r
-                    })
-                    .collect::<Vec<_>>()
-            });
-            let needs_rack = partition_racks.as_ref().is_some_and(|pr| use_rack_aware(&consumer_racks, pr));
-            let c = consumers.len() as u32;
-            let num_assigned = vec![0; consumers.len()];
-            states.push(TopicState {
-                t: t as u32,
-                per_consumer: n.checked_div(c).unwrap_or(0),
-                extra_left: n.checked_rem(c).unwrap_or(0),
-                consumers,
-                racks,
-                partition_racks,
-                needs_rack,
-                unassigned: Vec::new(),
-                num_assigned,
-            });
-        }
-
-        if states.iter().any(|s| s.needs_rack) {
-            for st in &mut states {
-                st.unassigned = (0..topics.count(st.t)).collect();
-            }
-            // Group topics by (consumer list, rack-map size); groups of 2+ are co-partitioned.
-            let mut keys: Vec<usize> = (0..states.len()).collect();
-            let key = |s: &TopicState<'_>| {
-                (s.consumers.clone(), if s.partition_racks.is_some() { topics.count(s.t) } else { 0 })
-            };
-            keys.sort_by_key(|&i| key(&states[i]));
-            let mut i = 0;
-            while i < keys.len() {
-                let k = key(&states[keys[i]]);
-                let mut j = i + 1;
-                while j < keys.len() && key(&states[keys[j]]) == k {
-                    j += 1;
-                }
-                let group: Vec<usize> = keys[i..j].to_vec();
-                if group.len() > 1 {
-                    assign_co_partitioned(&mut states, &group, k.1, &mut owner, &topics);
-                } else {
-                    let st = &mut states[group[0]];
-                    if st.needs_rack {
-                        assign_ranges(st, &mut owner, topics.base[st.t as usize], true);
-                    }
-                }
-                i = j;
-            }
-            for st in &mut states {
-                assign_ranges(st, &mut owner, topics.base[st.t as usize], false);
-            }
-        } else {
-            for st in &states {
-                let base = topics.base[st.t as usize] as usize;
-                plain_ranges(&mut owner[base..base + topics.count(st.t) as usize], &st.consumers);
-            }
-        }
-        Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
+        assign_range(metadata, &Member::all_owned(members))
     }
+
+    fn assign_views(
+        &self,
+        metadata: &ClusterMetadata,
+        members: &[GroupMemberView<'_>],
+    ) -> Result<GroupAssignment, AssignError> {
+        assign_range(metadata, &Member::all_views(members))
+    }
+}
+
+fn assign_range(metadata: &ClusterMetadata, members: &[Member<'_>]) -> Result<GroupAssignment, AssignError> {
+    check_members(members)?;
+    let topics = Topics::new(metadata, members)?;
+    let subs = topics.subscriptions(members);
+    let order = member_info_order(members);
+    let mut consumers_of: Vec<Vec<u32>> = vec![Vec::new(); topics.len()];
+    for &m in &order {
+        for &t in &subs[m as usize] {
+            consumers_of[t as usize].push(m);
+        }
+    }
+    let mut owner = vec![NONE; topics.total()];
+    // Java ignores an empty rack id.
+    let rack_of = |m: u32| members[m as usize].rack;
+    if (0..members.len() as u32).all(|m| rack_of(m).is_none()) {
+        // No racks: plain ranges, consumer i of a topic takes a contiguous block.
+        for (t, consumers) in consumers_of.iter().enumerate() {
+            plain_ranges(&mut owner[topics.base[t] as usize..topics.base[t + 1] as usize], consumers);
+        }
+        drop(consumers_of);
+        return Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]));
+    }
+    let mut states: Vec<TopicState<'_>> = Vec::with_capacity(topics.len());
+    for (t, consumers) in consumers_of.into_iter().enumerate() {
+        let n = topics.count(t as u32);
+        let racks: Vec<Option<&str>> = consumers.iter().map(|&m| rack_of(m)).collect();
+        let mut consumer_racks: Vec<&str> = racks.iter().flatten().copied().collect();
+        consumer_racks.sort_unstable();
+        consumer_racks.dedup();
+        let partition_racks = (!consumer_racks.is_empty()).then(|| {
+            let info = topics.info[t];
+            (0..n as usize)
+                .map(|p| {
+                    let mut r: Vec<&str> =
+                        info.partition_racks.get(p).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+                    r.sort_unstable();
+                    r.dedup();
+                    r
+                })
+                .collect::<Vec<_>>()
+        });
+        let needs_rack = partition_racks.as_ref().is_some_and(|pr| use_rack_aware(&consumer_racks, pr));
+        let c = consumers.len() as u32;
+        let num_assigned = vec![0; consumers.len()];
+        states.push(TopicState {
+            t: t as u32,
+            per_consumer: n.checked_div(c).unwrap_or(0),
+            extra_left: n.checked_rem(c).unwrap_or(0),
+            consumers,
+            racks,
+            partition_racks,
+            needs_rack,
+            unassigned: Vec::new(),
+            num_assigned,
+        });
+    }
+
+    if states.iter().any(|s| s.needs_rack) {
+        for st in &mut states {
+            st.unassigned = (0..topics.count(st.t)).collect();
+        }
+        // Group topics by (consumer list, rack-map size); groups of 2+ are co-partitioned.
+        let mut keys: Vec<usize> = (0..states.len()).collect();
+        let key =
+            |s: &TopicState<'_>| (s.consumers.clone(), if s.partition_racks.is_some() { topics.count(s.t) } else { 0 });
+        keys.sort_by_key(|&i| key(&states[i]));
+        let mut i = 0;
+        while i < keys.len() {
+            let k = key(&states[keys[i]]);
+            let mut j = i + 1;
+            while j < keys.len() && key(&states[keys[j]]) == k {
+                j += 1;
+            }
+            let group: Vec<usize> = keys[i..j].to_vec();
+            if group.len() > 1 {
+                assign_co_partitioned(&mut states, &group, k.1, &mut owner, &topics);
+            } else {
+                let st = &mut states[group[0]];
+                if st.needs_rack {
+                    assign_ranges(st, &mut owner, topics.base[st.t as usize], true);
+                }
+            }
+            i = j;
+        }
+        for st in &mut states {
+            assign_ranges(st, &mut owner, topics.base[st.t as usize], false);
+        }
+    } else {
+        for st in &states {
+            let base = topics.base[st.t as usize] as usize;
+            plain_ranges(&mut owner[base..base + topics.count(st.t) as usize], &st.consumers);
+        }
+    }
+    Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
 }
 
 /// Java's plain ranges for one topic: consumer `i` (in `MemberInfo` order) takes the next

@@ -9,8 +9,8 @@
 //! Differences from Java (deliberate): members with equal instance ids are ordered by member id
 //! (Java keeps its `HashMap` order).
 
-use super::common::{build_group_assignment, check_members, member_info_order, Topics, NONE};
-use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
+use super::common::{build_group_assignment, check_members, member_info_order, Member, Topics, NONE};
+use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor};
 
 /// The `roundrobin` assignor.
 ///
@@ -36,32 +36,44 @@ impl PartitionAssignor for RoundRobinAssignor {
     }
 
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
-        check_members(members)?;
-        let topics = Topics::new(metadata, members)?;
-        let subs = topics.subscriptions(members);
-        let order = member_info_order(members);
-        let nt = topics.len();
-        // Subscription bitmap, row = position in `order`.
-        let words = nt.div_ceil(64).max(1);
-        let mut bits = vec![0u64; words * order.len()];
-        for (pos, &m) in order.iter().enumerate() {
-            for &t in &subs[m as usize] {
-                bits[pos * words + t as usize / 64] |= 1 << (t % 64);
-            }
+        assign_round_robin(metadata, &Member::all_owned(members))
+    }
+
+    fn assign_views(
+        &self,
+        metadata: &ClusterMetadata,
+        members: &[GroupMemberView<'_>],
+    ) -> Result<GroupAssignment, AssignError> {
+        assign_round_robin(metadata, &Member::all_views(members))
+    }
+}
+
+fn assign_round_robin(metadata: &ClusterMetadata, members: &[Member<'_>]) -> Result<GroupAssignment, AssignError> {
+    check_members(members)?;
+    let topics = Topics::new(metadata, members)?;
+    let subs = topics.subscriptions(members);
+    let order = member_info_order(members);
+    let nt = topics.len();
+    // Subscription bitmap, row = position in `order`.
+    let words = nt.div_ceil(64).max(1);
+    let mut bits = vec![0u64; words * order.len()];
+    for (pos, &m) in order.iter().enumerate() {
+        for &t in &subs[m as usize] {
+            bits[pos * words + t as usize / 64] |= 1 << (t % 64);
         }
-        let subscribed = |pos: usize, t: usize| bits[pos * words + t / 64] & (1 << (t % 64)) != 0;
-        let mut owner = vec![NONE; topics.total()];
-        let mut pos = 0usize;
-        for t in 0..nt {
-            // Every topic in `topics` has at least one subscriber, so the scan terminates.
-            for p in topics.base[t]..topics.base[t + 1] {
-                while !subscribed(pos, t) {
-                    pos = (pos + 1) % order.len();
-                }
-                owner[p as usize] = order[pos];
+    }
+    let subscribed = |pos: usize, t: usize| bits[pos * words + t / 64] & (1 << (t % 64)) != 0;
+    let mut owner = vec![NONE; topics.total()];
+    let mut pos = 0usize;
+    for t in 0..nt {
+        // Every topic in `topics` has at least one subscriber, so the scan terminates.
+        for p in topics.base[t]..topics.base[t + 1] {
+            while !subscribed(pos, t) {
                 pos = (pos + 1) % order.len();
             }
+            owner[p as usize] = order[pos];
+            pos = (pos + 1) % order.len();
         }
-        Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
     }
+    Ok(build_group_assignment(&topics, members, &owner, Vec::new(), &[]))
 }

@@ -111,9 +111,10 @@ use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
-use super::common::{build_group_assignment, check_members, member_id_order, Returned, Topics, NONE};
+use super::common::{build_group_assignment, check_members, member_id_order, Member, Returned, Topics, NONE};
 use super::{
-    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
+    RebalanceProtocol,
 };
 use crate::error::MessageKind;
 use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
@@ -167,7 +168,15 @@ impl PartitionAssignor for StickyAssignor {
     }
 
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
-        assign_sticky(metadata, members, false)
+        assign_sticky(metadata, &Member::all_owned(members), false)
+    }
+
+    fn assign_views(
+        &self,
+        metadata: &ClusterMetadata,
+        members: &[GroupMemberView<'_>],
+    ) -> Result<GroupAssignment, AssignError> {
+        assign_sticky(metadata, &Member::all_views(members), false)
     }
 
     fn on_assignment(&mut self, assignment: &Assignment, generation_id: i32) {
@@ -231,7 +240,15 @@ impl PartitionAssignor for CooperativeStickyAssignor {
     }
 
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
-        assign_sticky(metadata, members, true)
+        assign_sticky(metadata, &Member::all_owned(members), true)
+    }
+
+    fn assign_views(
+        &self,
+        metadata: &ClusterMetadata,
+        members: &[GroupMemberView<'_>],
+    ) -> Result<GroupAssignment, AssignError> {
+        assign_sticky(metadata, &Member::all_views(members), true)
     }
 
     fn on_assignment(&mut self, _assignment: &Assignment, generation_id: i32) {
@@ -274,6 +291,16 @@ pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, 
     }
 }
 
+/// The generation cooperative-sticky reads for a member: the subscription's (v2+), else the
+/// userData's, as [`member_claim`] does.
+fn cooperative_generation(member: &Member<'_>) -> Option<i32> {
+    if member.generation_id >= 0 {
+        Some(member.generation_id)
+    } else {
+        CooperativeStickyUserData::java_generation(member.user_data)
+    }
+}
+
 /// Working state of one sticky run, on ranks (member-id order) and flat partition ids.
 struct Claims {
     /// Resolved owner (rank) per partition, or `NONE`; for a tie, the first tied claimer.
@@ -298,7 +325,7 @@ fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option
     }
 }
 
-fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32], cooperative: bool) -> Claims {
+fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     // Generations are allocated with the first claim: fresh groups never pay for them.
     let mut c = Claims { owner: vec![NONE; n], gen: Vec::new(), tie: vec![false; n], any: false };
@@ -327,14 +354,14 @@ fn resolve_claims(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: 
     };
     for (rank, &m) in rank_to_member.iter().enumerate() {
         let rank = rank as u32;
-        let sub = &members[m as usize].subscription;
+        let member = &members[m as usize];
         if cooperative {
-            let (owned, generation) = member_claim(sub, true);
-            let g = generation.unwrap_or(NO_GENERATION);
-            for group in owned.iter() {
-                apply(&mut c, rank, g, &group.topic, &mut group.partitions.iter().copied());
+            if member.owned.is_empty() {
+                continue;
             }
-        } else if let Some(bytes) = sub.user_data.as_deref().filter(|b| !b.is_empty()) {
+            let g = cooperative_generation(member).unwrap_or(NO_GENERATION);
+            member.owned.for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
+        } else if let Some(bytes) = member.user_data.filter(|b| !b.is_empty()) {
             let (list, generation) = sticky_user_data_view(bytes);
             let g = generation.unwrap_or(NO_GENERATION);
             for group in list.iter().flat_map(|l| l.iter()) {
@@ -966,8 +993,8 @@ struct Racks {
 impl Racks {
     /// `None` unless Java's rule applies: some member rack matches some replica rack, and the
     /// partitions are not all on the same rack set. Costs one scan of the members without racks.
-    fn new(topics: &Topics<'_>, members: &[GroupMember], rank_to_member: &[u32]) -> Option<Racks> {
-        let rack_of = |m: u32| members[m as usize].subscription.rack_id.as_deref().filter(|r| !r.is_empty());
+    fn new(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32]) -> Option<Racks> {
+        let rack_of = |m: u32| members[m as usize].rack;
         if !rank_to_member.iter().any(|&m| rack_of(m).is_some()) {
             return None;
         }
@@ -1206,22 +1233,18 @@ fn rack_swap_via_third_rack(target: &mut [u32], racks: &Racks, claims: &Claims) 
 /// the highest generation wins and a tie at the highest generation returns it to nobody, as for
 /// known partitions. Claims on missing partition ids of a *known* topic are not returned
 /// (KAFKA-21674, see the module docs).
-fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &'a [GroupMember]) -> Vec<Returned<'a>> {
+fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &[Member<'a>]) -> Vec<Returned<'a>> {
     // (topic, partition, -generation, member): sorted, the winner of each partition comes first.
     let mut claims: Vec<(&'a str, i32, i64, u32)> = Vec::new();
     for (i, m) in members.iter().enumerate() {
-        let sub = &m.subscription;
-        let unknown =
-            |g: &&'a TopicPartitions| !metadata.topics.contains_key(&g.topic) && sub.topics.contains(&g.topic);
-        let mut groups = sub.owned_partitions.iter().filter(unknown).peekable();
-        if groups.peek().is_none() {
-            continue;
-        }
-        let g = -i64::from(member_claim(sub, true).1.unwrap_or(NO_GENERATION));
-        for group in groups {
-            claims
-                .extend(group.partitions.iter().filter(|&&p| p >= 0).map(|&p| (group.topic.as_str(), p, g, i as u32)));
-        }
+        let mut generation = None;
+        m.owned.for_each(|topic, partitions| {
+            if metadata.topics.contains_key(topic) || !m.topics.contains(topic) {
+                return;
+            }
+            let g = *generation.get_or_insert_with(|| -i64::from(cooperative_generation(m).unwrap_or(NO_GENERATION)));
+            claims.extend(partitions.filter(|&p| p >= 0).map(|p| (topic, p, g, i as u32)));
+        });
     }
     claims.sort_unstable();
     claims.dedup();
@@ -1238,16 +1261,36 @@ fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &'a [GroupMember])
 
 fn assign_sticky(
     metadata: &ClusterMetadata,
-    members: &[GroupMember],
+    members: &[Member<'_>],
     cooperative: bool,
+) -> Result<GroupAssignment, AssignError> {
+    assign_sticky_with(metadata, members, cooperative, true)
+}
+
+/// [`assign_sticky`]; `fast_paths` false runs the general path on every group (tests compare).
+fn assign_sticky_with(
+    metadata: &ClusterMetadata,
+    members: &[Member<'_>],
+    cooperative: bool,
+    fast_paths: bool,
 ) -> Result<GroupAssignment, AssignError> {
     check_members(members)?;
     let topics = Topics::new(metadata, members)?;
     let subs_by_member = topics.subscriptions(members);
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
-    let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
     let racks = Racks::new(&topics, members, &rank_to_member);
+    let claims_nothing =
+        members.iter().all(|m| if cooperative { m.owned.is_empty() } else { m.user_data.is_none_or(<[u8]>::is_empty) });
+    if fast_paths
+        && claims_nothing
+        && racks.is_none()
+        && !subs.is_empty()
+        && subs.iter().all(|s| s.len() == topics.len())
+    {
+        return Ok(fresh_uniform(&topics, members, &rank_to_member));
+    }
+    let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
     let mut owner = sticky_target(&topics, &subs, &claims, racks.as_ref());
     if let Some(racks) = &racks {
         rack_align(&mut owner, &topics, &subs, racks, &claims);
@@ -1280,8 +1323,8 @@ fn assign_sticky(
             pending.push(PendingPartition {
                 topic: topics.names[t as usize].to_owned(),
                 partition: (p as u32 - topics.base[t as usize]) as i32,
-                from: members[rank_to_member[claimer as usize] as usize].member_id.clone(),
-                to: Some(members[rank_to_member[r as usize] as usize].member_id.clone()),
+                from: members[rank_to_member[claimer as usize] as usize].id.to_owned(),
+                to: Some(members[rank_to_member[r as usize] as usize].id.to_owned()),
             });
             *slot = NONE;
         } else {
@@ -1291,6 +1334,46 @@ fn assign_sticky(
     drop(claims);
     let returned = if cooperative { unknown_but_owned(metadata, members) } else { Vec::new() };
     Ok(build_group_assignment(&topics, members, &owner, pending, &returned))
+}
+
+/// The first assignment of a group in which every member subscribes to every topic, nobody
+/// claims anything and racks play no part: the general path ([`constrained`]) then deals the
+/// partitions in flat order round-robin over the members in member-id order, so the member of
+/// rank `r` gets flat partitions `r`, `r + n`, `r + 2n`, ... This writes them straight into the
+/// output, one member after the other, without the per-partition owner array.
+fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32]) -> GroupAssignment {
+    let n = members.len();
+    let total = topics.total();
+    let mut rank_of = vec![0usize; n];
+    for (r, &m) in rank_to_member.iter().enumerate() {
+        rank_of[m as usize] = r;
+    }
+    let mut by_id: Vec<u32> = (0..n as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(members[b as usize].id));
+    let mut slots = Vec::with_capacity(n);
+    let mut entry_topics: Vec<u32> = Vec::with_capacity(total);
+    let mut entry_partitions: Vec<i32> = Vec::with_capacity(total);
+    let base = &topics.base;
+    for &m in &by_id {
+        let start = entry_topics.len();
+        let mut p = rank_of[m as usize];
+        let mut t = 0usize;
+        while p < total {
+            // Usually the next topic or the one after; a binary search past many small topics.
+            if base[t + 1] as usize <= p {
+                t += 1;
+                if base[t + 1] as usize <= p {
+                    t += base[t + 1..].partition_point(|&b| b as usize <= p);
+                }
+            }
+            entry_topics.push(t as u32);
+            entry_partitions.push((p - base[t] as usize) as i32);
+            p += n;
+        }
+        slots.push((members[m as usize].id.to_owned(), start, entry_topics.len()));
+    }
+    let names = topics.names.iter().map(|&name| name.to_owned()).collect();
+    GroupAssignment::from_parts(names, slots, entry_topics, entry_partitions, Vec::new())
 }
 
 /// Groups of at most this many members and partitions get the exact polish ([`optimize`]): its
@@ -1535,6 +1618,63 @@ fn optimize(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: 
             for &(p, v) in &moves {
                 target[p as usize] = v;
                 add(&mut groups, p, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Subscription;
+
+    /// The fresh-uniform fast path gives exactly what the general path gives, on groups chosen to
+    /// reach every branch of its topic walk: fewer partitions than members, many one-partition
+    /// topics (the binary search), topics missing from the metadata or empty, member ids in
+    /// random order and non-ASCII ones (byte order and Java order differ for U+10000 and up).
+    #[test]
+    fn fresh_uniform_equals_the_general_path() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        for case in 0..400 {
+            let nt = 1 + rnd(if case % 4 == 0 { 60 } else { 6 }) as usize;
+            let counts: Vec<i32> =
+                (0..nt).map(|_| if case % 4 == 0 { rnd(3) as i32 } else { rnd(40) as i32 }).collect();
+            let names: Vec<String> = (0..nt).map(|i| format!("t{:02}", (i * 7) % nt)).collect();
+            // One subscribed topic is not in the metadata at all.
+            let metadata = ClusterMetadata::from_counts(names.iter().skip(1).cloned().zip(counts.iter().copied()));
+            let nm = 1 + rnd(12) as usize;
+            let members: Vec<GroupMember> = (0..nm)
+                .map(|i| {
+                    let id = match rnd(4) {
+                        0 => format!("\u{1F600}{i}"),
+                        1 => format!("\u{FF5E}{i}"),
+                        _ => format!("m{}-{i}", rnd(1000)),
+                    };
+                    let mut sub = Subscription::new(names.iter().rev().cloned());
+                    sub.user_data = Some(CooperativeStickyUserData { generation: 2 }.encode());
+                    if rnd(2) == 0 {
+                        sub.user_data = None;
+                    }
+                    GroupMember { member_id: id, group_instance_id: None, subscription: sub }
+                })
+                .collect();
+            let members = Member::all_owned(&members);
+            let topics = Topics::new(&metadata, &members).unwrap();
+            let rank_to_member = member_id_order(&members);
+            let fast = fresh_uniform(&topics, &members, &rank_to_member);
+            for cooperative in [false, true] {
+                if !cooperative && members.iter().any(|m| m.user_data.is_some()) {
+                    continue; // userData the eager assignor would read as a (failed) claim
+                }
+                let general = assign_sticky_with(&metadata, &members, cooperative, false).unwrap();
+                assert_eq!(fast, general, "case {case}, cooperative {cooperative}");
+                assert_eq!(assign_sticky_with(&metadata, &members, cooperative, true).unwrap(), general);
             }
         }
     }
