@@ -14,7 +14,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use kafka_consumer_protocol::assignor::builtin;
+use kafka_consumer_protocol::assignor::{builtin, GroupMemberView};
+use kafka_consumer_protocol::{SubscriptionView, Version};
 
 fn assignors(c: &mut Criterion) {
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -26,13 +27,28 @@ fn assignors(c: &mut Criterion) {
         let mut group = c.benchmark_group(name);
         group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
         for (case, shape) in assignor_shapes::cases(assignor.as_ref()) {
-            group.bench_function(case, |b| {
+            group.bench_function(&case, |b| {
                 // The result is dropped outside the timed region (as Java's and Go's garbage is
                 // collected outside theirs): for 1M partitions freeing ~2M allocations costs
                 // tens of milliseconds on its own.
                 b.iter_with_large_drop(|| {
                     assignor.assign(black_box(&shape.metadata), black_box(&shape.members)).unwrap()
                 })
+            });
+            let encoded: Vec<Vec<u8>> =
+                shape.members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect();
+            let views: Vec<GroupMemberView<'_>> = shape
+                .members
+                .iter()
+                .zip(&encoded)
+                .map(|(m, bytes)| GroupMemberView {
+                    member_id: &m.member_id,
+                    group_instance_id: m.group_instance_id.as_deref(),
+                    subscription: SubscriptionView::decode(bytes).unwrap(),
+                })
+                .collect();
+            group.bench_function(format!("{case}-views"), |b| {
+                b.iter_with_large_drop(|| assignor.assign_views(black_box(&shape.metadata), black_box(&views)).unwrap())
             });
         }
         group.finish();
