@@ -1082,18 +1082,37 @@ pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAss
     let mut claims: HashMap<&str, Vec<Vec<&str>>> = HashMap::new();
     for m in members {
         for tp in &m.subscription.owned_partitions {
-            let slots = claims.entry(tp.topic.as_str()).or_default();
+            claims.entry(tp.topic.as_str()).or_default();
+        }
+    }
+    if claims.is_empty() {
+        return;
+    }
+    // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
+    // highest of those keeps a member's claim (untrusted input: partition 2^31 - 1, say) from
+    // sizing an allocation.
+    let mut limit: HashMap<&str, usize> = HashMap::with_capacity(claims.len());
+    for a in result.members() {
+        for (topic, partitions) in a.topics() {
+            if let Some((&key, _)) = claims.get_key_value(topic) {
+                let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
+                let l = limit.entry(key).or_default();
+                *l = (*l).max(high);
+            }
+        }
+    }
+    for m in members {
+        for tp in &m.subscription.owned_partitions {
+            let Some(&limit) = limit.get(tp.topic.as_str()) else { continue };
+            let Some(slots) = claims.get_mut(tp.topic.as_str()) else { continue };
             for &p in &tp.partitions {
-                let Ok(i) = usize::try_from(p) else { continue };
+                let Some(i) = usize::try_from(p).ok().filter(|&i| i < limit) else { continue };
                 if slots.len() <= i {
                     slots.resize(i + 1, Vec::new());
                 }
                 slots[i].push(&m.member_id);
             }
         }
-    }
-    if claims.is_empty() {
-        return;
     }
     let mut pending = BTreeSet::new();
     // Partitions come grouped per topic: look each run's topic up once.

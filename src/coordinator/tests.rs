@@ -757,3 +757,30 @@ fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them
     let j = h.req();
     assert_eq!(join_req(&j).reason, "metadata now has partitions assigned to us earlier");
 }
+
+/// A member's claim is untrusted input: a claim on partition 2^31 - 1 must not size the
+/// hand-over's tables (it once made the leader allocate ~50 GB), and the hand-over still
+/// withholds the claimed partitions the result moves.
+#[test]
+fn handover_ignores_claims_beyond_what_is_assigned() {
+    let member = |id: &str, owned: Vec<TopicPartitions>| GroupMember {
+        member_id: id.into(),
+        group_instance_id: None,
+        subscription: Subscription { owned_partitions: owned, ..Subscription::new(["orders"]) },
+    };
+    let members = [
+        member("a", vec![TopicPartitions::new("orders", [0, 1, i32::MAX])]),
+        member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
+    ];
+    let mut result = GroupAssignment::from_assignments([
+        ("a", Assignment::new(parts(&[("orders", 1)]))),
+        ("b", Assignment::new(parts(&[("orders", 0)]))),
+    ]);
+    apply_cooperative_handover(&members, &mut result);
+    assert!(result.partitions_of("b").is_empty());
+    assert_eq!(result.partitions_of("a"), parts(&[("orders", 1)]));
+    assert_eq!(
+        result.pending,
+        [PendingPartition { topic: "orders".into(), partition: 0, from: "a".into(), to: Some("b".into()) }]
+    );
+}
