@@ -1,7 +1,8 @@
 //! Peak heap of one assignment versus the size of its output, with a counting allocator.
 //!
 //! `cargo run --release --example assignor_memory` prints, per shape: time, peak heap bytes
-//! allocated during `assign` (above what was live before), and the heap bytes the output holds.
+//! allocated during `assign` (above what was live before), and the heap bytes the output holds;
+//! then the same for `assign_views` on the members' encoded subscriptions (`-views`).
 #![allow(unsafe_code)]
 
 #[path = "../benches/support/assignor_shapes.rs"]
@@ -11,7 +12,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-use kafka_consumer_protocol::assignor::{builtin, GroupAssignment};
+use kafka_consumer_protocol::assignor::{builtin, GroupAssignment, GroupMemberView};
+use kafka_consumer_protocol::{SubscriptionView, Version};
 
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -44,6 +46,31 @@ fn output_bytes(a: &GroupAssignment) -> usize {
     a.heap_bytes()
 }
 
+/// A timed run without counting, then a counted run for the peak.
+fn measure(name: &str, case: &str, assign: &dyn Fn() -> GroupAssignment) {
+    let t = Instant::now();
+    let first = assign();
+    let dt = t.elapsed();
+    let t = Instant::now();
+    drop(first);
+    let drop_time = t.elapsed();
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    COUNT.store(true, Relaxed);
+    let out = assign();
+    COUNT.store(false, Relaxed);
+    let peak = PEAK.load(Relaxed);
+    let size = output_bytes(&out);
+    println!(
+        "{name:<19} {case:<46} {:>9.2} ms (drop {:>7.2} ms)  peak {:>11} B  output {:>11} B  ratio {:.2}",
+        dt.as_secs_f64() * 1e3,
+        drop_time.as_secs_f64() * 1e3,
+        peak,
+        size,
+        peak as f64 / size as f64
+    );
+}
+
 fn main() {
     let only: Vec<String> = std::env::args().skip(1).collect();
     for name in ["cooperative-sticky", "sticky", "range", "roundrobin"] {
@@ -52,28 +79,22 @@ fn main() {
         }
         let assignor = builtin(name).unwrap();
         for (case, shape) in assignor_shapes::cases(assignor.as_ref()) {
-            // Timed run without counting, then a counted run for the peak.
-            let t = Instant::now();
-            let first = assignor.assign(&shape.metadata, &shape.members).unwrap();
-            let dt = t.elapsed();
-            let t = Instant::now();
-            drop(first);
-            let drop_time = t.elapsed();
-            LIVE.store(0, Relaxed);
-            PEAK.store(0, Relaxed);
-            COUNT.store(true, Relaxed);
-            let out = assignor.assign(&shape.metadata, &shape.members).unwrap();
-            COUNT.store(false, Relaxed);
-            let peak = PEAK.load(Relaxed);
-            let size = output_bytes(&out);
-            println!(
-                "{name:<19} {case:<40} {:>9.2} ms (drop {:>7.2} ms)  peak {:>11} B  output {:>11} B  ratio {:.2}",
-                dt.as_secs_f64() * 1e3,
-                drop_time.as_secs_f64() * 1e3,
-                peak,
-                size,
-                peak as f64 / size as f64
-            );
+            let encoded: Vec<Vec<u8>> =
+                shape.members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect();
+            let views: Vec<GroupMemberView<'_>> = shape
+                .members
+                .iter()
+                .zip(&encoded)
+                .map(|(m, bytes)| GroupMemberView {
+                    member_id: &m.member_id,
+                    group_instance_id: m.group_instance_id.as_deref(),
+                    subscription: SubscriptionView::decode(bytes).unwrap(),
+                })
+                .collect();
+            let owned = || assignor.assign(&shape.metadata, &shape.members).unwrap();
+            let in_place = || assignor.assign_views(&shape.metadata, &views).unwrap();
+            measure(name, &case, &owned);
+            measure(name, &format!("{case}-views"), &in_place);
         }
     }
 }

@@ -11,52 +11,79 @@ use crate::wire::java_string_cmp;
 use crate::TopicPartitions;
 
 /// One member as the built-in assignors read it, whichever form it came in: owned
-/// ([`GroupMember`]) or still in wire form ([`GroupMemberView`]). Nothing is copied.
+/// ([`GroupMember`]) or still in wire form ([`GroupMemberView`]). A reference, so the list of
+/// them costs 16 bytes per member; the fields are read through it.
 #[derive(Clone, Copy)]
-pub(crate) struct Member<'a> {
-    pub(crate) id: &'a str,
-    pub(crate) instance_id: Option<&'a str>,
-    pub(crate) topics: TopicList<'a>,
-    pub(crate) owned: OwnedList<'a>,
-    pub(crate) generation_id: i32,
-    pub(crate) user_data: Option<&'a [u8]>,
-    /// The rack, `None` when absent or empty (Java ignores an empty rack id).
-    pub(crate) rack: Option<&'a str>,
+pub(crate) enum Member<'a> {
+    Owned(&'a GroupMember),
+    View(&'a GroupMemberView<'a>),
 }
 
 impl<'a> Member<'a> {
-    pub(crate) fn owned(m: &'a GroupMember) -> Self {
-        let s = &m.subscription;
-        Member {
-            id: &m.member_id,
-            instance_id: m.group_instance_id.as_deref(),
-            topics: TopicList::Owned(&s.topics),
-            owned: OwnedList::Owned(&s.owned_partitions),
-            generation_id: s.generation_id,
-            user_data: s.user_data.as_deref(),
-            rack: s.rack_id.as_deref().filter(|r| !r.is_empty()),
-        }
-    }
-
-    pub(crate) fn view(m: &GroupMemberView<'a>) -> Self {
-        let s = &m.subscription;
-        Member {
-            id: m.member_id,
-            instance_id: m.group_instance_id,
-            topics: TopicList::Wire(s.topics()),
-            owned: OwnedList::Wire(s.owned_partitions()),
-            generation_id: s.generation_id(),
-            user_data: s.user_data(),
-            rack: s.rack_id().filter(|r| !r.is_empty()),
-        }
-    }
-
     pub(crate) fn all_owned(members: &'a [GroupMember]) -> Vec<Self> {
-        members.iter().map(Member::owned).collect()
+        members.iter().map(Member::Owned).collect()
     }
 
-    pub(crate) fn all_views(members: &[GroupMemberView<'a>]) -> Vec<Self> {
-        members.iter().map(Member::view).collect()
+    pub(crate) fn all_views(members: &'a [GroupMemberView<'a>]) -> Vec<Self> {
+        members.iter().map(Member::View).collect()
+    }
+
+    #[inline]
+    pub(crate) fn id(self) -> &'a str {
+        match self {
+            Member::Owned(m) => &m.member_id,
+            Member::View(m) => m.member_id,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn instance_id(self) -> Option<&'a str> {
+        match self {
+            Member::Owned(m) => m.group_instance_id.as_deref(),
+            Member::View(m) => m.group_instance_id,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn topics(self) -> TopicList<'a> {
+        match self {
+            Member::Owned(m) => TopicList::Owned(&m.subscription.topics),
+            Member::View(m) => TopicList::Wire(m.subscription.topics()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn owned(self) -> OwnedList<'a> {
+        match self {
+            Member::Owned(m) => OwnedList::Owned(&m.subscription.owned_partitions),
+            Member::View(m) => OwnedList::Wire(m.subscription.owned_partitions()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn generation_id(self) -> i32 {
+        match self {
+            Member::Owned(m) => m.subscription.generation_id,
+            Member::View(m) => m.subscription.generation_id(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn user_data(self) -> Option<&'a [u8]> {
+        match self {
+            Member::Owned(m) => m.subscription.user_data.as_deref(),
+            Member::View(m) => m.subscription.user_data(),
+        }
+    }
+
+    /// The rack, `None` when absent or empty (Java ignores an empty rack id).
+    #[inline]
+    pub(crate) fn rack(self) -> Option<&'a str> {
+        match self {
+            Member::Owned(m) => m.subscription.rack_id.as_deref(),
+            Member::View(m) => m.subscription.rack_id(),
+        }
+        .filter(|r| !r.is_empty())
     }
 }
 
@@ -199,10 +226,10 @@ impl<'a> Topics<'a> {
         let mut seen: FxMap<&'a str, ()> = FxMap::default();
         let mut lists: Vec<u32> = Vec::new();
         let mut list_of: Vec<u32> = Vec::with_capacity(members.len());
-        let topics_of = |i: u32| &members[i as usize].topics;
+        let topics_of = |i: u32| members[i as usize].topics();
         for (i, m) in members.iter().enumerate() {
             // Groups mostly share a few subscriptions: recognise a list seen before and skip it.
-            let mine = &m.topics;
+            let mine = &m.topics();
             let known = match list_of.last() {
                 Some(&prev) if topics_of(lists[prev as usize]).same(mine) => Some(prev),
                 _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).find(|&l| {
@@ -283,8 +310,8 @@ impl<'a> Topics<'a> {
             .lists
             .iter()
             .map(|&i| {
-                let mut v: Vec<u32> = Vec::with_capacity(members[i as usize].topics.len().min(self.len()));
-                members[i as usize].topics.for_each(|t| v.extend(self.id(t)));
+                let mut v: Vec<u32> = Vec::with_capacity(members[i as usize].topics().len().min(self.len()));
+                members[i as usize].topics().for_each(|t| v.extend(self.id(t)));
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -333,7 +360,7 @@ fn same_str(a: &[u8], b: &[u8]) -> bool {
 
 /// Refuses duplicate member ids.
 pub(crate) fn check_members(members: &[Member<'_>]) -> Result<(), AssignError> {
-    let mut ids: Vec<&str> = members.iter().map(|m| m.id).collect();
+    let mut ids: Vec<&str> = members.iter().map(|m| m.id()).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
         return Err(AssignError::InvalidInput(format!("member id {:?} appears twice", w[0])));
@@ -347,11 +374,11 @@ pub(crate) fn check_members(members: &[Member<'_>]) -> Result<(), AssignError> {
 /// Java's `MemberInfo` order: static members (by `group.instance.id`) first, then dynamic members
 /// by member id, both in UTF-16 code-unit order. Equal instance ids fall back to member id.
 pub(crate) fn member_info_cmp(a: &Member<'_>, b: &Member<'_>) -> Ordering {
-    match (a.instance_id, b.instance_id) {
-        (Some(x), Some(y)) => java_string_cmp(x, y).then_with(|| java_string_cmp(a.id, b.id)),
+    match (a.instance_id(), b.instance_id()) {
+        (Some(x), Some(y)) => java_string_cmp(x, y).then_with(|| java_string_cmp(a.id(), b.id())),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => java_string_cmp(a.id, b.id),
+        (None, None) => java_string_cmp(a.id(), b.id()),
     }
 }
 
@@ -365,7 +392,7 @@ pub(crate) fn member_info_order(members: &[Member<'_>]) -> Vec<u32> {
 /// Member indexes in member-id order (Java `String.compareTo`).
 pub(crate) fn member_id_order(members: &[Member<'_>]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();
-    order.sort_by(|&a, &b| java_string_cmp(members[a as usize].id, members[b as usize].id));
+    order.sort_by(|&a, &b| java_string_cmp(members[a as usize].id(), members[b as usize].id()));
     order
 }
 
@@ -390,13 +417,13 @@ pub(crate) fn build_group_assignment(
     }
     // Slots in member-id (byte) order; each member's run starts where the previous one ends.
     let mut by_id: Vec<u32> = (0..n as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(members[b as usize].id));
+    by_id.sort_unstable_by(|&a, &b| members[a as usize].id().cmp(members[b as usize].id()));
     let mut cursor = vec![0usize; n];
     let mut slots = Vec::with_capacity(n);
     let mut at = 0usize;
     for &m in &by_id {
         cursor[m as usize] = at;
-        slots.push((members[m as usize].id.to_owned(), at, at + counts[m as usize]));
+        slots.push((members[m as usize].id().to_owned(), at, at + counts[m as usize]));
         at += counts[m as usize];
     }
     let mut entry_topics = vec![0u32; at];

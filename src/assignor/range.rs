@@ -198,7 +198,7 @@ fn assign_range(metadata: &ClusterMetadata, members: &[Member<'_>]) -> Result<Gr
     }
     let mut owner = vec![NONE; topics.total()];
     // Java ignores an empty rack id.
-    let rack_of = |m: u32| members[m as usize].rack;
+    let rack_of = |m: u32| members[m as usize].rack();
     if (0..members.len() as u32).all(|m| rack_of(m).is_none()) {
         // No racks: plain ranges, consumer i of a topic takes a contiguous block.
         for (t, consumers) in consumers_of.iter().enumerate() {

@@ -293,11 +293,11 @@ pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, 
 
 /// The generation cooperative-sticky reads for a member: the subscription's (v2+), else the
 /// userData's, as [`member_claim`] does.
-fn cooperative_generation(member: &Member<'_>) -> Option<i32> {
-    if member.generation_id >= 0 {
-        Some(member.generation_id)
+fn cooperative_generation(member: Member<'_>) -> Option<i32> {
+    if member.generation_id() >= 0 {
+        Some(member.generation_id())
     } else {
-        CooperativeStickyUserData::java_generation(member.user_data)
+        CooperativeStickyUserData::java_generation(member.user_data())
     }
 }
 
@@ -354,14 +354,14 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
     };
     for (rank, &m) in rank_to_member.iter().enumerate() {
         let rank = rank as u32;
-        let member = &members[m as usize];
+        let member = members[m as usize];
         if cooperative {
-            if member.owned.is_empty() {
+            if member.owned().is_empty() {
                 continue;
             }
             let g = cooperative_generation(member).unwrap_or(NO_GENERATION);
-            member.owned.for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
-        } else if let Some(bytes) = member.user_data.filter(|b| !b.is_empty()) {
+            member.owned().for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
+        } else if let Some(bytes) = member.user_data().filter(|b| !b.is_empty()) {
             let (list, generation) = sticky_user_data_view(bytes);
             let g = generation.unwrap_or(NO_GENERATION);
             for group in list.iter().flat_map(|l| l.iter()) {
@@ -994,7 +994,7 @@ impl Racks {
     /// `None` unless Java's rule applies: some member rack matches some replica rack, and the
     /// partitions are not all on the same rack set. Costs one scan of the members without racks.
     fn new(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32]) -> Option<Racks> {
-        let rack_of = |m: u32| members[m as usize].rack;
+        let rack_of = |m: u32| members[m as usize].rack();
         if !rank_to_member.iter().any(|&m| rack_of(m).is_some()) {
             return None;
         }
@@ -1238,11 +1238,11 @@ fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &[Member<'a>]) -> 
     let mut claims: Vec<(&'a str, i32, i64, u32)> = Vec::new();
     for (i, m) in members.iter().enumerate() {
         let mut generation = None;
-        m.owned.for_each(|topic, partitions| {
-            if metadata.topics.contains_key(topic) || !m.topics.contains(topic) {
+        m.owned().for_each(|topic, partitions| {
+            if metadata.topics.contains_key(topic) || !m.topics().contains(topic) {
                 return;
             }
-            let g = *generation.get_or_insert_with(|| -i64::from(cooperative_generation(m).unwrap_or(NO_GENERATION)));
+            let g = *generation.get_or_insert_with(|| -i64::from(cooperative_generation(*m).unwrap_or(NO_GENERATION)));
             claims.extend(partitions.filter(|&p| p >= 0).map(|p| (topic, p, g, i as u32)));
         });
     }
@@ -1281,7 +1281,9 @@ fn assign_sticky_with(
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let racks = Racks::new(&topics, members, &rank_to_member);
     let claims_nothing =
-        members.iter().all(|m| if cooperative { m.owned.is_empty() } else { m.user_data.is_none_or(<[u8]>::is_empty) });
+        members
+            .iter()
+            .all(|m| if cooperative { m.owned().is_empty() } else { m.user_data().is_none_or(<[u8]>::is_empty) });
     if fast_paths
         && claims_nothing
         && racks.is_none()
@@ -1323,8 +1325,8 @@ fn assign_sticky_with(
             pending.push(PendingPartition {
                 topic: topics.names[t as usize].to_owned(),
                 partition: (p as u32 - topics.base[t as usize]) as i32,
-                from: members[rank_to_member[claimer as usize] as usize].id.to_owned(),
-                to: Some(members[rank_to_member[r as usize] as usize].id.to_owned()),
+                from: members[rank_to_member[claimer as usize] as usize].id().to_owned(),
+                to: Some(members[rank_to_member[r as usize] as usize].id().to_owned()),
             });
             *slot = NONE;
         } else {
@@ -1349,7 +1351,7 @@ fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[
         rank_of[m as usize] = r;
     }
     let mut by_id: Vec<u32> = (0..n as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(members[b as usize].id));
+    by_id.sort_unstable_by(|&a, &b| members[a as usize].id().cmp(members[b as usize].id()));
     let mut slots = Vec::with_capacity(n);
     let mut entry_topics: Vec<u32> = Vec::with_capacity(total);
     let mut entry_partitions: Vec<i32> = Vec::with_capacity(total);
@@ -1370,7 +1372,7 @@ fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[
             entry_partitions.push((p - base[t] as usize) as i32);
             p += n;
         }
-        slots.push((members[m as usize].id.to_owned(), start, entry_topics.len()));
+        slots.push((members[m as usize].id().to_owned(), start, entry_topics.len()));
     }
     let names = topics.names.iter().map(|&name| name.to_owned()).collect();
     GroupAssignment::from_parts(names, slots, entry_topics, entry_partitions, Vec::new())
@@ -1669,7 +1671,7 @@ mod tests {
             let rank_to_member = member_id_order(&members);
             let fast = fresh_uniform(&topics, &members, &rank_to_member);
             for cooperative in [false, true] {
-                if !cooperative && members.iter().any(|m| m.user_data.is_some()) {
+                if !cooperative && members.iter().any(|m| m.user_data().is_some()) {
                     continue; // userData the eager assignor would read as a (failed) claim
                 }
                 let general = assign_sticky_with(&metadata, &members, cooperative, false).unwrap();
