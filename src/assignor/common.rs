@@ -128,17 +128,14 @@ impl<'a> TopicList<'a> {
         }
     }
 
-    /// Cheap pre-check before [`TopicList::same`]: equal lengths and first and last names.
+    /// Cheap pre-check before [`TopicList::same`]: equal lengths, and for owned lists equal
+    /// first and last names (wire lists compare as one `memcmp` anyway).
     fn may_be_same(&self, other: &TopicList<'_>) -> bool {
-        fn ends<'b>(l: &TopicList<'b>) -> (Option<&'b str>, Option<&'b str>) {
-            match *l {
-                TopicList::Owned(t) => (t.first().map(String::as_str), t.last().map(String::as_str)),
-                TopicList::Wire(t) => (t.iter().next(), t.iter().last()),
-            }
-        }
         match (self, other) {
-            (TopicList::Wire(a), TopicList::Wire(b)) => a.len() == b.len(),
-            _ => self.len() == other.len() && ends(self) == ends(other),
+            (TopicList::Owned(a), TopicList::Owned(b)) => {
+                a.len() == b.len() && a.first() == b.first() && a.last() == b.last()
+            }
+            _ => self.len() == other.len(),
         }
     }
 }
