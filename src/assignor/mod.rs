@@ -124,13 +124,6 @@ pub struct GroupMember {
     pub subscription: Subscription,
 }
 
-impl GroupMember {
-    /// A member with no static instance id.
-    pub fn new(member_id: impl Into<String>, subscription: Subscription) -> Self {
-        GroupMember { member_id: member_id.into(), group_instance_id: None, subscription }
-    }
-}
-
 /// One member as the leader receives it in the JoinGroup response: its subscription still in
 /// wire form, read in place. [`PartitionAssignor::assign_views`] takes these, so a leader can
 /// assign straight from the response bytes without copying every topic name.
