@@ -1,14 +1,15 @@
 //! The built-in assignors on arbitrary groups: never panic, and every result is valid (only
 //! subscribed, existing partitions; none twice), complete (everything assigned or pending),
 //! deterministic, balanced (sticky assignors) and cooperatively valid (nothing revoked from one
-//! member is given to another in the same round).
+//! member is given to another in the same round); and reading the members in place from their
+//! encoded subscriptions (`assign_views`) gives the same result.
 #![no_main]
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::Arbitrary;
-use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupAssignment, GroupMember, TopicInfo};
-use kafka_consumer_protocol::{Subscription, TopicPartitions};
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, TopicInfo};
+use kafka_consumer_protocol::{Subscription, SubscriptionView, TopicPartitions, Version};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -153,10 +154,21 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
 
 libfuzzer_sys::fuzz_target!(|input: Input| {
     let (metadata, members) = build(&input);
+    let encoded: Vec<Vec<u8>> = members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect();
+    let views: Vec<GroupMemberView<'_>> = members
+        .iter()
+        .zip(&encoded)
+        .map(|(m, bytes)| GroupMemberView {
+            member_id: &m.member_id,
+            group_instance_id: m.group_instance_id.as_deref(),
+            subscription: SubscriptionView::decode(bytes).unwrap(),
+        })
+        .collect();
     for strategy in ["range", "roundrobin", "sticky", "cooperative-sticky"] {
         let assignor = builtin(strategy).unwrap();
         let out = assignor.assign(&metadata, &members).expect("unique member ids are valid input");
         check(&metadata, &members, strategy, &out);
         assert_eq!(assignor.assign(&metadata, &members).unwrap(), out, "{strategy} not deterministic");
+        assert_eq!(assignor.assign_views(&metadata, &views).unwrap(), out, "{strategy}: assign_views differs");
     }
 });
