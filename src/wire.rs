@@ -317,72 +317,78 @@ impl Presized {
         (self.pos == self.buf.len()).then_some(self.buf)
     }
 
-    /// Runs `f` on a [`Cursor`] over the buffer at the current position: the loops over names
-    /// and partition lists run on a cursor, whose slice and position the compiler keeps in
-    /// registers.
-    #[inline(always)]
-    fn with_cursor<R>(&mut self, f: impl FnOnce(&mut Cursor<'_>) -> R) -> R {
-        let mut cursor = Cursor { buf: &mut self.buf, pos: self.pos };
-        let out = f(&mut cursor);
-        self.pos = cursor.pos;
-        out
-    }
-
     /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
     #[inline(always)]
     pub(crate) fn name(&mut self, s: &str) {
-        self.with_cursor(|c| c.name(s));
+        let end = self.pos + 2 + s.len();
+        match self.buf.get_mut(self.pos..end) {
+            Some(dst) => {
+                put_name(dst, s.as_bytes());
+                self.pos = end;
+            }
+            None => self.fail(),
+        }
     }
 
     /// Writes `names` as [`Presized::name`] does; whether they are in Java's order
     /// (non-strictly: a repeated name is in order).
     #[inline(never)]
     pub(crate) fn names_in_order(&mut self, names: &[String]) -> bool {
-        self.with_cursor(|c| {
-            let Some((first, rest)) = names.split_first() else { return true };
-            let mut previous = Ordered::new(first, c.name(first));
-            let mut ordered = true;
-            for name in rest {
-                let next = Ordered::new(name, c.name(name));
-                ordered &= previous.precedes(next, false);
-                previous = next;
-            }
-            ordered
-        })
+        let mut keys = KeyOrder::default();
+        let mut pos = self.pos;
+        for name in names {
+            let bytes = name.as_bytes();
+            let end = pos + 2 + bytes.len();
+            let Some(dst) = self.buf.get_mut(pos..end) else {
+                self.fail();
+                return false;
+            };
+            keys.push(put_name(dst, bytes));
+            pos = end;
+        }
+        self.pos = pos;
+        keys.ascending() || in_java_order(names.iter().map(String::as_str), false)
     }
 
     /// Writes a partition list's entries (without its count); whether they are canonical for
     /// a subscription: topics strictly in Java's order, partitions ascending.
     #[inline(never)]
     pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
-        self.with_cursor(|c| {
-            let Some((first, rest)) = groups.split_first() else { return true };
-            let (key, mut ordered) = c.group(&first.topic, &first.partitions);
-            let mut previous = Ordered::new(&first.topic, key);
-            for g in rest {
-                let (key, ascending) = c.group(&g.topic, &g.partitions);
-                let next = Ordered::new(&g.topic, key);
-                ordered &= ascending & previous.precedes(next, true);
-                previous = next;
-            }
-            ordered
-        })
+        let mut keys = KeyOrder::default();
+        let mut descents = 0;
+        let mut pos = self.pos;
+        for g in groups {
+            let Some((end, key, d)) = put_group(&mut self.buf, pos, &g.topic, &g.partitions) else {
+                self.fail();
+                return false;
+            };
+            keys.push(key);
+            descents |= d;
+            pos = end;
+        }
+        self.pos = pos;
+        descents >= 0 && (keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true))
     }
 
     /// Writes a partition list's entries (without its count); `false` when no topic can be
     /// listed twice, `true` when one may be (fingerprints collide in a 1024-bit filter).
     #[inline(never)]
     pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
-        self.with_cursor(|c| {
-            let mut filter = [0u64; 16];
-            let mut collision = false;
-            for g in groups {
-                let bit = (c.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
-                collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
-                filter[bit / 64] |= 1 << (bit % 64);
-            }
-            collision
-        })
+        let mut filter = [0u64; 16];
+        let mut collision = false;
+        let mut pos = self.pos;
+        for g in groups {
+            let Some((end, key, _)) = put_group(&mut self.buf, pos, &g.topic, &g.partitions) else {
+                self.fail();
+                return true;
+            };
+            let bit = (fingerprint(key.0) >> 54) as usize;
+            collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+            filter[bit / 64] |= 1 << (bit % 64);
+            pos = end;
+        }
+        self.pos = pos;
+        collision
     }
 
     /// The buffer, emptied, to encode into the ordinary way.
@@ -391,191 +397,191 @@ impl Presized {
         self.buf
     }
 
-    #[inline(always)]
-    fn next(&mut self, n: usize) -> Option<&mut [u8]> {
-        let start = self.pos;
-        self.pos = start + n;
-        self.buf.get_mut(start..self.pos)
+    /// Moves past the end after a write that did not fit: no later write fits, and
+    /// [`Presized::finish`] fails.
+    #[cold]
+    fn fail(&mut self) {
+        self.pos = self.buf.len() + 1;
     }
-}
 
-/// A position in a [`Presized`] buffer.
-struct Cursor<'a> {
-    buf: &'a mut [u8],
-    pos: usize,
-}
-
-impl Cursor<'_> {
     /// The next `n` bytes of the buffer, or `None` when they do not fit. The position moves
-    /// on either way, so after a write that did not fit it stays past the end: no later write
-    /// fits and [`Presized::finish`] fails. (It cannot overflow: it is a sum of lengths of
-    /// slices in memory.)
+    /// on either way, so after a write that did not fit it stays past the end. (It cannot
+    /// overflow: it is a sum of lengths of slices in memory.)
     #[inline(always)]
     fn next(&mut self, n: usize) -> Option<&mut [u8]> {
         let start = self.pos;
         self.pos = start + n;
         self.buf.get_mut(start..self.pos)
     }
-
-    /// A name's `int16` length and bytes; its [`NameKey`], made from the same loads as the copy.
-    #[inline(always)]
-    fn name(&mut self, s: &str) -> NameKey {
-        let bytes = s.as_bytes();
-        let (key, words) = NameKey::with_words(bytes);
-        if let Some((len, dst)) = self.next(2 + bytes.len()).and_then(|d| d.split_first_chunk_mut::<2>()) {
-            *len = (bytes.len() as i16).to_be_bytes();
-            copy_name(dst, bytes, words);
-        }
-        key
-    }
-
-    /// A topic's entry in a partition list: its name as [`Cursor::name`] writes it, then its
-    /// `int32` partition count and partitions, with a single bounds check for the whole entry.
-    /// Also says whether the partitions are in ascending order.
-    #[inline(always)]
-    fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
-        let bytes = topic.as_bytes();
-        let (key, words) = NameKey::with_words(bytes);
-        let ascending = match self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
-            Some(dst) => write_group(dst, bytes, words, partitions).unwrap_or(false),
-            None => false,
-        };
-        (key, ascending)
-    }
 }
 
-/// A name's first and last eight bytes as big-endian words (the first zero-padded, the last zero
-/// when the name is shorter than eight bytes) and its length: enough to order names of up to 16
-/// ASCII bytes with integer comparisons, and to fingerprint any name.
+/// What [`order_key`] says about a name: its order key, and the OR of the bytes the key was
+/// made from (their high bits say whether the key's order is also Java's).
 #[derive(Clone, Copy)]
-pub(crate) struct NameKey {
-    head: u64,
-    tail: u64,
-    len: usize,
+pub(crate) struct Key(u128, u64);
+
+/// Whether a sequence of names is strictly ascending by [`order_key`] and made of ASCII keys:
+/// then it is strictly ascending in Java's order too. (The converse does not hold: names that
+/// share their first 15 bytes tie, and so do repeated names; the exact check decides those.)
+#[derive(Clone, Copy, Default)]
+pub(crate) struct KeyOrder {
+    previous: u128,
+    /// Set by a key not above the one before it. The empty name's key is 0, so a list starting
+    /// with it also goes to the exact check.
+    tie_or_descent: bool,
+    high: u64,
 }
 
-impl NameKey {
-    /// The key, and for names of 8 to 16 bytes the two (overlapping) 8-byte words it was made
-    /// from, which also serve to copy the name.
+impl KeyOrder {
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn with_words(bytes: &[u8]) -> (Self, Option<([u8; 8], [u8; 8])>) {
-        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (Some(head), Some(tail)) if bytes.len() <= 16 => (
-                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len: bytes.len() },
-                Some((*head, *tail)),
-            ),
-            _ => (NameKey::of(bytes), None),
-        }
+    pub(crate) fn push(&mut self, key: Key) {
+        self.tie_or_descent |= key.0 <= self.previous;
+        self.previous = key.0;
+        self.high |= key.1;
     }
 
+    /// True when the keys pushed are strictly ascending and ASCII.
     #[inline(always)]
-    pub(crate) fn of(bytes: &[u8]) -> Self {
-        let len = bytes.len();
-        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (Some(head), Some(tail)) => {
-                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len }
+    pub(crate) fn ascending(&self) -> bool {
+        !self.tie_or_descent && self.high & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// Names in Java's order (strictly, or allowing repeats), by [`java_cmp`].
+#[cold]
+#[inline(never)]
+pub(crate) fn in_java_order<'a>(names: impl Iterator<Item = &'a str> + Clone, strictly: bool) -> bool {
+    names.clone().zip(names.skip(1)).all(|(a, b)| match java_cmp(a, b) {
+        Ordering::Less => true,
+        Ordering::Equal => !strictly,
+        Ordering::Greater => false,
+    })
+}
+
+/// Whether `names` are in Java's order: strictly, or allowing a name to repeat.
+#[inline]
+pub(crate) fn names_sorted<'a>(names: impl Iterator<Item = &'a str> + Clone, strictly: bool) -> bool {
+    let mut keys = KeyOrder::default();
+    for name in names.clone() {
+        keys.push(order_key(name.as_bytes()));
+    }
+    keys.ascending() || in_java_order(names, strictly)
+}
+
+/// A name's order key: its first 15 bytes, zero-padded, as a big-endian integer, with its length
+/// (16 for every name longer than 15 bytes) in the lowest byte. Keys order names as their bytes
+/// do where they differ: a smaller key is a smaller name. Equal keys are equal names, or two
+/// names longer than 15 bytes with the same first 15. Byte order is Java's order when the bytes
+/// are ASCII, which the key's second part tells.
+#[inline(always)]
+pub(crate) fn order_key(b: &[u8]) -> Key {
+    let n = b.len();
+    match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(head), Some(tail)) if n < 16 => {
+            // Bytes 8.. of the name are the last `n - 8` of `tail`: shift them to the top (a
+            // shift by 64 for `n == 8`, done as two shifts, leaves nothing).
+            let rest = u64::from_be_bytes(*tail) << 1 << (8 * (16 - n) - 1);
+            let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest | n as u64);
+            Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail))
+        }
+        (Some(head), _) => match b.get(8..16).and_then(|s| s.first_chunk::<8>()) {
+            Some(second) => {
+                let rest = u64::from_be_bytes(*second) & !0xFF | 16;
+                let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest);
+                Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*second))
+            }
+            None => Key(0, u64::MAX), // unreachable: `n >= 16` here
+        },
+        _ => match (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+            // Two overlapping 4-byte loads; the bytes they share land in the same place.
+            (Some(first), Some(last)) => {
+                let head =
+                    u64::from(u32::from_be_bytes(*first)) << 32 | u64::from(u32::from_be_bytes(*last)) << (8 * (8 - n));
+                Key(
+                    u128::from(head) << 64 | n as u128,
+                    u64::from(u32::from_ne_bytes(*first) | u32::from_ne_bytes(*last)),
+                )
             }
             _ => {
-                let head = match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-                    // Two overlapping 4-byte loads; the bytes they share land in the same place.
-                    (Some(first), Some(last)) => {
-                        u64::from(u32::from_be_bytes(*first)) << 32
-                            | u64::from(u32::from_be_bytes(*last)) << (8 * (8 - len))
-                    }
-                    _ => bytes.iter().enumerate().fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
-                };
-                NameKey { head, tail: 0, len }
+                let head = b.iter().enumerate().fold(0, |acc, (i, &x)| acc | u64::from(x) << (56 - 8 * i));
+                Key(u128::from(head) << 64 | n as u128, head)
             }
+        },
+    }
+}
+
+/// A fingerprint of a key: equal keys have equal fingerprints.
+#[inline(always)]
+fn fingerprint(key: u128) -> u64 {
+    ((key >> 64) as u64 ^ (key as u64).rotate_left(23)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Writes a name's `int16` length and bytes at the start of `dst` (at least `2 + name.len()`
+/// bytes; the caller checked the length fits) and returns its [`order_key`], made from the
+/// same loads as the copy.
+#[inline(always)]
+fn put_name(dst: &mut [u8], name: &[u8]) -> Key {
+    let key = order_key(name);
+    let n = name.len();
+    if let Some((len, rest)) = dst.split_first_chunk_mut::<2>() {
+        *len = (n as u16).to_be_bytes();
+        match (name.first_chunk::<8>(), name.last_chunk::<8>(), rest.get_mut(..n)) {
+            (Some(head), Some(tail), Some(d)) if n <= 16 => {
+                if let Some(d) = d.first_chunk_mut::<8>() {
+                    *d = *head;
+                }
+                if let Some(d) = d.last_chunk_mut::<8>() {
+                    *d = *tail;
+                }
+            }
+            (_, _, Some(d)) => copy_short(d, name),
+            _ => {}
         }
     }
-
-    /// The name's bytes zero-padded to 16 as one integer, and its length: comparing these
-    /// pairs orders the names lexicographically (a name sorts before its extensions). `None`
-    /// for names longer than 16 bytes or not ASCII, whose order [`java_cmp`] decides.
-    #[inline(always)]
-    pub(crate) fn short_ascii(self) -> Option<(u128, usize)> {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        // Bytes 8.. of the name at the top of the second word (the bytes shared with the
-        // first word shifted out).
-        let second = if self.len > 8 && self.len <= 16 { self.tail << (8 * (16 - self.len)) } else { 0 };
-        (self.len <= 16 && (self.head | second) & HIGH == 0)
-            .then_some(((u128::from(self.head) << 64) | u128::from(second), self.len))
-    }
-
-    /// A cheap fingerprint (length, first and last eight bytes): equal names have equal ones.
-    #[inline(always)]
-    pub(crate) fn signature(self) -> u64 {
-        (self.head.rotate_left(29) ^ self.tail ^ self.len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
+    key
 }
 
-/// A name as the order checks see it: the name, and its [`NameKey::short_ascii`] order key.
-#[derive(Clone, Copy)]
-pub(crate) struct Ordered<'a> {
-    name: &'a str,
-    key: Option<(u128, usize)>,
-}
-
-impl<'a> Ordered<'a> {
-    #[inline(always)]
-    pub(crate) fn new(name: &'a str, key: NameKey) -> Self {
-        Ordered { name, key: key.short_ascii() }
-    }
-
-    /// Whether `self` comes before `next` in Java's order (or is equal, unless `strictly`).
-    #[inline(always)]
-    pub(crate) fn precedes(self, next: Ordered<'_>, strictly: bool) -> bool {
-        let order = match (self.key, next.key) {
-            (Some(a), Some(b)) => a.cmp(&b),
-            _ => java_cmp(self.name, next.name),
-        };
-        order.is_lt() || (!strictly && order.is_eq())
-    }
-}
-
-/// Writes a partition-list entry into `dst`, which is exactly its size; whether its partitions
-/// are ascending.
+/// Writes a topic's entry in a partition list at `buf[pos..]`: its name as [`put_name`] does,
+/// then its `int32` partition count and partitions, with a single bounds check for the entry.
+/// Returns where the entry ends, the name's key, and a value that is negative when the
+/// partitions are not in ascending order; `None` when the entry does not fit.
 #[inline(always)]
-fn write_group(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>, partitions: &[i32]) -> Option<bool> {
-    let (len, dst) = dst.split_first_chunk_mut::<2>()?;
-    *len = (name.len() as i16).to_be_bytes();
-    let (name_dst, dst) = dst.split_at_mut_checked(name.len())?;
-    copy_name(name_dst, name, words);
+fn put_group(buf: &mut [u8], pos: usize, topic: &str, partitions: &[i32]) -> Option<(usize, Key, i64)> {
+    let name = topic.as_bytes();
+    let end = pos + 2 + name.len() + 4 + 4 * partitions.len();
+    let dst = buf.get_mut(pos..end)?;
+    let (name_dst, dst) = dst.split_at_mut_checked(2 + name.len())?;
+    let key = put_name(name_dst, name);
     let (count, dst) = dst.split_first_chunk_mut::<4>()?;
-    *count = (partitions.len() as i32).to_be_bytes();
-    Some(write_partitions(dst, partitions))
+    *count = (partitions.len() as u32).to_be_bytes();
+    Some((end, key, put_partitions(dst, partitions)))
 }
 
-/// Writes `values` as big-endian `int32`s into `dst` (their size) and says whether they are in
-/// ascending order.
+/// Writes `values` as big-endian `int32`s into `dst` (their size), two at a time; returns a
+/// value that is negative when they are not in ascending order (the OR of each one's
+/// difference from the one before).
 #[inline(always)]
-fn write_partitions(dst: &mut [u8], values: &[i32]) -> bool {
-    let mut unsorted = false;
-    let mut previous = values.first().copied().unwrap_or(0);
-    for (d, &v) in dst.chunks_exact_mut(4).zip(values) {
-        d.copy_from_slice(&v.to_be_bytes());
-        unsorted |= previous > v;
-        previous = v;
-    }
-    !unsorted
-}
-
-/// Copies a name into `dst` (its size), from the words [`NameKey::with_words`] already loaded
-/// when it has them.
-#[inline(always)]
-fn copy_name(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>) {
-    match words {
-        Some((head, tail)) => {
-            if let Some(d) = dst.first_chunk_mut::<8>() {
-                *d = head;
-            }
-            if let Some(d) = dst.last_chunk_mut::<8>() {
-                *d = tail;
-            }
+fn put_partitions(dst: &mut [u8], values: &[i32]) -> i64 {
+    let mut previous = i64::from(values.first().copied().unwrap_or(0));
+    let mut descents = 0;
+    let mut pairs = dst.chunks_exact_mut(8);
+    let mut values_pairs = values.chunks_exact(2);
+    for (d, v) in (&mut pairs).zip(&mut values_pairs) {
+        if let ([a, b], Some(d)) = (v, d.first_chunk_mut::<8>()) {
+            // Both as one little-endian word: one byte swap reverses it, the rotation puts
+            // the first back first.
+            let word = u64::from(*a as u32) | u64::from(*b as u32) << 32;
+            *d = word.swap_bytes().rotate_left(32).to_le_bytes();
+            let (a, b) = (i64::from(*a), i64::from(*b));
+            descents |= (a - previous) | (b - a);
+            previous = b;
         }
-        None => copy_short(dst, name),
     }
+    if let ([v], Some(d)) = (values_pairs.remainder(), pairs.into_remainder().first_chunk_mut::<4>()) {
+        *d = v.to_be_bytes();
+        descents |= i64::from(*v) - previous;
+    }
+    descents
 }
 
 /// `dst.copy_from_slice(src)` for slices of equal length, with the short lengths done as two
