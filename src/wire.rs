@@ -355,19 +355,23 @@ impl Presized {
     #[inline(never)]
     pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
         let mut keys = KeyOrder::default();
-        let mut descents = 0;
         let mut pos = self.pos;
         for g in groups {
-            let Some((end, key, d)) = put_group(&mut self.buf, pos, &g.topic, &g.partitions) else {
-                self.fail();
-                return false;
-            };
-            keys.push(key);
-            descents |= d;
-            pos = end;
+            match put_group(&mut self.buf, pos, &g.topic, &g.partitions, put_ascending) {
+                Some((end, key, true)) => {
+                    keys.push(key);
+                    pos = end;
+                }
+                // Partitions out of order: the caller encodes the general way.
+                Some((_, _, false)) => return false,
+                None => {
+                    self.fail();
+                    return false;
+                }
+            }
         }
         self.pos = pos;
-        descents >= 0 && (keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true))
+        (keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true))
     }
 
     /// Writes a partition list's entries (without its count); `false` when no topic can be
@@ -378,7 +382,7 @@ impl Presized {
         let mut collision = false;
         let mut pos = self.pos;
         for g in groups {
-            let Some((end, key, _)) = put_group(&mut self.buf, pos, &g.topic, &g.partitions) else {
+            let Some((end, key, ())) = put_group(&mut self.buf, pos, &g.topic, &g.partitions, put_any) else {
                 self.fail();
                 return true;
             };
@@ -543,10 +547,16 @@ fn put_name(dst: &mut [u8], name: &[u8]) -> Key {
 
 /// Writes a topic's entry in a partition list at `buf[pos..]`: its name as [`put_name`] does,
 /// then its `int32` partition count and partitions, with a single bounds check for the entry.
-/// Returns where the entry ends, the name's key, and a value that is negative when the
-/// partitions are not in ascending order; `None` when the entry does not fit.
+/// Returns where the entry ends, the name's key, and what `put_partitions` returns; `None` when
+/// the entry does not fit.
 #[inline(always)]
-fn put_group(buf: &mut [u8], pos: usize, topic: &str, partitions: &[i32]) -> Option<(usize, Key, i64)> {
+fn put_group<R>(
+    buf: &mut [u8],
+    pos: usize,
+    topic: &str,
+    partitions: &[i32],
+    put_partitions: impl FnOnce(&mut [u8], &[i32]) -> R,
+) -> Option<(usize, Key, R)> {
     let name = topic.as_bytes();
     let end = pos + 2 + name.len() + 4 + 4 * partitions.len();
     let dst = buf.get_mut(pos..end)?;
@@ -557,31 +567,71 @@ fn put_group(buf: &mut [u8], pos: usize, topic: &str, partitions: &[i32]) -> Opt
     Some((end, key, put_partitions(dst, partitions)))
 }
 
-/// Writes `values` as big-endian `int32`s into `dst` (their size), two at a time; returns a
-/// value that is negative when they are not in ascending order (the OR of each one's
-/// difference from the one before).
+/// Writes `values` as big-endian `int32`s into `dst` (their size) while they ascend; `false`
+/// (the rest unwritten) at the first one below the one before.
+///
+/// Two values per load, byte swap and store. The early exit keeps this a short scalar loop:
+/// vectorized, its setup would cost more than the few partitions a topic usually has.
 #[inline(always)]
-fn put_partitions(dst: &mut [u8], values: &[i32]) -> i64 {
-    let mut previous = i64::from(values.first().copied().unwrap_or(0));
-    let mut descents = 0;
-    let mut pairs = dst.chunks_exact_mut(8);
-    let mut values_pairs = values.chunks_exact(2);
-    for (d, v) in (&mut pairs).zip(&mut values_pairs) {
-        if let ([a, b], Some(d)) = (v, d.first_chunk_mut::<8>()) {
-            // Both as one little-endian word: one byte swap reverses it, the rotation puts
-            // the first back first.
-            let word = u64::from(*a as u32) | u64::from(*b as u32) << 32;
-            *d = word.swap_bytes().rotate_left(32).to_le_bytes();
-            let (a, b) = (i64::from(*a), i64::from(*b));
-            descents |= (a - previous) | (b - a);
-            previous = b;
+fn put_ascending(mut dst: &mut [u8], mut values: &[i32]) -> bool {
+    let mut previous = i32::MIN;
+    while let Some(([a, b], rest)) = values.split_first_chunk::<2>() {
+        let Some((d, dst_rest)) = core::mem::take(&mut dst).split_first_chunk_mut::<8>() else { return false };
+        if *a < previous || *b < *a {
+            return false;
+        }
+        *d = pair_be(*a, *b);
+        previous = *b;
+        values = rest;
+        dst = dst_rest;
+    }
+    match (values, dst.first_chunk_mut::<4>()) {
+        ([v], Some(d)) if *v >= previous => *d = v.to_be_bytes(),
+        ([], _) => {}
+        _ => return false,
+    }
+    true
+}
+
+/// Writes `values` as big-endian `int32`s into `dst` (their size): four at a time, then the
+/// remaining up to three without a loop.
+#[inline(always)]
+fn put_any(dst: &mut [u8], values: &[i32]) {
+    let mut quads = dst.chunks_exact_mut(16);
+    let mut values_quads = values.chunks_exact(4);
+    for (d, v) in (&mut quads).zip(&mut values_quads) {
+        if let (Some((d0, d1)), [a, b, c, e]) = (d.split_first_chunk_mut::<8>(), v) {
+            *d0 = pair_be(*a, *b);
+            if let Some(d1) = d1.first_chunk_mut::<8>() {
+                *d1 = pair_be(*c, *e);
+            }
         }
     }
-    if let ([v], Some(d)) = (values_pairs.remainder(), pairs.into_remainder().first_chunk_mut::<4>()) {
-        *d = v.to_be_bytes();
-        descents |= i64::from(*v) - previous;
+    let d = quads.into_remainder();
+    match values_quads.remainder() {
+        [a] => {
+            if let Some(d) = d.first_chunk_mut::<4>() {
+                *d = a.to_be_bytes();
+            }
+        }
+        [a, b, rest @ ..] => {
+            if let Some((d, d1)) = d.split_first_chunk_mut::<8>() {
+                *d = pair_be(*a, *b);
+                if let ([c], Some(d1)) = (rest, d1.first_chunk_mut::<4>()) {
+                    *d1 = c.to_be_bytes();
+                }
+            }
+        }
+        [] => {}
     }
-    descents
+}
+
+/// Two `int32`s as eight big-endian bytes, with one byte swap of a word holding both (little-
+/// endian: the swap reverses it, the rotation puts the first back first).
+#[inline(always)]
+fn pair_be(a: i32, b: i32) -> [u8; 8] {
+    let word = u64::from(a as u32) | u64::from(b as u32) << 32;
+    word.swap_bytes().rotate_left(32).to_le_bytes()
 }
 
 /// `dst.copy_from_slice(src)` for slices of equal length, with the short lengths done as two
