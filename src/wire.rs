@@ -320,14 +320,25 @@ impl Presized {
     /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
     #[inline(always)]
     pub(crate) fn name(&mut self, s: &str) {
-        let end = self.pos + 2 + s.len();
-        match self.buf.get_mut(self.pos..end) {
+        match self.next(2 + s.len()) {
             Some(dst) => {
-                put_name(dst, s.as_bytes());
-                self.pos = end;
+                put_name::<Key>(dst, s.as_bytes());
             }
             None => self.fail(),
         }
+    }
+
+    /// The unwritten part of the buffer, for a loop that writes many entries: it splits each
+    /// entry off the front with a single bounds check. [`Presized::rejoin`] moves the position
+    /// to what is left.
+    #[inline(always)]
+    fn unwritten(&mut self) -> &mut [u8] {
+        self.buf.get_mut(self.pos..).unwrap_or_default()
+    }
+
+    #[inline(always)]
+    fn rejoin(&mut self, left: usize) {
+        self.pos = self.buf.len() - left;
     }
 
     /// Writes `names` as [`Presized::name`] does; whether they are in Java's order
@@ -335,18 +346,18 @@ impl Presized {
     #[inline(never)]
     pub(crate) fn names_in_order(&mut self, names: &[String]) -> bool {
         let mut keys = KeyOrder::default();
-        let mut pos = self.pos;
+        let mut rest = self.unwritten();
         for name in names {
             let bytes = name.as_bytes();
-            let end = pos + 2 + bytes.len();
-            let Some(dst) = self.buf.get_mut(pos..end) else {
+            let Some((dst, tail)) = rest.split_at_mut_checked(2 + bytes.len()) else {
                 self.fail();
                 return false;
             };
             keys.push(put_name(dst, bytes));
-            pos = end;
+            rest = tail;
         }
-        self.pos = pos;
+        let left = rest.len();
+        self.rejoin(left);
         keys.ascending() || in_java_order(names.iter().map(String::as_str), false)
     }
 
@@ -355,12 +366,12 @@ impl Presized {
     #[inline(never)]
     pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
         let mut keys = KeyOrder::default();
-        let mut pos = self.pos;
+        let mut rest = self.unwritten();
         for g in groups {
-            match put_group(&mut self.buf, pos, &g.topic, &g.partitions, put_ascending) {
-                Some((end, key, true)) => {
+            match put_group(rest, &g.topic, &g.partitions, put_ascending) {
+                Some((tail, key, true)) => {
                     keys.push(key);
-                    pos = end;
+                    rest = tail;
                 }
                 // Partitions out of order: the caller encodes the general way.
                 Some((_, _, false)) => return false,
@@ -370,8 +381,9 @@ impl Presized {
                 }
             }
         }
-        self.pos = pos;
-        (keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true))
+        let left = rest.len();
+        self.rejoin(left);
+        keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true)
     }
 
     /// Writes a partition list's entries (without its count); `false` when no topic can be
@@ -380,18 +392,19 @@ impl Presized {
     pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
         let mut filter = [0u64; 16];
         let mut collision = false;
-        let mut pos = self.pos;
+        let mut rest = self.unwritten();
         for g in groups {
-            let Some((end, key, ())) = put_group(&mut self.buf, pos, &g.topic, &g.partitions, put_any) else {
+            let Some((tail, Fingerprint(print), ())) = put_group(rest, &g.topic, &g.partitions, put_any) else {
                 self.fail();
                 return true;
             };
-            let bit = (fingerprint(key.0) >> 54) as usize;
+            let bit = (print >> 54) as usize;
             collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
             filter[bit / 64] |= 1 << (bit % 64);
-            pos = end;
+            rest = tail;
         }
-        self.pos = pos;
+        let left = rest.len();
+        self.rejoin(left);
         collision
     }
 
@@ -481,13 +494,7 @@ pub(crate) fn names_sorted<'a>(names: impl Iterator<Item = &'a str> + Clone, str
 pub(crate) fn order_key(b: &[u8]) -> Key {
     let n = b.len();
     match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
-        (Some(head), Some(tail)) if n < 16 => {
-            // Bytes 8.. of the name are the last `n - 8` of `tail`: shift them to the top (a
-            // shift by 64 for `n == 8`, done as two shifts, leaves nothing).
-            let rest = u64::from_be_bytes(*tail) << 1 << (8 * (16 - n) - 1);
-            let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest | n as u64);
-            Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail))
-        }
+        (Some(head), Some(tail)) if n < 16 => short_key(head, tail, n),
         (Some(head), _) => match b.get(8..16).and_then(|s| s.first_chunk::<8>()) {
             Some(second) => {
                 let rest = u64::from_be_bytes(*second) & !0xFF | 16;
@@ -514,57 +521,112 @@ pub(crate) fn order_key(b: &[u8]) -> Key {
     }
 }
 
+/// [`order_key`] of a name of `n` bytes, 8 to 15, from its first and last eight.
+#[inline(always)]
+fn short_key(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Key {
+    // Bytes 8.. of the name are the last `n - 8` of `tail`: shift them to the top (a shift by
+    // 64 for `n == 8`, done as two shifts, leaves nothing).
+    let rest = u64::from_be_bytes(*tail) << 1 << (8 * (16 - n) - 1);
+    let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest | n as u64);
+    Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail))
+}
+
 /// A fingerprint of a key: equal keys have equal fingerprints.
 #[inline(always)]
 fn fingerprint(key: u128) -> u64 {
     ((key >> 64) as u64 ^ (key as u64).rotate_left(23)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// Writes a name's `int16` length and bytes at the start of `dst` (at least `2 + name.len()`
-/// bytes; the caller checked the length fits) and returns its [`order_key`], made from the
-/// same loads as the copy.
-#[inline(always)]
-fn put_name(dst: &mut [u8], name: &[u8]) -> Key {
-    let key = order_key(name);
-    let n = name.len();
-    if let Some((len, rest)) = dst.split_first_chunk_mut::<2>() {
-        *len = (n as u16).to_be_bytes();
-        match (name.first_chunk::<8>(), name.last_chunk::<8>(), rest.get_mut(..n)) {
-            (Some(head), Some(tail), Some(d)) if n <= 16 => {
-                if let Some(d) = d.first_chunk_mut::<8>() {
-                    *d = *head;
-                }
-                if let Some(d) = d.last_chunk_mut::<8>() {
-                    *d = *tail;
-                }
-            }
-            (_, _, Some(d)) => copy_short(d, name),
-            _ => {}
-        }
-    }
-    key
+/// What the encoders learn about a name from the loads that copy it.
+trait NameSummary {
+    /// For a name of `n` bytes, 8 to 15, from its first and last eight.
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self;
+    /// For any other name.
+    fn other(name: &[u8]) -> Self;
 }
 
-/// Writes a topic's entry in a partition list at `buf[pos..]`: its name as [`put_name`] does,
-/// then its `int32` partition count and partitions, with a single bounds check for the entry.
-/// Returns where the entry ends, the name's key, and what `put_partitions` returns; `None` when
-/// the entry does not fit.
+impl NameSummary for Key {
+    #[inline(always)]
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self {
+        short_key(head, tail, n)
+    }
+
+    #[inline(always)]
+    fn other(name: &[u8]) -> Self {
+        order_key(name)
+    }
+}
+
+/// A fingerprint of a name: equal names have equal fingerprints.
+struct Fingerprint(u64);
+
+impl NameSummary for Fingerprint {
+    #[inline(always)]
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self {
+        let mixed = u64::from_ne_bytes(*head) ^ u64::from_ne_bytes(*tail).rotate_left(23) ^ n as u64;
+        Fingerprint(mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    #[inline(always)]
+    fn other(name: &[u8]) -> Self {
+        Fingerprint(fingerprint(order_key(name).0) ^ name.len() as u64)
+    }
+}
+
+/// Writes a name's `int16` length and bytes at the start of `dst` (`2 + name.len()` bytes; the
+/// caller checked the length fits) and returns what `K` makes of it, from the same loads as the
+/// copy. Names of 8 to 15 bytes are done here, with two 8-byte moves; the others out of line,
+/// so that the loops calling this keep their values in registers.
 #[inline(always)]
-fn put_group<R>(
-    buf: &mut [u8],
-    pos: usize,
+fn put_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
+    let n = name.len();
+    match (name.first_chunk::<8>(), name.last_chunk::<8>(), dst.split_first_chunk_mut::<2>()) {
+        (Some(head), Some(tail), Some((len, d))) if n < 16 => {
+            *len = (n as u16).to_be_bytes();
+            if let Some(d) = d.first_chunk_mut::<8>() {
+                *d = *head;
+            }
+            if let Some(d) = d.last_chunk_mut::<8>() {
+                *d = *tail;
+            }
+            K::short(head, tail, n)
+        }
+        _ => {
+            put_other_name(dst, name);
+            K::other(name)
+        }
+    }
+}
+
+/// [`put_name`]'s copy for names shorter than 8 bytes or longer than 15.
+#[inline(never)]
+fn put_other_name(dst: &mut [u8], name: &[u8]) {
+    if let Some((len, rest)) = dst.split_first_chunk_mut::<2>() {
+        *len = (name.len() as u16).to_be_bytes();
+        if let Some(d) = rest.get_mut(..name.len()) {
+            copy_short(d, name);
+        }
+    }
+}
+
+/// Splits a topic's entry in a partition list off the front of `rest` and writes it there: its
+/// name as [`put_name`] does, then its `int32` partition count and partitions, with a single
+/// bounds check for the entry. Returns the rest after it, what `K` makes of the name, and what
+/// `put_partitions` returns; `None` when the entry does not fit.
+#[inline(always)]
+fn put_group<'b, K: NameSummary, R>(
+    rest: &'b mut [u8],
     topic: &str,
     partitions: &[i32],
     put_partitions: impl FnOnce(&mut [u8], &[i32]) -> R,
-) -> Option<(usize, Key, R)> {
+) -> Option<(&'b mut [u8], K, R)> {
     let name = topic.as_bytes();
-    let end = pos + 2 + name.len() + 4 + 4 * partitions.len();
-    let dst = buf.get_mut(pos..end)?;
+    let (dst, tail) = rest.split_at_mut_checked(2 + name.len() + 4 + 4 * partitions.len())?;
     let (name_dst, dst) = dst.split_at_mut_checked(2 + name.len())?;
-    let key = put_name(name_dst, name);
+    let summary = put_name(name_dst, name);
     let (count, dst) = dst.split_first_chunk_mut::<4>()?;
     *count = (partitions.len() as u32).to_be_bytes();
-    Some((end, key, put_partitions(dst, partitions)))
+    Some((tail, summary, put_partitions(dst, partitions)))
 }
 
 /// Writes `values` as big-endian `int32`s into `dst` (their size) while they ascend; `false`
