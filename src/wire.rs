@@ -632,22 +632,27 @@ fn put_group<'b, K: NameSummary, R>(
 /// Writes `values` as big-endian `int32`s into `dst` (their size) while they ascend; `false`
 /// (the rest unwritten) at the first one below the one before.
 ///
-/// Two values per load, byte swap and store. The early exit keeps this a short scalar loop:
-/// vectorized, its setup would cost more than the few partitions a topic usually has.
+/// Two values per step. The early exit keeps this a short scalar loop: vectorized (with SSE2
+/// only, byte swaps are long shuffle sequences) its setup would cost more than the few
+/// partitions a topic usually has.
 #[inline(always)]
-fn put_ascending(mut dst: &mut [u8], mut values: &[i32]) -> bool {
+fn put_ascending(dst: &mut [u8], values: &[i32]) -> bool {
     let mut previous = i32::MIN;
-    while let Some(([a, b], rest)) = values.split_first_chunk::<2>() {
-        let Some((d, dst_rest)) = core::mem::take(&mut dst).split_first_chunk_mut::<8>() else { return false };
-        if *a < previous || *b < *a {
-            return false;
+    let mut dst_pairs = dst.chunks_exact_mut(8);
+    let mut pairs = values.chunks_exact(2);
+    for (d, v) in (&mut dst_pairs).zip(&mut pairs) {
+        if let (Some((d0, d1)), [a, b]) = (d.split_first_chunk_mut::<4>(), v) {
+            if *a < previous || *b < *a {
+                return false;
+            }
+            *d0 = a.to_be_bytes();
+            if let Some(d1) = d1.first_chunk_mut::<4>() {
+                *d1 = b.to_be_bytes();
+            }
+            previous = *b;
         }
-        *d = pair_be(*a, *b);
-        previous = *b;
-        values = rest;
-        dst = dst_rest;
     }
-    match (values, dst.first_chunk_mut::<4>()) {
+    match (pairs.remainder(), dst_pairs.into_remainder().first_chunk_mut::<4>()) {
         ([v], Some(d)) if *v >= previous => *d = v.to_be_bytes(),
         ([], _) => {}
         _ => return false,
