@@ -581,15 +581,17 @@ impl NameSummary for Fingerprint {
 fn put_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
     let n = name.len();
     match (name.first_chunk::<8>(), name.last_chunk::<8>(), dst.split_first_chunk_mut::<2>()) {
-        (Some(head), Some(tail), Some((len, d))) if n < 16 => {
+        (Some(&head), Some(&tail), Some((len, d))) if n < 16 => {
+            // Loaded once, into registers: the stores below could overlap the name as far as
+            // the compiler knows, and would otherwise make it load the words again.
             *len = (n as u16).to_be_bytes();
             if let Some(d) = d.first_chunk_mut::<8>() {
-                *d = *head;
+                *d = head;
             }
             if let Some(d) = d.last_chunk_mut::<8>() {
-                *d = *tail;
+                *d = tail;
             }
-            K::short(head, tail, n)
+            K::short(&head, &tail, n)
         }
         _ => {
             put_other_name(dst, name);
