@@ -713,7 +713,7 @@ fn put_up_to_three(dst: &mut [u8], values: &[i32]) {
             }
         }
         [a, b, c] => {
-            if let Some((d0, d1)) = dst.first_chunk_mut::<12>().map(|d| d.split_first_chunk_mut::<8>()).flatten() {
+            if let Some((d0, d1)) = dst.first_chunk_mut::<12>().and_then(|d| d.split_first_chunk_mut::<8>()) {
                 *d0 = pair_be(*a, *b);
                 if let Some(d1) = d1.first_chunk_mut::<4>() {
                     *d1 = c.to_be_bytes();
