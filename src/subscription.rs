@@ -269,24 +269,30 @@ impl Subscription {
     #[inline(always)]
     fn canonical_len(&self, version: Version) -> Option<usize> {
         let mut len = 2 + 4 + 2 * self.topics.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
+        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is. The
+        // sums are kept apart so that each loop step adds to each only once: one long chain of
+        // dependent additions would set the pace of these loops.
         let mut names = 0;
+        let mut name_bytes = 0;
         for t in &self.topics {
-            len += t.len();
+            name_bytes += t.len();
             names |= t.len();
         }
+        len += name_bytes;
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
-            len += 4 + 6 * groups.len();
+            let (mut name_bytes, mut partitions) = (0, 0);
             let mut empty = false;
             for g in groups {
-                len += g.topic.len() + 4 * g.partitions.len();
+                name_bytes += g.topic.len();
+                partitions += g.partitions.len();
                 names |= g.topic.len();
                 empty |= g.partitions.is_empty();
             }
             if empty {
                 return None;
             }
+            len += 4 + 6 * groups.len() + name_bytes + 4 * partitions;
         }
         if version >= Version::V2 {
             len += 4;
