@@ -594,22 +594,22 @@ fn put_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
             }
             K::short(&head, &tail, n)
         }
-        _ => {
-            put_other_name(dst, name);
-            K::other(name)
-        }
+        _ => put_other_name(dst, name),
     }
 }
 
-/// [`put_name`]'s copy for names shorter than 8 bytes or longer than 15.
+/// [`put_name`] for names shorter than 8 bytes or longer than 15. Marked cold so that the
+/// loops calling it are laid out for the inline case, with no taken jump on its way.
+#[cold]
 #[inline(never)]
-fn put_other_name(dst: &mut [u8], name: &[u8]) {
+fn put_other_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
     if let Some((len, rest)) = dst.split_first_chunk_mut::<2>() {
         *len = (name.len() as u16).to_be_bytes();
         if let Some(d) = rest.get_mut(..name.len()) {
             copy_short(d, name);
         }
     }
+    K::other(name)
 }
 
 /// Splits a topic's entry in a partition list off the front of `rest` and writes it there: its
@@ -664,29 +664,34 @@ fn put_ascending(dst: &mut [u8], values: &[i32]) -> bool {
 }
 
 /// Writes `values` as big-endian `int32`s into `dst` (their size). Up to four (the usual
-/// number of partitions per topic in an assignment) without a loop; more four at a time, then
-/// the remaining up to three.
+/// number of partitions per topic in an assignment) without a loop; more out of line, four at
+/// a time.
 #[inline(always)]
 fn put_any(dst: &mut [u8], values: &[i32]) {
     match values {
-        [a, b, c, e, _, ..] => {
-            let mut quads = dst.chunks_exact_mut(16);
-            let mut values_quads = values.chunks_exact(4);
-            for (d, v) in (&mut quads).zip(&mut values_quads) {
-                if let (Some(d), [a, b, c, e]) = (d.first_chunk_mut::<16>(), v) {
-                    put_four(d, [*a, *b, *c, *e]);
-                }
-            }
-            let _ = (a, b, c, e);
-            put_up_to_three(quads.into_remainder(), values_quads.remainder());
-        }
         [a, b, c, e] => {
             if let Some(d) = dst.first_chunk_mut::<16>() {
                 put_four(d, [*a, *b, *c, *e]);
             }
         }
-        _ => put_up_to_three(dst, values),
+        _ if values.len() < 4 => {
+            put_up_to_three(dst, values);
+        }
+        _ => put_many(dst, values),
     }
+}
+
+/// [`put_any`] for more than four values.
+#[inline(never)]
+fn put_many(dst: &mut [u8], values: &[i32]) {
+    let mut quads = dst.chunks_exact_mut(16);
+    let mut values_quads = values.chunks_exact(4);
+    for (d, v) in (&mut quads).zip(&mut values_quads) {
+        if let (Some(d), [a, b, c, e]) = (d.first_chunk_mut::<16>(), v) {
+            put_four(d, [*a, *b, *c, *e]);
+        }
+    }
+    put_up_to_three(quads.into_remainder(), values_quads.remainder());
 }
 
 #[inline(always)]
