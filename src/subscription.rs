@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{is_ascending, java_cmp, Counter, NameKey, Ordered, Presized, Reader, Sink};
+use crate::wire::{is_ascending, java_cmp, names_sorted, Counter, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -269,24 +269,30 @@ impl Subscription {
     #[inline(always)]
     fn canonical_len(&self, version: Version) -> Option<usize> {
         let mut len = 2 + 4 + 2 * self.topics.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
+        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is. The
+        // sums are kept apart so that each loop step adds to each only once: one long chain of
+        // dependent additions would set the pace of these loops.
         let mut names = 0;
+        let mut name_bytes = 0;
         for t in &self.topics {
-            len += t.len();
+            name_bytes += t.len();
             names |= t.len();
         }
+        len += name_bytes;
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
-            len += 4 + 6 * groups.len();
+            let (mut name_bytes, mut partitions) = (0, 0);
             let mut empty = false;
             for g in groups {
-                len += g.topic.len() + 4 * g.partitions.len();
+                name_bytes += g.topic.len();
+                partitions += g.partitions.len();
                 names |= g.topic.len();
                 empty |= g.partitions.is_empty();
             }
             if empty {
                 return None;
             }
+            len += 4 + 6 * groups.len() + name_bytes + 4 * partitions;
         }
         if version >= Version::V2 {
             len += 4;
@@ -340,33 +346,17 @@ impl Subscription {
     #[inline]
     fn plan(&self, version: Version) -> (Canonical, usize) {
         let mut len = 2 + 4 + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        let mut topics_sorted = true;
-        if let Some((first, rest)) = self.topics.split_first() {
-            len += 2 * self.topics.len() + first.len();
-            let mut previous = Ordered::new(first, NameKey::of(first.as_bytes()));
-            for t in rest {
-                len += t.len();
-                let next = Ordered::new(t, NameKey::of(t.as_bytes()));
-                topics_sorted &= previous.precedes(next, false);
-                previous = next;
-            }
-        }
+        len += self.topics.iter().map(|t| 2 + t.len()).sum::<usize>();
+        let topics_sorted = names_sorted(self.topics.iter().map(String::as_str), false);
         let mut owned = true;
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
             let mut owned_len = 4 + 6 * groups.len();
-            if let Some((first, rest)) = groups.split_first() {
-                owned_len += first.topic.len() + 4 * first.partitions.len();
-                owned = !first.partitions.is_empty() && is_ascending(&first.partitions);
-                let mut previous = Ordered::new(&first.topic, NameKey::of(first.topic.as_bytes()));
-                for g in rest {
-                    owned_len += g.topic.len() + 4 * g.partitions.len();
-                    owned &= !g.partitions.is_empty() && is_ascending(&g.partitions);
-                    let next = Ordered::new(&g.topic, NameKey::of(g.topic.as_bytes()));
-                    owned &= previous.precedes(next, true);
-                    previous = next;
-                }
+            for g in groups {
+                owned_len += g.topic.len() + 4 * g.partitions.len();
+                owned &= !g.partitions.is_empty() && is_ascending(&g.partitions);
             }
+            owned = owned && names_sorted(groups.iter().map(|g| g.topic.as_str()), true);
             len += if owned { owned_len } else { owned_len_sorted(groups) };
         }
         if version >= Version::V2 {

@@ -290,9 +290,10 @@ impl Sink for Vec<u8> {
 
 /// Writes into a zeroed buffer sized in advance by `encoded_len`: every field is a store into a
 /// slice whose length is known, with no capacity check and no call to `memcpy` for the short
-/// fields (names up to 32 bytes, integers, partition lists). The position stays in a register
-/// because nothing here can grow or move the buffer. If the size was short, writing stops and
-/// [`Presized::finish`] says so (the caller then encodes the ordinary way); it never panics.
+/// fields (names up to 32 bytes, integers, partition lists). The loops over names and groups
+/// split each entry off the unwritten rest with one bounds check and keep their state in
+/// registers: nothing here can grow or move the buffer. If the size was short, writing stops
+/// and [`Presized::finish`] says so (the caller then encodes the ordinary way); it never panics.
 pub(crate) struct Presized {
     buf: Vec<u8>,
     /// Where the next write goes; past the end of `buf` once a write did not fit.
@@ -317,72 +318,95 @@ impl Presized {
         (self.pos == self.buf.len()).then_some(self.buf)
     }
 
-    /// Runs `f` on a [`Cursor`] over the buffer at the current position: the loops over names
-    /// and partition lists run on a cursor, whose slice and position the compiler keeps in
-    /// registers.
-    #[inline(always)]
-    fn with_cursor<R>(&mut self, f: impl FnOnce(&mut Cursor<'_>) -> R) -> R {
-        let mut cursor = Cursor { buf: &mut self.buf, pos: self.pos };
-        let out = f(&mut cursor);
-        self.pos = cursor.pos;
-        out
-    }
-
     /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
     #[inline(always)]
     pub(crate) fn name(&mut self, s: &str) {
-        self.with_cursor(|c| c.name(s));
+        match self.next(2 + s.len()) {
+            Some(dst) => {
+                put_name::<Key>(dst, s.as_bytes());
+            }
+            None => self.fail(),
+        }
+    }
+
+    /// The unwritten part of the buffer, for a loop that writes many entries: it splits each
+    /// entry off the front with a single bounds check. [`Presized::rejoin`] moves the position
+    /// to what is left.
+    #[inline(always)]
+    fn unwritten(&mut self) -> &mut [u8] {
+        self.buf.get_mut(self.pos..).unwrap_or_default()
+    }
+
+    #[inline(always)]
+    fn rejoin(&mut self, left: usize) {
+        self.pos = self.buf.len() - left;
     }
 
     /// Writes `names` as [`Presized::name`] does; whether they are in Java's order
     /// (non-strictly: a repeated name is in order).
     #[inline(never)]
     pub(crate) fn names_in_order(&mut self, names: &[String]) -> bool {
-        self.with_cursor(|c| {
-            let Some((first, rest)) = names.split_first() else { return true };
-            let mut previous = Ordered::new(first, c.name(first));
-            let mut ordered = true;
-            for name in rest {
-                let next = Ordered::new(name, c.name(name));
-                ordered &= previous.precedes(next, false);
-                previous = next;
-            }
-            ordered
-        })
+        let mut keys = KeyOrder::default();
+        let mut rest = self.unwritten();
+        for name in names {
+            let bytes = name.as_bytes();
+            let Some((dst, tail)) = rest.split_at_mut_checked(2 + bytes.len()) else {
+                self.fail();
+                return false;
+            };
+            keys.push(put_name(dst, bytes));
+            rest = tail;
+        }
+        let left = rest.len();
+        self.rejoin(left);
+        keys.ascending() || in_java_order(names.iter().map(String::as_str), false)
     }
 
     /// Writes a partition list's entries (without its count); whether they are canonical for
     /// a subscription: topics strictly in Java's order, partitions ascending.
     #[inline(never)]
     pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
-        self.with_cursor(|c| {
-            let Some((first, rest)) = groups.split_first() else { return true };
-            let (key, mut ordered) = c.group(&first.topic, &first.partitions);
-            let mut previous = Ordered::new(&first.topic, key);
-            for g in rest {
-                let (key, ascending) = c.group(&g.topic, &g.partitions);
-                let next = Ordered::new(&g.topic, key);
-                ordered &= ascending & previous.precedes(next, true);
-                previous = next;
+        let mut keys = KeyOrder::default();
+        let mut rest = self.unwritten();
+        for g in groups {
+            match put_group(rest, &g.topic, &g.partitions, put_ascending) {
+                Some((tail, key, true)) => {
+                    keys.push(key);
+                    rest = tail;
+                }
+                // Partitions out of order: the caller encodes the general way.
+                Some((_, _, false)) => return false,
+                None => {
+                    self.fail();
+                    return false;
+                }
             }
-            ordered
-        })
+        }
+        let left = rest.len();
+        self.rejoin(left);
+        keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true)
     }
 
     /// Writes a partition list's entries (without its count); `false` when no topic can be
     /// listed twice, `true` when one may be (fingerprints collide in a 1024-bit filter).
     #[inline(never)]
     pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
-        self.with_cursor(|c| {
-            let mut filter = [0u64; 16];
-            let mut collision = false;
-            for g in groups {
-                let bit = (c.group(&g.topic, &g.partitions).0.signature() >> 54) as usize;
-                collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
-                filter[bit / 64] |= 1 << (bit % 64);
-            }
-            collision
-        })
+        let mut filter = [0u64; 16];
+        let mut collision = false;
+        let mut rest = self.unwritten();
+        for g in groups {
+            let Some((tail, Fingerprint(print), ())) = put_group(rest, &g.topic, &g.partitions, put_any) else {
+                self.fail();
+                return true;
+            };
+            let bit = (print >> 54) as usize;
+            collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
+            filter[bit / 64] |= 1 << (bit % 64);
+            rest = tail;
+        }
+        let left = rest.len();
+        self.rejoin(left);
+        collision
     }
 
     /// The buffer, emptied, to encode into the ordinary way.
@@ -391,191 +415,326 @@ impl Presized {
         self.buf
     }
 
-    #[inline(always)]
-    fn next(&mut self, n: usize) -> Option<&mut [u8]> {
-        let start = self.pos;
-        self.pos = start + n;
-        self.buf.get_mut(start..self.pos)
+    /// Moves past the end after a write that did not fit: no later write fits, and
+    /// [`Presized::finish`] fails.
+    #[cold]
+    fn fail(&mut self) {
+        self.pos = self.buf.len() + 1;
     }
-}
 
-/// A position in a [`Presized`] buffer.
-struct Cursor<'a> {
-    buf: &'a mut [u8],
-    pos: usize,
-}
-
-impl Cursor<'_> {
     /// The next `n` bytes of the buffer, or `None` when they do not fit. The position moves
-    /// on either way, so after a write that did not fit it stays past the end: no later write
-    /// fits and [`Presized::finish`] fails. (It cannot overflow: it is a sum of lengths of
-    /// slices in memory.)
+    /// on either way, so after a write that did not fit it stays past the end. (It cannot
+    /// overflow: it is a sum of lengths of slices in memory.)
     #[inline(always)]
     fn next(&mut self, n: usize) -> Option<&mut [u8]> {
         let start = self.pos;
         self.pos = start + n;
         self.buf.get_mut(start..self.pos)
     }
-
-    /// A name's `int16` length and bytes; its [`NameKey`], made from the same loads as the copy.
-    #[inline(always)]
-    fn name(&mut self, s: &str) -> NameKey {
-        let bytes = s.as_bytes();
-        let (key, words) = NameKey::with_words(bytes);
-        if let Some((len, dst)) = self.next(2 + bytes.len()).and_then(|d| d.split_first_chunk_mut::<2>()) {
-            *len = (bytes.len() as i16).to_be_bytes();
-            copy_name(dst, bytes, words);
-        }
-        key
-    }
-
-    /// A topic's entry in a partition list: its name as [`Cursor::name`] writes it, then its
-    /// `int32` partition count and partitions, with a single bounds check for the whole entry.
-    /// Also says whether the partitions are in ascending order.
-    #[inline(always)]
-    fn group(&mut self, topic: &str, partitions: &[i32]) -> (NameKey, bool) {
-        let bytes = topic.as_bytes();
-        let (key, words) = NameKey::with_words(bytes);
-        let ascending = match self.next(2 + bytes.len() + 4 + 4 * partitions.len()) {
-            Some(dst) => write_group(dst, bytes, words, partitions).unwrap_or(false),
-            None => false,
-        };
-        (key, ascending)
-    }
 }
 
-/// A name's first and last eight bytes as big-endian words (the first zero-padded, the last zero
-/// when the name is shorter than eight bytes) and its length: enough to order names of up to 16
-/// ASCII bytes with integer comparisons, and to fingerprint any name.
+/// What [`order_key`] says about a name: its order key, and the OR of the bytes the key was
+/// made from (their high bits say whether the key's order is also Java's).
 #[derive(Clone, Copy)]
-pub(crate) struct NameKey {
-    head: u64,
-    tail: u64,
-    len: usize,
+pub(crate) struct Key(u128, u64);
+
+/// Whether a sequence of names is strictly ascending by [`order_key`] and made of ASCII keys:
+/// then it is strictly ascending in Java's order too. (The converse does not hold: names that
+/// share their first 15 bytes tie, and so do repeated names; the exact check decides those.)
+#[derive(Clone, Copy, Default)]
+pub(crate) struct KeyOrder {
+    previous: u128,
+    /// Set by a key not above the one before it. The empty name's key is 0, so a list starting
+    /// with it also goes to the exact check.
+    tie_or_descent: bool,
+    high: u64,
 }
 
-impl NameKey {
-    /// The key, and for names of 8 to 16 bytes the two (overlapping) 8-byte words it was made
-    /// from, which also serve to copy the name.
+impl KeyOrder {
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn with_words(bytes: &[u8]) -> (Self, Option<([u8; 8], [u8; 8])>) {
-        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (Some(head), Some(tail)) if bytes.len() <= 16 => (
-                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len: bytes.len() },
-                Some((*head, *tail)),
-            ),
-            _ => (NameKey::of(bytes), None),
-        }
+    pub(crate) fn push(&mut self, key: Key) {
+        self.tie_or_descent |= key.0 <= self.previous;
+        self.previous = key.0;
+        self.high |= key.1;
     }
 
+    /// True when the keys pushed are strictly ascending and ASCII.
     #[inline(always)]
-    pub(crate) fn of(bytes: &[u8]) -> Self {
-        let len = bytes.len();
-        match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (Some(head), Some(tail)) => {
-                NameKey { head: u64::from_be_bytes(*head), tail: u64::from_be_bytes(*tail), len }
+    pub(crate) fn ascending(&self) -> bool {
+        !self.tie_or_descent && self.high & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// Names in Java's order (strictly, or allowing repeats), by [`java_cmp`].
+#[cold]
+#[inline(never)]
+pub(crate) fn in_java_order<'a>(names: impl Iterator<Item = &'a str> + Clone, strictly: bool) -> bool {
+    names.clone().zip(names.skip(1)).all(|(a, b)| match java_cmp(a, b) {
+        Ordering::Less => true,
+        Ordering::Equal => !strictly,
+        Ordering::Greater => false,
+    })
+}
+
+/// Whether `names` are in Java's order: strictly, or allowing a name to repeat.
+#[inline]
+pub(crate) fn names_sorted<'a>(names: impl Iterator<Item = &'a str> + Clone, strictly: bool) -> bool {
+    let mut keys = KeyOrder::default();
+    for name in names.clone() {
+        keys.push(order_key(name.as_bytes()));
+    }
+    keys.ascending() || in_java_order(names, strictly)
+}
+
+/// A name's order key: its first 15 bytes, zero-padded, as a big-endian integer, with its length
+/// (16 for every name longer than 15 bytes) in the lowest byte. Keys order names as their bytes
+/// do where they differ: a smaller key is a smaller name. Equal keys are equal names, or two
+/// names longer than 15 bytes with the same first 15. Byte order is Java's order when the bytes
+/// are ASCII, which the key's second part tells.
+#[inline(always)]
+pub(crate) fn order_key(b: &[u8]) -> Key {
+    let n = b.len();
+    match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(head), Some(tail)) if n < 16 => short_key(head, tail, n),
+        (Some(head), _) => match b.get(8..16).and_then(|s| s.first_chunk::<8>()) {
+            Some(second) => {
+                let rest = u64::from_be_bytes(*second) & !0xFF | 16;
+                let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest);
+                Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*second))
+            }
+            None => Key(0, u64::MAX), // unreachable: `n >= 16` here
+        },
+        _ => match (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+            // Two overlapping 4-byte loads; the bytes they share land in the same place.
+            (Some(first), Some(last)) => {
+                let head =
+                    u64::from(u32::from_be_bytes(*first)) << 32 | u64::from(u32::from_be_bytes(*last)) << (8 * (8 - n));
+                Key(
+                    u128::from(head) << 64 | n as u128,
+                    u64::from(u32::from_ne_bytes(*first) | u32::from_ne_bytes(*last)),
+                )
             }
             _ => {
-                let head = match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-                    // Two overlapping 4-byte loads; the bytes they share land in the same place.
-                    (Some(first), Some(last)) => {
-                        u64::from(u32::from_be_bytes(*first)) << 32
-                            | u64::from(u32::from_be_bytes(*last)) << (8 * (8 - len))
-                    }
-                    _ => bytes.iter().enumerate().fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
-                };
-                NameKey { head, tail: 0, len }
+                let head = b.iter().enumerate().fold(0, |acc, (i, &x)| acc | u64::from(x) << (56 - 8 * i));
+                Key(u128::from(head) << 64 | n as u128, head)
             }
-        }
-    }
-
-    /// The name's bytes zero-padded to 16 as one integer, and its length: comparing these
-    /// pairs orders the names lexicographically (a name sorts before its extensions). `None`
-    /// for names longer than 16 bytes or not ASCII, whose order [`java_cmp`] decides.
-    #[inline(always)]
-    pub(crate) fn short_ascii(self) -> Option<(u128, usize)> {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        // Bytes 8.. of the name at the top of the second word (the bytes shared with the
-        // first word shifted out).
-        let second = if self.len > 8 && self.len <= 16 { self.tail << (8 * (16 - self.len)) } else { 0 };
-        (self.len <= 16 && (self.head | second) & HIGH == 0)
-            .then_some(((u128::from(self.head) << 64) | u128::from(second), self.len))
-    }
-
-    /// A cheap fingerprint (length, first and last eight bytes): equal names have equal ones.
-    #[inline(always)]
-    pub(crate) fn signature(self) -> u64 {
-        (self.head.rotate_left(29) ^ self.tail ^ self.len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        },
     }
 }
 
-/// A name as the order checks see it: the name, and its [`NameKey::short_ascii`] order key.
-#[derive(Clone, Copy)]
-pub(crate) struct Ordered<'a> {
-    name: &'a str,
-    key: Option<(u128, usize)>,
-}
-
-impl<'a> Ordered<'a> {
-    #[inline(always)]
-    pub(crate) fn new(name: &'a str, key: NameKey) -> Self {
-        Ordered { name, key: key.short_ascii() }
-    }
-
-    /// Whether `self` comes before `next` in Java's order (or is equal, unless `strictly`).
-    #[inline(always)]
-    pub(crate) fn precedes(self, next: Ordered<'_>, strictly: bool) -> bool {
-        let order = match (self.key, next.key) {
-            (Some(a), Some(b)) => a.cmp(&b),
-            _ => java_cmp(self.name, next.name),
-        };
-        order.is_lt() || (!strictly && order.is_eq())
-    }
-}
-
-/// Writes a partition-list entry into `dst`, which is exactly its size; whether its partitions
-/// are ascending.
+/// [`order_key`] of a name of `n` bytes, 8 to 15, from its first and last eight.
 #[inline(always)]
-fn write_group(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>, partitions: &[i32]) -> Option<bool> {
-    let (len, dst) = dst.split_first_chunk_mut::<2>()?;
-    *len = (name.len() as i16).to_be_bytes();
-    let (name_dst, dst) = dst.split_at_mut_checked(name.len())?;
-    copy_name(name_dst, name, words);
-    let (count, dst) = dst.split_first_chunk_mut::<4>()?;
-    *count = (partitions.len() as i32).to_be_bytes();
-    Some(write_partitions(dst, partitions))
+fn short_key(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Key {
+    // Bytes 8.. of the name are the last `n - 8` of `tail`: shift them to the top (a shift by
+    // 64 for `n == 8`, done as two shifts, leaves nothing).
+    let rest = u64::from_be_bytes(*tail) << 1 << (8 * (16 - n) - 1);
+    let key = u128::from(u64::from_be_bytes(*head)) << 64 | u128::from(rest | n as u64);
+    Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail))
 }
 
-/// Writes `values` as big-endian `int32`s into `dst` (their size) and says whether they are in
-/// ascending order.
+/// A fingerprint of a key: equal keys have equal fingerprints.
 #[inline(always)]
-fn write_partitions(dst: &mut [u8], values: &[i32]) -> bool {
-    let mut unsorted = false;
-    let mut previous = values.first().copied().unwrap_or(0);
-    for (d, &v) in dst.chunks_exact_mut(4).zip(values) {
-        d.copy_from_slice(&v.to_be_bytes());
-        unsorted |= previous > v;
-        previous = v;
+fn fingerprint(key: u128) -> u64 {
+    ((key >> 64) as u64 ^ (key as u64).rotate_left(23)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// What the encoders learn about a name from the loads that copy it.
+trait NameSummary {
+    /// For a name of `n` bytes, 8 to 15, from its first and last eight.
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self;
+    /// For any other name.
+    fn other(name: &[u8]) -> Self;
+}
+
+impl NameSummary for Key {
+    #[inline(always)]
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self {
+        short_key(head, tail, n)
     }
-    !unsorted
+
+    #[inline(always)]
+    fn other(name: &[u8]) -> Self {
+        order_key(name)
+    }
 }
 
-/// Copies a name into `dst` (its size), from the words [`NameKey::with_words`] already loaded
-/// when it has them.
+/// A fingerprint of a name: equal names have equal fingerprints.
+struct Fingerprint(u64);
+
+impl NameSummary for Fingerprint {
+    #[inline(always)]
+    fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self {
+        let mixed = u64::from_ne_bytes(*head) ^ u64::from_ne_bytes(*tail).rotate_left(23) ^ n as u64;
+        Fingerprint(mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    #[inline(always)]
+    fn other(name: &[u8]) -> Self {
+        Fingerprint(fingerprint(order_key(name).0) ^ name.len() as u64)
+    }
+}
+
+/// Writes a name's `int16` length and bytes at the start of `dst` (`2 + name.len()` bytes; the
+/// caller checked the length fits) and returns what `K` makes of it, from the same loads as the
+/// copy. Names of 8 to 15 bytes are done here, with two 8-byte moves; the others out of line,
+/// so that the loops calling this keep their values in registers.
 #[inline(always)]
-fn copy_name(dst: &mut [u8], name: &[u8], words: Option<([u8; 8], [u8; 8])>) {
-    match words {
-        Some((head, tail)) => {
-            if let Some(d) = dst.first_chunk_mut::<8>() {
+fn put_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
+    let n = name.len();
+    match (name.first_chunk::<8>(), name.last_chunk::<8>(), dst.split_first_chunk_mut::<2>()) {
+        (Some(&head), Some(&tail), Some((len, d))) if n < 16 => {
+            // Loaded once, into registers: the stores below could overlap the name as far as
+            // the compiler knows, and would otherwise make it load the words again.
+            *len = (n as u16).to_be_bytes();
+            if let Some(d) = d.first_chunk_mut::<8>() {
                 *d = head;
             }
-            if let Some(d) = dst.last_chunk_mut::<8>() {
+            if let Some(d) = d.last_chunk_mut::<8>() {
                 *d = tail;
             }
+            K::short(&head, &tail, n)
         }
-        None => copy_short(dst, name),
+        _ => put_other_name(dst, name),
     }
+}
+
+/// [`put_name`] for names shorter than 8 bytes or longer than 15. Marked cold so that the
+/// loops calling it are laid out for the inline case, with no taken jump on its way.
+#[cold]
+#[inline(never)]
+fn put_other_name<K: NameSummary>(dst: &mut [u8], name: &[u8]) -> K {
+    if let Some((len, rest)) = dst.split_first_chunk_mut::<2>() {
+        *len = (name.len() as u16).to_be_bytes();
+        if let Some(d) = rest.get_mut(..name.len()) {
+            copy_short(d, name);
+        }
+    }
+    K::other(name)
+}
+
+/// Splits a topic's entry in a partition list off the front of `rest` and writes it there: its
+/// name as [`put_name`] does, then its `int32` partition count and partitions, with a single
+/// bounds check for the entry. Returns the rest after it, what `K` makes of the name, and what
+/// `put_partitions` returns; `None` when the entry does not fit.
+#[inline(always)]
+fn put_group<'b, K: NameSummary, R>(
+    rest: &'b mut [u8],
+    topic: &str,
+    partitions: &[i32],
+    put_partitions: impl FnOnce(&mut [u8], &[i32]) -> R,
+) -> Option<(&'b mut [u8], K, R)> {
+    let name = topic.as_bytes();
+    let (dst, tail) = rest.split_at_mut_checked(2 + name.len() + 4 + 4 * partitions.len())?;
+    let (name_dst, dst) = dst.split_at_mut_checked(2 + name.len())?;
+    let summary = put_name(name_dst, name);
+    let (count, dst) = dst.split_first_chunk_mut::<4>()?;
+    *count = (partitions.len() as u32).to_be_bytes();
+    Some((tail, summary, put_partitions(dst, partitions)))
+}
+
+/// Writes `values` as big-endian `int32`s into `dst` (their size) while they ascend; `false`
+/// (the rest unwritten) at the first one below the one before.
+///
+/// Two values per step. The early exit keeps this a short scalar loop: vectorized (with SSE2
+/// only, byte swaps are long shuffle sequences) its setup would cost more than the few
+/// partitions a topic usually has.
+#[inline(always)]
+fn put_ascending(dst: &mut [u8], values: &[i32]) -> bool {
+    let mut previous = i32::MIN;
+    let mut dst_pairs = dst.chunks_exact_mut(8);
+    let mut pairs = values.chunks_exact(2);
+    for (d, v) in (&mut dst_pairs).zip(&mut pairs) {
+        if let (Some((d0, d1)), [a, b]) = (d.split_first_chunk_mut::<4>(), v) {
+            if *a < previous || *b < *a {
+                return false;
+            }
+            *d0 = a.to_be_bytes();
+            if let Some(d1) = d1.first_chunk_mut::<4>() {
+                *d1 = b.to_be_bytes();
+            }
+            previous = *b;
+        }
+    }
+    match (pairs.remainder(), dst_pairs.into_remainder().first_chunk_mut::<4>()) {
+        ([v], Some(d)) if *v >= previous => *d = v.to_be_bytes(),
+        ([], _) => {}
+        _ => return false,
+    }
+    true
+}
+
+/// Writes `values` as big-endian `int32`s into `dst` (their size). Up to four (the usual
+/// number of partitions per topic in an assignment) without a loop; more out of line, four at
+/// a time.
+#[inline(always)]
+fn put_any(dst: &mut [u8], values: &[i32]) {
+    match values {
+        [a, b, c, e] => {
+            if let Some(d) = dst.first_chunk_mut::<16>() {
+                put_four(d, [*a, *b, *c, *e]);
+            }
+        }
+        _ if values.len() < 4 => {
+            put_up_to_three(dst, values);
+        }
+        _ => put_many(dst, values),
+    }
+}
+
+/// [`put_any`] for more than four values.
+#[inline(never)]
+fn put_many(dst: &mut [u8], values: &[i32]) {
+    let mut quads = dst.chunks_exact_mut(16);
+    let mut values_quads = values.chunks_exact(4);
+    for (d, v) in (&mut quads).zip(&mut values_quads) {
+        if let (Some(d), [a, b, c, e]) = (d.first_chunk_mut::<16>(), v) {
+            put_four(d, [*a, *b, *c, *e]);
+        }
+    }
+    put_up_to_three(quads.into_remainder(), values_quads.remainder());
+}
+
+#[inline(always)]
+fn put_four(d: &mut [u8; 16], [a, b, c, e]: [i32; 4]) {
+    if let Some((d0, d1)) = d.split_first_chunk_mut::<8>() {
+        *d0 = pair_be(a, b);
+        if let Some(d1) = d1.first_chunk_mut::<8>() {
+            *d1 = pair_be(c, e);
+        }
+    }
+}
+
+#[inline(always)]
+fn put_up_to_three(dst: &mut [u8], values: &[i32]) {
+    match values {
+        [a] => {
+            if let Some(d) = dst.first_chunk_mut::<4>() {
+                *d = a.to_be_bytes();
+            }
+        }
+        [a, b] => {
+            if let Some(d) = dst.first_chunk_mut::<8>() {
+                *d = pair_be(*a, *b);
+            }
+        }
+        [a, b, c] => {
+            if let Some((d0, d1)) = dst.first_chunk_mut::<12>().and_then(|d| d.split_first_chunk_mut::<8>()) {
+                *d0 = pair_be(*a, *b);
+                if let Some(d1) = d1.first_chunk_mut::<4>() {
+                    *d1 = c.to_be_bytes();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Two `int32`s as eight big-endian bytes, with one byte swap of a word holding both (little-
+/// endian: the swap reverses it, the rotation puts the first back first).
+#[inline(always)]
+fn pair_be(a: i32, b: i32) -> [u8; 8] {
+    let word = u64::from(a as u32) | u64::from(b as u32) << 32;
+    word.swap_bytes().rotate_left(32).to_le_bytes()
 }
 
 /// `dst.copy_from_slice(src)` for slices of equal length, with the short lengths done as two
@@ -724,6 +883,44 @@ fn java_cmp_utf16(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A smaller order key is a smaller name in byte order, and equal keys are equal names or
+    /// names longer than 15 bytes that share their first 15; the key's second part has a high
+    /// bit set exactly when one of the bytes it covers (the first 16) is not ASCII. Checked on
+    /// every pair of names of every length from 0 to 20 over a small alphabet (with the zero
+    /// byte, which pads the keys), and a few non-ASCII ones.
+    #[test]
+    fn order_keys_order_names_by_their_bytes() {
+        let mut names: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=20 {
+            for fill in [b'\0', b'a', b'z'] {
+                for last in [b'\0', b'a', b'b', b'z'] {
+                    let mut name = vec![fill; len];
+                    name[len - 1] = last;
+                    names.push(name.clone());
+                    // The same name with a byte changed in the middle.
+                    name[len / 2] = b'm';
+                    names.push(name);
+                }
+            }
+        }
+        names.push("é".repeat(5).into_bytes());
+        names.push(format!("abcdefghijklmn{}", '\u{FF5E}').into_bytes());
+        names.push(format!("abc{}", '\u{1F600}').into_bytes());
+        for a in &names {
+            let ka = order_key(a);
+            let ascii = a.iter().take(16).all(u8::is_ascii);
+            assert_eq!(ka.1 & 0x8080_8080_8080_8080 == 0, ascii, "{a:?}");
+            for b in &names {
+                let kb = order_key(b);
+                if ka.0 < kb.0 {
+                    assert!(a < b, "{a:?} keyed below {b:?}");
+                } else if ka.0 == kb.0 {
+                    assert!(a == b || (a.len() > 15 && b.len() > 15 && a[..15] == b[..15]), "{a:?} ties {b:?}");
+                }
+            }
+        }
+    }
 
     /// The fast comparison agrees with comparing UTF-16 code units on every pair of a set of
     /// names chosen to hit each path: short and long common prefixes, the overlapping last word,
