@@ -28,7 +28,7 @@ use bytes::Bytes;
 
 use crate::{Assignment, Subscription, SubscriptionView};
 
-mod common;
+pub(crate) mod common;
 mod output;
 mod range;
 mod roundrobin;

@@ -72,8 +72,10 @@ use bytes::Bytes;
 pub use io::*;
 pub use metrics::{ListenerKind, Metrics};
 
+use crate::assignor::common::OwnedList;
 use crate::assignor::{
-    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, PendingPartition, RebalanceProtocol,
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
+    RebalanceProtocol,
 };
 use crate::{AssignmentView, Subscription, SubscriptionView, TopicPartitions, Version};
 
@@ -864,22 +866,35 @@ impl Coordinator {
             .iter()
             .find(|a| a.name() == protocol_name)
             .ok_or_else(|| CoordinatorError::UnknownProtocol(protocol_name.to_string()))?;
-        let mut group = Vec::with_capacity(members.len());
-        let mut all_topics = BTreeSet::new();
+        // The subscriptions are read in place: a leader of a large group copies no topic name
+        // (2,000 members x 500 topics would be a million strings).
+        let mut group: Vec<GroupMemberView<'_>> = Vec::with_capacity(members.len());
         for m in members {
-            let sub = SubscriptionView::decode(&m.metadata)
-                .map_err(|e| CoordinatorError::Codec(format!("subscription of {}: {e}", m.member_id)))?
-                .to_owned();
-            all_topics.extend(sub.topics.iter().cloned());
-            group.push(GroupMember {
-                member_id: m.member_id.clone(),
-                group_instance_id: m.group_instance_id.clone(),
-                subscription: sub,
+            let subscription = SubscriptionView::decode(&m.metadata)
+                .map_err(|e| CoordinatorError::Codec(format!("subscription of {}: {e}", m.member_id)))?;
+            group.push(GroupMemberView {
+                member_id: &m.member_id,
+                group_instance_id: m.group_instance_id.as_deref(),
+                subscription,
             });
         }
-        let mut result = assignor.assign(&self.metadata, &group).map_err(CoordinatorError::Assign)?;
+        let mut all_topics = BTreeSet::new();
+        let mut previous = None;
         for m in &group {
-            result.ensure_member(&m.member_id);
+            // Members mostly share their topic list: one byte compare skips a repeated one.
+            let topics = m.subscription.topics();
+            if previous != Some(topics) {
+                for t in topics.iter() {
+                    if !all_topics.contains(t) {
+                        all_topics.insert(t.to_owned());
+                    }
+                }
+                previous = Some(topics);
+            }
+        }
+        let mut result = assignor.assign_views(&self.metadata, &group).map_err(CoordinatorError::Assign)?;
+        for m in &group {
+            result.ensure_member(m.member_id);
         }
         // Never hand out partitions the leader's metadata does not know (a partition index beyond
         // the count, or a topic it does not have), except KIP-429 step 2.6 in cooperative mode:
@@ -887,26 +902,26 @@ impl Coordinator {
         // claims it (the leader cannot tell a deleted topic from its own stale metadata).
         let metadata = &self.metadata;
         let cooperative = self.protocol == RebalanceProtocol::Cooperative;
-        let claimed: BTreeSet<(&str, &str, i32)> = if cooperative {
-            group
-                .iter()
-                .flat_map(|m| {
-                    m.subscription.owned_partitions.iter().filter(|g| !metadata.topics.contains_key(&g.topic)).flat_map(
-                        move |g| g.partitions.iter().map(move |&p| (m.member_id.as_str(), g.topic.as_str(), p)),
-                    )
-                })
-                .collect()
-        } else {
-            BTreeSet::new()
-        };
+        let mut claimed: BTreeSet<(&str, &str, i32)> = BTreeSet::new();
+        if cooperative {
+            for m in &group {
+                for g in m.subscription.owned_partitions().iter().filter(|g| !metadata.topics.contains_key(g.topic)) {
+                    claimed.extend(g.partitions.iter().map(|p| (m.member_id, g.topic, p)));
+                }
+            }
+        }
         result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
             Some(info) => p >= 0 && p < info.partitions,
             None => claimed.contains(&(member, topic, p)),
         });
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
-            validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;
+            // A custom assignor's result is checked against the owned form (rare: copy here).
+            let owned: Vec<GroupMember> = group.iter().map(GroupMemberView::to_owned).collect();
+            validate_cooperative_assignment(&owned, &result).map_err(CoordinatorError::Assign)?;
         }
-        apply_cooperative_handover(&group, &mut result);
+        let claims: Vec<(&str, OwnedList<'_>)> =
+            group.iter().map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions()))).collect();
+        handover(&claims, &mut result);
         self.assignment_snapshot = Some(self.partition_counts(&all_topics));
         self.group_topics = all_topics;
         let mut out = Vec::with_capacity(result.len());
@@ -1077,53 +1092,53 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 /// metadata does not have: a deleted topic's claims die out, and a member whose metadata lags
 /// rejoins once it catches up.
 pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
+    let claims: Vec<(&str, OwnedList<'_>)> =
+        members.iter().map(|m| (m.member_id.as_str(), OwnedList::Owned(&m.subscription.owned_partitions))).collect();
+    handover(&claims, result);
+}
+
+/// [`apply_cooperative_handover`] on each member's id and owned partitions, in either form.
+fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     // Claimants per topic, indexed by partition id (ids are dense), so the lookup hashes each
     // topic name once per assignment entry rather than once per partition.
-    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
-    for m in members {
-        for tp in &m.subscription.owned_partitions {
-            claims.entry(tp.topic.as_str()).or_insert(Claimants::Dense(Vec::new()));
-        }
+    let mut claims: HashMap<&str, Vec<Vec<&str>>> = HashMap::new();
+    for (_, owned) in members {
+        owned.for_each(|topic, _| {
+            claims.entry(topic).or_default();
+        });
     }
     if claims.is_empty() {
         return;
     }
     // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
     // highest of those keeps a member's claim (untrusted input: partition 2^31 - 1, say) from
-    // sizing an allocation. The highest assigned id is no bound by itself: KIP-429 step 2.6
-    // hands a claimed partition of a topic the leader does not know (any id) back to its
-    // claimer. So a topic whose highest assigned id is far beyond its number of assigned
-    // partitions gets a sparse table instead: the table is never more than a small multiple of
-    // the result's own size.
-    let mut limit: HashMap<&str, (usize, usize)> = HashMap::with_capacity(claims.len());
+    // sizing an allocation.
+    let mut limit: HashMap<&str, usize> = HashMap::with_capacity(claims.len());
     for a in result.members() {
         for (topic, partitions) in a.topics() {
             if let Some((&key, _)) = claims.get_key_value(topic) {
                 let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
-                let (l, n) = limit.entry(key).or_default();
+                let l = limit.entry(key).or_default();
                 *l = (*l).max(high);
-                *n += partitions.len();
             }
         }
     }
-    for (topic, slots) in claims.iter_mut() {
-        if limit.get(topic).is_some_and(|&(high, n)| high > 2 * n + 64) {
-            *slots = Claimants::Sparse(HashMap::new());
-        }
-    }
-    for m in members {
-        for tp in &m.subscription.owned_partitions {
-            let Some(&(limit, _)) = limit.get(tp.topic.as_str()) else { continue };
-            let Some(slots) = claims.get_mut(tp.topic.as_str()) else { continue };
-            for &p in &tp.partitions {
+    for &(member_id, owned) in members {
+        owned.for_each(|topic, partitions| {
+            let Some(&limit) = limit.get(topic) else { return };
+            let Some(slots) = claims.get_mut(topic) else { return };
+            for p in partitions {
                 let Some(i) = usize::try_from(p).ok().filter(|&i| i < limit) else { continue };
-                slots.push(i, &m.member_id);
+                if slots.len() <= i {
+                    slots.resize(i + 1, Vec::new());
+                }
+                slots[i].push(member_id);
             }
-        }
+        });
     }
     let mut pending = BTreeSet::new();
     // Partitions come grouped per topic: look each run's topic up once.
-    let mut last: Option<(*const u8, Option<&Claimants<'_>>)> = None;
+    let mut last: Option<(*const u8, Option<&Vec<Vec<&str>>>)> = None;
     result.retain_partitions(|member_id, topic, p| {
         let slots = match last {
             Some((ptr, slots)) if ptr == topic.as_ptr() => slots,
@@ -1152,35 +1167,6 @@ pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAss
     if !pending.is_empty() {
         pending.extend(result.pending.drain(..));
         result.pending = pending.into_iter().collect();
-    }
-}
-
-/// The members claiming each partition of one topic in [`apply_cooperative_handover`].
-enum Claimants<'a> {
-    /// Indexed by partition id.
-    Dense(Vec<Vec<&'a str>>),
-    /// For a topic whose assigned ids are too sparse to index.
-    Sparse(HashMap<usize, Vec<&'a str>>),
-}
-
-impl<'a> Claimants<'a> {
-    fn push(&mut self, i: usize, member_id: &'a str) {
-        match self {
-            Claimants::Dense(slots) => {
-                if slots.len() <= i {
-                    slots.resize(i + 1, Vec::new());
-                }
-                slots[i].push(member_id);
-            }
-            Claimants::Sparse(slots) => slots.entry(i).or_default().push(member_id),
-        }
-    }
-
-    fn get(&self, i: usize) -> Option<&Vec<&'a str>> {
-        match self {
-            Claimants::Dense(slots) => slots.get(i),
-            Claimants::Sparse(slots) => slots.get(&i),
-        }
     }
 }
 
