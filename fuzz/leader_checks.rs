@@ -393,7 +393,7 @@ fn expected(
     for (m, list) in chaos_plan(plan, &group) {
         let keep = list.into_iter().filter(|(t, p)| match metadata.topics.get(t) {
             Some(info) => *p >= 0 && *p < info.partitions,
-            None => cooperative && claimed.contains(&(m.clone(), t.clone(), *p)),
+            None => cooperative && *p >= 0 && claimed.contains(&(m.clone(), t.clone(), *p)),
         });
         filtered.get_mut(&m).unwrap().extend(keep);
     }
@@ -450,6 +450,7 @@ fn check_sync(
                 None => {
                     // KIP-429 step 2.6.
                     assert!(cooperative, "{} given {t}-{p} of a topic the leader does not know (eager)", a.member_id);
+                    assert!(*p >= 0, "{} given negative {t}-{p}", a.member_id);
                     assert!(
                         claimed.contains(&(a.member_id.clone(), t.clone(), *p)),
                         "{} given unclaimed {t}-{p} of a topic the leader does not know",

@@ -884,7 +884,8 @@ impl Coordinator {
         // Never hand out partitions the leader's metadata does not know (a partition index beyond
         // the count, or a topic it does not have), except KIP-429 step 2.6 in cooperative mode:
         // a partition of a topic missing from the leader's metadata goes back to the member that
-        // claims it (the leader cannot tell a deleted topic from its own stale metadata).
+        // claims it (the leader cannot tell a deleted topic from its own stale metadata). A
+        // negative id is no partition of any topic: never handed out, claimed or not.
         let metadata = &self.metadata;
         let cooperative = self.protocol == RebalanceProtocol::Cooperative;
         let claimed: BTreeSet<(&str, &str, i32)> = if cooperative {
@@ -901,7 +902,7 @@ impl Coordinator {
         };
         result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
             Some(info) => p >= 0 && p < info.partitions,
-            None => claimed.contains(&(member, topic, p)),
+            None => p >= 0 && claimed.contains(&(member, topic, p)),
         });
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             validate_cooperative_assignment(&group, &result).map_err(CoordinatorError::Assign)?;

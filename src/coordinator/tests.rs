@@ -827,3 +827,22 @@ fn cooperative_leader_gives_a_huge_claimed_id_of_an_unknown_topic_back_without_a
     assert!(of("m2").contains(&tp("t", 3)), "{out:?}");
     assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "{out:?}");
 }
+
+/// A negative partition id exists in no topic: step 2.6 does not give one back even to a member
+/// that claims it (the fuzz target `coordinator_leader` saw "gone"-(-1) claimed by two members
+/// and given to one of them: the hand-over cannot index a negative id, so it was not withheld).
+#[test]
+fn cooperative_leader_never_gives_back_a_negative_partition_id() {
+    let plan: Plan =
+        Box::new(|_| BTreeMap::from([("m2".to_string(), vec![tp("gone", -1), tp("gone", 0), tp("t", 1)])]));
+    let mut h = H::new(vec![Box::new(TestAssignor { name: "custom", protocols: vec![Cooperative], plan })], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(
+        &mut h,
+        "custom",
+        &["gone", "t"],
+        vec![("m1", vec![]), ("m2", vec![tp("gone", -1), tp("gone", 0), tp("t", 1)]), ("m3", vec![tp("gone", -1)])],
+    );
+    assert_eq!(partition_set(&out["m2"].assigned_partitions), BTreeSet::from([tp("gone", 0), tp("t", 1)]));
+    assert!(out["m1"].assigned_partitions.is_empty() && out["m3"].assigned_partitions.is_empty(), "{out:?}");
+}
