@@ -3,6 +3,8 @@
 
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "../fuzz/leader_checks.rs"]
+mod leader_checks;
 
 use std::path::Path;
 
@@ -39,4 +41,9 @@ fn differential_kafka_protocol_corpus() {
 #[test]
 fn roundtrip_arbitrary_corpus() {
     assert!(replay("roundtrip_arbitrary", checks::roundtrip_arbitrary) >= 2000);
+}
+
+#[test]
+fn coordinator_leader_corpus() {
+    assert!(replay("coordinator_leader", leader_checks::check) >= 240);
 }
