@@ -899,7 +899,8 @@ impl Coordinator {
         // Never hand out partitions the leader's metadata does not know (a partition index beyond
         // the count, or a topic it does not have), except KIP-429 step 2.6 in cooperative mode:
         // a partition of a topic missing from the leader's metadata goes back to the member that
-        // claims it (the leader cannot tell a deleted topic from its own stale metadata).
+        // claims it (the leader cannot tell a deleted topic from its own stale metadata). A
+        // negative id is no partition of any topic: never handed out, claimed or not.
         let metadata = &self.metadata;
         let cooperative = self.protocol == RebalanceProtocol::Cooperative;
         let mut claimed: BTreeSet<(&str, &str, i32)> = BTreeSet::new();
@@ -912,7 +913,7 @@ impl Coordinator {
         }
         result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
             Some(info) => p >= 0 && p < info.partitions,
-            None => claimed.contains(&(member, topic, p)),
+            None => p >= 0 && claimed.contains(&(member, topic, p)),
         });
         if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
             // A custom assignor's result is checked against the owned form (rare: copy here).
@@ -1101,10 +1102,10 @@ pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAss
 fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     // Claimants per topic, indexed by partition id (ids are dense), so the lookup hashes each
     // topic name once per assignment entry rather than once per partition.
-    let mut claims: HashMap<&str, Vec<Vec<&str>>> = HashMap::new();
+    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
     for (_, owned) in members {
         owned.for_each(|topic, _| {
-            claims.entry(topic).or_default();
+            claims.entry(topic).or_insert(Claimants::Dense(Vec::new()));
         });
     }
     if claims.is_empty() {
@@ -1112,33 +1113,40 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     }
     // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
     // highest of those keeps a member's claim (untrusted input: partition 2^31 - 1, say) from
-    // sizing an allocation.
-    let mut limit: HashMap<&str, usize> = HashMap::with_capacity(claims.len());
+    // sizing an allocation. The highest assigned id is no bound by itself: KIP-429 step 2.6
+    // hands a claimed partition of a topic the leader does not know (any id) back to its
+    // claimer. So a topic whose highest assigned id is far beyond its number of assigned
+    // partitions gets a sparse table instead: the table is never more than a small multiple of
+    // the result's own size.
+    let mut limit: HashMap<&str, (usize, usize)> = HashMap::with_capacity(claims.len());
     for a in result.members() {
         for (topic, partitions) in a.topics() {
             if let Some((&key, _)) = claims.get_key_value(topic) {
                 let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
-                let l = limit.entry(key).or_default();
+                let (l, n) = limit.entry(key).or_default();
                 *l = (*l).max(high);
+                *n += partitions.len();
             }
+        }
+    }
+    for (topic, slots) in claims.iter_mut() {
+        if limit.get(topic).is_some_and(|&(high, n)| high > 2 * n + 64) {
+            *slots = Claimants::Sparse(HashMap::new());
         }
     }
     for &(member_id, owned) in members {
         owned.for_each(|topic, partitions| {
-            let Some(&limit) = limit.get(topic) else { return };
+            let Some(&(limit, _)) = limit.get(topic) else { return };
             let Some(slots) = claims.get_mut(topic) else { return };
             for p in partitions {
                 let Some(i) = usize::try_from(p).ok().filter(|&i| i < limit) else { continue };
-                if slots.len() <= i {
-                    slots.resize(i + 1, Vec::new());
-                }
-                slots[i].push(member_id);
+                slots.push(i, member_id);
             }
         });
     }
     let mut pending = BTreeSet::new();
     // Partitions come grouped per topic: look each run's topic up once.
-    let mut last: Option<(*const u8, Option<&Vec<Vec<&str>>>)> = None;
+    let mut last: Option<(*const u8, Option<&Claimants<'_>>)> = None;
     result.retain_partitions(|member_id, topic, p| {
         let slots = match last {
             Some((ptr, slots)) if ptr == topic.as_ptr() => slots,
@@ -1167,6 +1175,35 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     if !pending.is_empty() {
         pending.extend(result.pending.drain(..));
         result.pending = pending.into_iter().collect();
+    }
+}
+
+/// The members claiming each partition of one topic in [`apply_cooperative_handover`].
+enum Claimants<'a> {
+    /// Indexed by partition id.
+    Dense(Vec<Vec<&'a str>>),
+    /// For a topic whose assigned ids are too sparse to index.
+    Sparse(HashMap<usize, Vec<&'a str>>),
+}
+
+impl<'a> Claimants<'a> {
+    fn push(&mut self, i: usize, member_id: &'a str) {
+        match self {
+            Claimants::Dense(slots) => {
+                if slots.len() <= i {
+                    slots.resize(i + 1, Vec::new());
+                }
+                slots[i].push(member_id);
+            }
+            Claimants::Sparse(slots) => slots.entry(i).or_default().push(member_id),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&Vec<&'a str>> {
+        match self {
+            Claimants::Dense(slots) => slots.get(i),
+            Claimants::Sparse(slots) => slots.get(&i),
+        }
     }
 }
 

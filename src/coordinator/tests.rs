@@ -784,3 +784,65 @@ fn handover_ignores_claims_beyond_what_is_assigned() {
         [PendingPartition { topic: "orders".into(), partition: 0, from: "a".into(), to: Some("b".into()) }]
     );
 }
+
+/// KIP-429 step 2.6 gives a claimed partition of a topic the leader does not know back to its
+/// claimer, whatever its id: such an assigned id (2^31 - 2 here) must not size the hand-over's
+/// tables either (the fuzz target `coordinator_leader` found a 6 GB allocation there), and the
+/// hand-over still withholds it when another member claims it too.
+#[test]
+fn handover_stays_small_for_huge_ids_given_back_under_step_2_6() {
+    let member = |id: &str, owned: Vec<TopicPartitions>| GroupMember {
+        member_id: id.into(),
+        group_instance_id: None,
+        subscription: Subscription { owned_partitions: owned, ..Subscription::new(["ghost"]) },
+    };
+    let members = [
+        member("a", vec![TopicPartitions::new("ghost", [i32::MAX - 2, i32::MAX - 1])]),
+        member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
+    ];
+    let mut result = GroupAssignment::from_assignments([(
+        "a",
+        Assignment::new(vec![TopicPartitions::new("ghost", [i32::MAX - 2, i32::MAX - 1])]),
+    )]);
+    apply_cooperative_handover(&members, &mut result);
+    assert_eq!(result.partitions_of("a"), [TopicPartitions::new("ghost", [i32::MAX - 2])]);
+    assert_eq!(
+        result.pending,
+        [PendingPartition { topic: "ghost".into(), partition: i32::MAX - 1, from: "b".into(), to: Some("a".into()) }]
+    );
+}
+
+#[test]
+fn cooperative_leader_gives_a_huge_claimed_id_of_an_unknown_topic_back_without_a_huge_table() {
+    let mut h = H::new(vec![Box::new(crate::assignor::CooperativeStickyAssignor::new())], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(
+        &mut h,
+        "cooperative-sticky",
+        &["gone", "t"],
+        vec![("m1", vec![]), ("m2", vec![tp("gone", i32::MAX), tp("gone", i32::MAX - 1), tp("t", 3)])],
+    );
+    let of = |m: &str| partition_set(&out[m].assigned_partitions);
+    assert!(of("m2").contains(&tp("gone", i32::MAX)) && of("m2").contains(&tp("gone", i32::MAX - 1)), "{out:?}");
+    assert!(of("m2").contains(&tp("t", 3)), "{out:?}");
+    assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "{out:?}");
+}
+
+/// A negative partition id exists in no topic: step 2.6 does not give one back even to a member
+/// that claims it (the fuzz target `coordinator_leader` saw "gone"-(-1) claimed by two members
+/// and given to one of them: the hand-over cannot index a negative id, so it was not withheld).
+#[test]
+fn cooperative_leader_never_gives_back_a_negative_partition_id() {
+    let plan: Plan =
+        Box::new(|_| BTreeMap::from([("m2".to_string(), vec![tp("gone", -1), tp("gone", 0), tp("t", 1)])]));
+    let mut h = H::new(vec![Box::new(TestAssignor { name: "custom", protocols: vec![Cooperative], plan })], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    let out = leader_round_topics(
+        &mut h,
+        "custom",
+        &["gone", "t"],
+        vec![("m1", vec![]), ("m2", vec![tp("gone", -1), tp("gone", 0), tp("t", 1)]), ("m3", vec![tp("gone", -1)])],
+    );
+    assert_eq!(partition_set(&out["m2"].assigned_partitions), BTreeSet::from([tp("gone", 0), tp("t", 1)]));
+    assert!(out["m1"].assigned_partitions.is_empty() && out["m3"].assigned_partitions.is_empty(), "{out:?}");
+}
