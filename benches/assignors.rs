@@ -14,8 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use kafka_consumer_protocol::assignor::{builtin, GroupMemberView};
-use kafka_consumer_protocol::{SubscriptionView, Version};
+use kafka_consumer_protocol::assignor::builtin;
 
 fn assignors(c: &mut Criterion) {
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -35,18 +34,8 @@ fn assignors(c: &mut Criterion) {
                     assignor.assign(black_box(&shape.metadata), black_box(&shape.members)).unwrap()
                 })
             });
-            let encoded: Vec<Vec<u8>> =
-                shape.members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect();
-            let views: Vec<GroupMemberView<'_>> = shape
-                .members
-                .iter()
-                .zip(&encoded)
-                .map(|(m, bytes)| GroupMemberView {
-                    member_id: &m.member_id,
-                    group_instance_id: m.group_instance_id.as_deref(),
-                    subscription: SubscriptionView::decode(bytes).unwrap(),
-                })
-                .collect();
+            let encoded = assignor_shapes::encoded(&shape.members);
+            let views = assignor_shapes::views(&shape.members, &encoded);
             group.bench_function(format!("{case}-views"), |b| {
                 b.iter_with_large_drop(|| assignor.assign_views(black_box(&shape.metadata), black_box(&views)).unwrap())
             });

@@ -12,8 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-use kafka_consumer_protocol::assignor::{builtin, GroupAssignment, GroupMemberView};
-use kafka_consumer_protocol::{SubscriptionView, Version};
+use kafka_consumer_protocol::assignor::{builtin, GroupAssignment};
 
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -79,18 +78,8 @@ fn main() {
         }
         let assignor = builtin(name).unwrap();
         for (case, shape) in assignor_shapes::cases(assignor.as_ref()) {
-            let encoded: Vec<Vec<u8>> =
-                shape.members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect();
-            let views: Vec<GroupMemberView<'_>> = shape
-                .members
-                .iter()
-                .zip(&encoded)
-                .map(|(m, bytes)| GroupMemberView {
-                    member_id: &m.member_id,
-                    group_instance_id: m.group_instance_id.as_deref(),
-                    subscription: SubscriptionView::decode(bytes).unwrap(),
-                })
-                .collect();
+            let encoded = assignor_shapes::encoded(&shape.members);
+            let views = assignor_shapes::views(&shape.members, &encoded);
             let owned = || assignor.assign(&shape.metadata, &shape.members).unwrap();
             let in_place = || assignor.assign_views(&shape.metadata, &views).unwrap();
             measure(name, &case, &owned);

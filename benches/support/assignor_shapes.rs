@@ -2,14 +2,34 @@
 //! shapes of Apache Kafka's `AbstractStickyAssignorTest` and franz-go's sticky benchmarks.
 #![allow(dead_code, missing_docs)]
 
-use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor};
-use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription};
+use kafka_consumer_protocol::assignor::{
+    ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor,
+};
+use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, SubscriptionView, Version};
 
 /// A group to assign: metadata and members.
 pub struct Shape {
     pub name: String,
     pub metadata: ClusterMetadata,
     pub members: Vec<GroupMember>,
+}
+
+/// Each member's subscription encoded (v3), as the leader receives it.
+pub fn encoded(members: &[GroupMember]) -> Vec<Vec<u8>> {
+    members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect()
+}
+
+/// The members read in place from their `encoded` subscriptions.
+pub fn views<'a>(members: &'a [GroupMember], encoded: &'a [Vec<u8>]) -> Vec<GroupMemberView<'a>> {
+    members
+        .iter()
+        .zip(encoded)
+        .map(|(m, bytes)| GroupMemberView {
+            member_id: &m.member_id,
+            group_instance_id: m.group_instance_id.as_deref(),
+            subscription: SubscriptionView::decode(bytes).unwrap(),
+        })
+        .collect()
 }
 
 fn topic_names(n: usize) -> Vec<String> {
