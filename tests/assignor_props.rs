@@ -4,17 +4,16 @@
 //! (minimal movement excepted: rack alignment may move owned partitions, as Java).
 
 mod assignor_common;
+#[path = "../benches/support/assignor_shapes.rs"]
+mod assignor_shapes;
 
 use std::collections::BTreeMap;
 
 use assignor_common::*;
 use kafka_consumer_protocol::assignor::{
-    builtin, AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor,
-    RangeAssignor,
+    builtin, AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, RangeAssignor,
 };
-use kafka_consumer_protocol::{
-    CooperativeStickyUserData, StickyUserData, Subscription, SubscriptionView, TopicPartitions, Version,
-};
+use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -137,32 +136,14 @@ fn minimal_moves(valid: &BTreeMap<(String, i32), String>, members: &[GroupMember
     owned.iter().enumerate().map(|(i, &c)| c.saturating_sub(min_q + usize::from(i < rem))).sum()
 }
 
-/// The members' subscriptions encoded (v3), as a leader receives them.
-fn encoded(members: &[GroupMember]) -> Vec<Vec<u8>> {
-    members.iter().map(|m| m.subscription.encode(Version::V3).unwrap()).collect()
-}
-
-/// Views of `members` over their `encoded` subscriptions.
-fn views<'a>(members: &'a [GroupMember], encoded: &'a [Vec<u8>]) -> Vec<GroupMemberView<'a>> {
-    members
-        .iter()
-        .zip(encoded)
-        .map(|(m, bytes)| GroupMemberView {
-            member_id: &m.member_id,
-            group_instance_id: m.group_instance_id.as_deref(),
-            subscription: SubscriptionView::decode(bytes).unwrap(),
-        })
-        .collect()
-}
-
 fn check_all(g: &Group) -> Result<(), TestCaseError> {
     for strategy in ["range", "roundrobin", "sticky", "cooperative-sticky"] {
         let assignor = builtin(strategy).unwrap();
         let members = members_for(strategy, &g.members);
         let out = assignor.assign(&g.metadata, &members).unwrap();
         // Read in place from the wire form: the same assignment.
-        let bytes = encoded(&members);
-        prop_assert_eq!(&assignor.assign_views(&g.metadata, &views(&members, &bytes)).unwrap(), &out);
+        let bytes = assignor_shapes::encoded(&members);
+        prop_assert_eq!(&assignor.assign_views(&g.metadata, &assignor_shapes::views(&members, &bytes)).unwrap(), &out);
         check_valid(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
         check_complete(&g.metadata, &members, &out).map_err(TestCaseError::fail)?;
         // Deterministic, and independent of the order members are listed in.
@@ -272,8 +253,8 @@ fn default_assign_views_decodes_and_assigns() {
             subscription: Subscription::new(topics),
         })
         .collect();
-    let bytes = encoded(&members);
-    let out = OnlyAssign.assign_views(&metadata, &views(&members, &bytes)).unwrap();
+    let bytes = assignor_shapes::encoded(&members);
+    let out = OnlyAssign.assign_views(&metadata, &assignor_shapes::views(&members, &bytes)).unwrap();
     assert_eq!(out, RangeAssignor.assign(&metadata, &members).unwrap());
     // The static member sorts first in range's member order: partition 0 of each topic.
     assert_eq!(out.partitions_of("m3"), [TopicPartitions::new("a", [0]), TopicPartitions::new("b", [0])]);

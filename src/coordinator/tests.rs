@@ -758,16 +758,21 @@ fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them
     assert_eq!(join_req(&j).reason, "metadata now has partitions assigned to us earlier");
 }
 
+/// A member subscribed to `topic` that claims `owned`.
+fn subscribed_owning(id: &str, topic: &str, owned: Vec<TopicPartitions>) -> GroupMember {
+    GroupMember {
+        member_id: id.into(),
+        group_instance_id: None,
+        subscription: Subscription { owned_partitions: owned, ..Subscription::new([topic]) },
+    }
+}
+
 /// A member's claim is untrusted input: a claim on partition 2^31 - 1 must not size the
 /// hand-over's tables (it once made the leader allocate ~50 GB), and the hand-over still
 /// withholds the claimed partitions the result moves.
 #[test]
 fn handover_ignores_claims_beyond_what_is_assigned() {
-    let member = |id: &str, owned: Vec<TopicPartitions>| GroupMember {
-        member_id: id.into(),
-        group_instance_id: None,
-        subscription: Subscription { owned_partitions: owned, ..Subscription::new(["orders"]) },
-    };
+    let member = |id: &str, owned: Vec<TopicPartitions>| subscribed_owning(id, "orders", owned);
     let members = [
         member("a", vec![TopicPartitions::new("orders", [0, 1, i32::MAX])]),
         member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
@@ -791,11 +796,7 @@ fn handover_ignores_claims_beyond_what_is_assigned() {
 /// hand-over still withholds it when another member claims it too.
 #[test]
 fn handover_stays_small_for_huge_ids_given_back_under_step_2_6() {
-    let member = |id: &str, owned: Vec<TopicPartitions>| GroupMember {
-        member_id: id.into(),
-        group_instance_id: None,
-        subscription: Subscription { owned_partitions: owned, ..Subscription::new(["ghost"]) },
-    };
+    let member = |id: &str, owned: Vec<TopicPartitions>| subscribed_owning(id, "ghost", owned);
     let members = [
         member("a", vec![TopicPartitions::new("ghost", [i32::MAX - 2, i32::MAX - 1])]),
         member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
