@@ -700,18 +700,24 @@ fn leader_round_topics(
 fn cooperative_leader_gives_partitions_of_topics_it_does_not_know_back_to_their_claimer() {
     // KIP-429 step 2.6: "gone" is not in the leader's metadata (deleted, or the leader's
     // metadata is stale); m2 claims two of its partitions and keeps them.
-    let mut h = H::new(vec![Box::new(crate::assignor::CooperativeStickyAssignor::new())], None);
-    h.c.subscribe(h.now, ["t", "gone"]);
-    let out = leader_round_topics(
-        &mut h,
-        "cooperative-sticky",
-        &["gone", "t"],
-        vec![("m1", vec![]), ("m2", vec![tp("gone", 0), tp("gone", 1), tp("t", 3)])],
-    );
+    let out = cooperative_round_claiming_gone(0, 1);
     let of = |m: &str| partition_set(&out[m].assigned_partitions);
     assert!(of("m2").contains(&tp("gone", 0)) && of("m2").contains(&tp("gone", 1)), "{out:?}");
     assert!(!of("m1").iter().any(|(t, _)| t == "gone"), "{out:?}");
     assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "every known partition once, plus the two returned");
+}
+
+/// A cooperative-sticky leader's round over "t" (4 partitions) and "gone" (not in its
+/// metadata), where m2 owns t-3 and claims partitions `a` and `b` of "gone".
+fn cooperative_round_claiming_gone(a: i32, b: i32) -> BTreeMap<String, Assignment> {
+    let mut h = H::new(vec![Box::new(crate::assignor::CooperativeStickyAssignor::new())], None);
+    h.c.subscribe(h.now, ["t", "gone"]);
+    leader_round_topics(
+        &mut h,
+        "cooperative-sticky",
+        &["gone", "t"],
+        vec![("m1", vec![]), ("m2", vec![tp("gone", a), tp("gone", b), tp("t", 3)])],
+    )
 }
 
 #[test]
@@ -815,14 +821,7 @@ fn handover_stays_small_for_huge_ids_given_back_under_step_2_6() {
 
 #[test]
 fn cooperative_leader_gives_a_huge_claimed_id_of_an_unknown_topic_back_without_a_huge_table() {
-    let mut h = H::new(vec![Box::new(crate::assignor::CooperativeStickyAssignor::new())], None);
-    h.c.subscribe(h.now, ["t", "gone"]);
-    let out = leader_round_topics(
-        &mut h,
-        "cooperative-sticky",
-        &["gone", "t"],
-        vec![("m1", vec![]), ("m2", vec![tp("gone", i32::MAX), tp("gone", i32::MAX - 1), tp("t", 3)])],
-    );
+    let out = cooperative_round_claiming_gone(i32::MAX, i32::MAX - 1);
     let of = |m: &str| partition_set(&out[m].assigned_partitions);
     assert!(of("m2").contains(&tp("gone", i32::MAX)) && of("m2").contains(&tp("gone", i32::MAX - 1)), "{out:?}");
     assert!(of("m2").contains(&tp("t", 3)), "{out:?}");
