@@ -314,7 +314,10 @@ impl Subscription {
         let mut out = Presized::new(len);
         out.i16(version.as_i16());
         out.i32(self.topics.len() as i32);
-        let mut ordered = out.names_in_order(&self.topics);
+        // Out of order: the caller sorts a copy and writes it into this buffer.
+        if !out.names_in_order(&self.topics) {
+            return Err(out.into_empty_vec());
+        }
         match &self.user_data {
             None => out.i32(-1),
             Some(d) => {
@@ -325,7 +328,9 @@ impl Subscription {
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
             out.i32(groups.len() as i32);
-            ordered &= out.groups_in_order(groups);
+            if !out.groups_in_order(groups) {
+                return Err(out.into_empty_vec());
+            }
         }
         if version >= Version::V2 {
             out.i32(self.generation_id);
@@ -336,13 +341,10 @@ impl Subscription {
                 Some(r) => out.name(r),
             }
         }
-        if !ordered {
-            return Err(out.into_empty_vec());
-        }
         out.finish().ok_or_else(Vec::new)
     }
 
-    /// Which parts are in Java's order, and the exact encoded size, in one pass over the names.
+    /// Which parts are in Java's order, and the exact encoded size.
     #[inline]
     fn plan(&self, version: Version) -> (Canonical, usize) {
         let mut len = 2 + 4 + 4 + self.user_data.as_ref().map_or(0, |d| d.len());

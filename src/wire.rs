@@ -778,16 +778,6 @@ impl Sink for Presized {
             *dst = bytes;
         }
     }
-
-    #[inline(always)]
-    fn i32s(&mut self, values: &[i32]) {
-        if let Some(dst) = self.next(4 * values.len()) {
-            // Fixed-size chunks: the compiler turns this into byte swaps over vector registers.
-            for (chunk, v) in dst.chunks_exact_mut(4).zip(values) {
-                chunk.copy_from_slice(&v.to_be_bytes());
-            }
-        }
-    }
 }
 
 /// Counts bytes instead of writing them.
