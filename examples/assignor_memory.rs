@@ -40,11 +40,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Heap bytes held by the output (capacities of every vector and string).
-fn output_bytes(a: &GroupAssignment) -> usize {
-    a.heap_bytes()
-}
-
 /// A timed run without counting, then a counted run for the peak.
 fn measure(name: &str, case: &str, assign: &dyn Fn() -> GroupAssignment) {
     let t = Instant::now();
@@ -59,7 +54,7 @@ fn measure(name: &str, case: &str, assign: &dyn Fn() -> GroupAssignment) {
     let out = assign();
     COUNT.store(false, Relaxed);
     let peak = PEAK.load(Relaxed);
-    let size = output_bytes(&out);
+    let size = out.heap_bytes();
     println!(
         "{name:<19} {case:<46} {:>9.2} ms (drop {:>7.2} ms)  peak {:>11} B  output {:>11} B  ratio {:.2}",
         dt.as_secs_f64() * 1e3,

@@ -117,25 +117,24 @@ impl<'a> TopicList<'a> {
     }
 
     /// The same names in the same order. Two wire lists compare as bytes: one `memcmp` over
-    /// each member's topic section instead of a string compare per name.
+    /// each member's topic section instead of a string compare per name. (A group's members
+    /// are all owned or all views, so the forms never mix; mixed lists count as different.)
     fn same(&self, other: &TopicList<'_>) -> bool {
         match (self, other) {
             (TopicList::Wire(a), TopicList::Wire(b)) => a == b,
             (TopicList::Owned(a), TopicList::Owned(b)) => same_names(a, b),
-            (TopicList::Owned(a), TopicList::Wire(b)) | (TopicList::Wire(b), TopicList::Owned(a)) => {
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x == y)
-            }
+            _ => false,
         }
     }
 
-    /// Cheap pre-check before [`TopicList::same`]: equal lengths, and for owned lists equal
-    /// first and last names (wire lists compare as one `memcmp` anyway).
+    /// Cheap pre-check before [`TopicList::same`] on owned lists: equal lengths and first and
+    /// last names (a wire list's compare starts with its length anyway).
     fn may_be_same(&self, other: &TopicList<'_>) -> bool {
         match (self, other) {
             (TopicList::Owned(a), TopicList::Owned(b)) => {
                 a.len() == b.len() && a.first() == b.first() && a.last() == b.last()
             }
-            _ => self.len() == other.len(),
+            _ => true,
         }
     }
 }
@@ -227,9 +226,10 @@ impl<'a> Topics<'a> {
         for (i, m) in members.iter().enumerate() {
             // Groups mostly share a few subscriptions: recognise a list seen before and skip it.
             let mine = &m.topics();
-            let known = match list_of.last() {
-                Some(&prev) if topics_of(lists[prev as usize]).same(mine) => Some(prev),
-                _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).find(|&l| {
+            let previous = list_of.last().copied();
+            let known = match previous {
+                Some(prev) if topics_of(lists[prev as usize]).same(mine) => previous,
+                _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).filter(|&l| Some(l) != previous).find(|&l| {
                     let other = topics_of(lists[l as usize]);
                     other.may_be_same(mine) && other.same(mine)
                 }),

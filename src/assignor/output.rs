@@ -105,9 +105,9 @@ impl GroupAssignment {
     fn insert_with(&mut self, member_id: String, assignment: &Assignment, index: &mut FxMap<String, u32>) {
         let start = self.entry_topics.len();
         let groups = &assignment.assigned_partitions;
-        let mut done: Vec<u32> = Vec::new();
-        for (i, g) in groups.iter().enumerate() {
-            let t = match index.get(g.topic.as_str()) {
+        let ids: Vec<u32> = groups
+            .iter()
+            .map(|g| match index.get(g.topic.as_str()) {
                 Some(&t) => t,
                 None => {
                     let t = self.topics.len() as u32;
@@ -115,12 +115,24 @@ impl GroupAssignment {
                     index.insert(g.topic.clone(), t);
                     t
                 }
-            };
-            if done.contains(&t) {
+            })
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        let repeats = sorted.windows(2).any(|w| w[0] == w[1]);
+        for (i, (g, &t)) in groups.iter().zip(&ids).enumerate() {
+            if !repeats {
+                self.entry_topics.extend(std::iter::repeat_n(t, g.partitions.len()));
+                self.entry_partitions.extend_from_slice(&g.partitions);
                 continue;
             }
-            done.push(t);
-            for later in groups[i..].iter().filter(|h| h.topic == g.topic) {
+            // A topic listed again is merged where its first partition is, as encoding does
+            // (Java's list is flat: an empty group earlier does not count).
+            let placed = |(h, &u): (&TopicPartitions, &u32)| u == t && !h.partitions.is_empty();
+            if g.partitions.is_empty() || groups[..i].iter().zip(&ids[..i]).any(placed) {
+                continue;
+            }
+            for (later, _) in groups[i..].iter().zip(&ids[i..]).filter(|(_, &u)| u == t) {
                 self.entry_topics.extend(std::iter::repeat_n(t, later.partitions.len()));
                 self.entry_partitions.extend_from_slice(&later.partitions);
             }
@@ -436,7 +448,17 @@ mod tests {
         assert_eq!(a.assignment_of("m"), Some(with.clone()));
         assert_eq!(a.member("m").unwrap().encode(Version::V1).unwrap(), with.encode(Version::V1).unwrap());
         assert_ne!(a, b);
-        assert_eq!(a, a.clone());
+    }
+
+    /// A repeated topic lands where encoding puts it: at its first partition, not at an empty
+    /// group listed before it.
+    #[test]
+    fn insert_merges_repeats_as_encoding_does() {
+        let input = Assignment::new(vec![tp("a", &[]), tp("b", &[1]), tp("a", &[2]), tp("b", &[0])]);
+        let out = GroupAssignment::from_assignments([("m", input.clone())]);
+        let member = out.member("m").unwrap();
+        assert_eq!(member.encode(Version::V3).unwrap(), input.encode(Version::V3).unwrap());
+        assert_eq!(member.pairs().collect::<Vec<_>>(), [("b", 1), ("b", 0), ("a", 2)]);
     }
 
     #[test]
@@ -469,7 +491,10 @@ mod tests {
         assert_eq!(out.partitions_of("m2"), [tp("a", &[3])]);
         assert!(out.partitions_of("nobody").is_empty());
         assert_eq!(out.member("m1").unwrap().pairs().collect::<Vec<_>>(), [("a", 0), ("a", 2)]);
-        assert!(out.heap_bytes() >= 4 * 8);
+        // Every assigned partition costs 8 bytes of entries.
+        let partitions: Vec<i32> = (0..1000).collect();
+        let big = GroupAssignment::from_assignments([("m", Assignment::new(vec![tp("a", &partitions)]))]);
+        assert!(big.heap_bytes() >= 8 * 1000, "{}", big.heap_bytes());
     }
 
     #[test]

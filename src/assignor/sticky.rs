@@ -275,10 +275,7 @@ impl PartitionAssignor for CooperativeStickyAssignor {
 /// ```
 pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, [TopicPartitions]>, Option<i32>) {
     if cooperative {
-        if subscription.generation_id >= 0 {
-            return (Cow::Borrowed(&subscription.owned_partitions), Some(subscription.generation_id));
-        }
-        let generation = CooperativeStickyUserData::java_generation(subscription.user_data.as_deref());
+        let generation = cooperative_generation(subscription.generation_id, subscription.user_data.as_deref());
         (Cow::Borrowed(&subscription.owned_partitions), generation)
     } else {
         match subscription.user_data.as_deref() {
@@ -292,12 +289,12 @@ pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, 
 }
 
 /// The generation cooperative-sticky reads for a member: the subscription's (v2+), else the
-/// userData's, as [`member_claim`] does.
-fn cooperative_generation(member: Member<'_>) -> Option<i32> {
-    if member.generation_id() >= 0 {
-        Some(member.generation_id())
+/// userData's.
+fn cooperative_generation(generation_id: i32, user_data: Option<&[u8]>) -> Option<i32> {
+    if generation_id >= 0 {
+        Some(generation_id)
     } else {
-        CooperativeStickyUserData::java_generation(member.user_data())
+        CooperativeStickyUserData::java_generation(user_data)
     }
 }
 
@@ -359,7 +356,7 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
             if member.owned().is_empty() {
                 continue;
             }
-            let g = cooperative_generation(member).unwrap_or(NO_GENERATION);
+            let g = cooperative_generation(member.generation_id(), member.user_data()).unwrap_or(NO_GENERATION);
             member.owned().for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
         } else if let Some(bytes) = member.user_data().filter(|b| !b.is_empty()) {
             let (list, generation) = sticky_user_data_view(bytes);
@@ -1242,7 +1239,9 @@ fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &[Member<'a>]) -> 
             if metadata.topics.contains_key(topic) || !m.topics().contains(topic) {
                 return;
             }
-            let g = *generation.get_or_insert_with(|| -i64::from(cooperative_generation(*m).unwrap_or(NO_GENERATION)));
+            let g = *generation.get_or_insert_with(|| {
+                -i64::from(cooperative_generation(m.generation_id(), m.user_data()).unwrap_or(NO_GENERATION))
+            });
             claims.extend(partitions.filter(|&p| p >= 0).map(|p| (topic, p, g, i as u32)));
         });
     }
@@ -1284,12 +1283,8 @@ fn assign_sticky_with(
         members
             .iter()
             .all(|m| if cooperative { m.owned().is_empty() } else { m.user_data().is_none_or(<[u8]>::is_empty) });
-    if fast_paths
-        && claims_nothing
-        && racks.is_none()
-        && !subs.is_empty()
-        && subs.iter().all(|s| s.len() == topics.len())
-    {
+    let uniform = subs.iter().all(|s| s.len() == topics.len());
+    if fast_paths && claims_nothing && racks.is_none() && !subs.is_empty() && uniform {
         return Ok(fresh_uniform(&topics, members, &rank_to_member));
     }
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
@@ -1297,7 +1292,6 @@ fn assign_sticky_with(
     if let Some(racks) = &racks {
         rack_align(&mut owner, &topics, &subs, racks, &claims);
     }
-    let uniform = subs.iter().all(|s| s.len() == topics.len());
     // Without racks, the only possible gain is a partition moved away from its valid owner (the
     // balance is already optimal): fresh groups and kept assignments skip the polish.
     let displaced = || {

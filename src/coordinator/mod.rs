@@ -994,15 +994,14 @@ impl Coordinator {
                 return;
             }
         };
-        let mut assigned = partition_set(&assignment.assigned_partitions);
         // Partitions our metadata does not have: a leader with newer metadata (taken once ours
         // catches up, by rejoining then), or a leader handing a deleted topic back to us (KIP-429
         // step 2.6; never taken, so such claims die out).
         let metadata = &self.metadata;
-        let (unknown, known) = std::mem::take(&mut assigned)
+        let assigned: BTreeSet<Tp>;
+        (self.unknown_assigned, assigned) = partition_set(&assignment.assigned_partitions)
             .into_iter()
             .partition(|(t, p)| metadata.topics.get(t).is_none_or(|i| *p >= i.partitions));
-        (self.unknown_assigned, assigned) = (unknown, known);
         if assigned.iter().any(|(t, _)| !self.topics.contains(t)) {
             self.request_rejoin("received assignment does not match the current subscription");
             return;
