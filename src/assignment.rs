@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{Counter, Presized, Reader, Sink};
+use crate::wire::{zeroed, Counter, Presized, Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -143,26 +143,34 @@ impl Assignment {
         AssignmentView::decode(buf).map(|v| v.to_owned())
     }
 
-    /// The fast path: writes the groups as given when none is empty and no name or count is
-    /// too large, checking on the way (with the words loaded for the copy) that no topic is
-    /// listed twice.
+    /// The fast path: writes the groups as given, checking on the way (with the words loaded
+    /// for the copy) that no topic is listed twice, no group is empty and no name is too long.
+    /// `Err` hands back the buffer, emptied, when one is.
     #[inline]
     fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
         let groups = &self.assigned_partitions;
         let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is.
-        let mut names = 0;
-        let mut empty = false;
         for g in groups {
             len += g.topic.len() + 4 * g.partitions.len();
-            names |= g.topic.len();
-            empty |= g.partitions.is_empty();
         }
         // Every count and length is below the total, so a total that fits an `int32` covers them.
-        if empty || names > i16::MAX as usize || len > i32::MAX as usize {
+        if len > i32::MAX as usize {
             return Err(Vec::new());
         }
-        let mut out = Presized::new(len);
+        let mut buf = zeroed(len);
+        if self.write_canonical(version, &mut buf) {
+            Ok(buf)
+        } else {
+            buf.clear();
+            Err(buf)
+        }
+    }
+
+    /// Writes the groups as given; whether that is Java's encoding and filled `buf` exactly.
+    #[inline(always)]
+    fn write_canonical(&self, version: Version, buf: &mut [u8]) -> bool {
+        let groups = &self.assigned_partitions;
+        let mut out = Presized::new(buf);
         out.i16(version.as_i16());
         out.i32(groups.len() as i32);
         let collision = out.groups_may_repeat(groups);
@@ -173,10 +181,7 @@ impl Assignment {
                 out.put(d);
             }
         }
-        if collision && !distinct_topics(groups) {
-            return Err(out.into_empty_vec());
-        }
-        out.finish().ok_or_else(Vec::new)
+        out.complete() && (!collision || distinct_topics(groups))
     }
 
     /// Whether the groups can be written as they are (no topic listed twice, no group empty),

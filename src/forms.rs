@@ -139,10 +139,19 @@ macro_rules! value_encoding {
             }
 
             /// Encodes with the 2-byte version header. Allocates exactly once.
+            // Inline, and the general path writing through a reference: the fast path's vector
+            // then stays in registers until the caller stores it. Joined with a result returned
+            // through memory, it would be stored field by field and loaded straight back 16
+            // bytes at a time, and a load spanning two recent stores waits for both to reach
+            // the cache (measured: a fifth of a typical assignment's encoding).
+            #[inline]
             pub fn encode(&self, version: $crate::Version) -> Result<Vec<u8>, $crate::EncodeError> {
                 match self.encode_canonical(version) {
                     Ok(bytes) => Ok(bytes),
-                    Err(buffer) => self.encode_general(version, buffer),
+                    Err(mut buffer) => {
+                        self.encode_general(version, &mut buffer)?;
+                        Ok(buffer)
+                    }
                 }
             }
 
@@ -151,19 +160,14 @@ macro_rules! value_encoding {
                 self.write(version, self.plan(version).0, out)
             }
 
-            /// Encodes what the fast path does not take, reusing its buffer (which is at least
-            /// as large as needed when it has any capacity).
+            /// Encodes what the fast path does not take into `out`, the fast path's buffer,
+            /// emptied (it is at least as large as needed when it has any capacity).
             #[inline(never)]
-            fn encode_general(
-                &self,
-                version: $crate::Version,
-                mut out: Vec<u8>,
-            ) -> Result<Vec<u8>, $crate::EncodeError> {
+            fn encode_general(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
                 let (canonical, len) = self.plan(version);
                 out.clear();
                 out.reserve_exact(len);
-                self.write(version, canonical, &mut out)?;
-                Ok(out)
+                self.write(version, canonical, out)
             }
         }
     };

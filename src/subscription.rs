@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{is_ascending, java_cmp, names_sorted, Counter, Presized, Reader, Sink};
+use crate::wire::{is_ascending, java_cmp, names_sorted, zeroed, Counter, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -263,34 +263,21 @@ impl Subscription {
         SubscriptionView::decode(buf).map(|v| v.to_owned())
     }
 
-    /// The encoded size if every part is canonical, or `None` when the fast path cannot be
-    /// taken: an owned group is empty, or a name or count does not fit its wire field (the
-    /// general path reports which).
+    /// The encoded size if every part is canonical, or `None` when it does not fit an `int32`
+    /// (the general path reports what is too large). The writers of the fast path find the
+    /// rest that makes it fail: an empty owned group, a name too long for its `int16` length.
     #[inline(always)]
     fn canonical_len(&self, version: Version) -> Option<usize> {
         let mut len = 2 + 4 + 2 * self.topics.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        // Every name length OR-ed together: at most `i16::MAX` exactly when each one is. The
-        // sums are kept apart so that each loop step adds to each only once: one long chain of
-        // dependent additions would set the pace of these loops.
-        let mut names = 0;
-        let mut name_bytes = 0;
-        for t in &self.topics {
-            name_bytes += t.len();
-            names |= t.len();
-        }
-        len += name_bytes;
+        len += self.topics.iter().map(String::len).sum::<usize>();
         if version >= Version::V1 {
             let groups = &self.owned_partitions;
+            // Two sums, so that each loop step adds to each only once: one long chain of
+            // dependent additions would set the pace of this loop.
             let (mut name_bytes, mut partitions) = (0, 0);
-            let mut empty = false;
             for g in groups {
                 name_bytes += g.topic.len();
                 partitions += g.partitions.len();
-                names |= g.topic.len();
-                empty |= g.partitions.is_empty();
-            }
-            if empty {
-                return None;
             }
             len += 4 + 6 * groups.len() + name_bytes + 4 * partitions;
         }
@@ -298,25 +285,36 @@ impl Subscription {
             len += 4;
         }
         if version >= Version::V3 {
-            let rack = self.rack_id.as_ref().map_or(0, |r| r.len());
-            len += 2 + rack;
-            names |= rack;
+            len += 2 + self.rack_id.as_ref().map_or(0, |r| r.len());
         }
         // Every count and length is below the total, so a total that fits an `int32` covers them.
-        (names <= i16::MAX as usize && len <= i32::MAX as usize).then_some(len)
+        (len <= i32::MAX as usize).then_some(len)
     }
 
     /// The fast path: writes the fields as given into a buffer of [`Self::canonical_len`]
-    /// bytes, checking Java's order on the way with the words loaded for the copy.
+    /// bytes, checking Java's order on the way with the words loaded for the copy. `Err` hands
+    /// back the buffer, emptied, when they are not canonical.
     #[inline]
     fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
         let Some(len) = self.canonical_len(version) else { return Err(Vec::new()) };
-        let mut out = Presized::new(len);
+        let mut buf = zeroed(len);
+        if self.write_canonical(version, &mut buf) {
+            Ok(buf)
+        } else {
+            buf.clear();
+            Err(buf)
+        }
+    }
+
+    /// Writes the fields as given; whether they are canonical and filled `buf` exactly.
+    #[inline(always)]
+    fn write_canonical(&self, version: Version, buf: &mut [u8]) -> bool {
+        let mut out = Presized::new(buf);
         out.i16(version.as_i16());
         out.i32(self.topics.len() as i32);
         // Out of order: the caller sorts a copy and writes it into this buffer.
         if !out.names_in_order(&self.topics) {
-            return Err(out.into_empty_vec());
+            return false;
         }
         match &self.user_data {
             None => out.i32(-1),
@@ -329,7 +327,7 @@ impl Subscription {
             let groups = &self.owned_partitions;
             out.i32(groups.len() as i32);
             if !out.groups_in_order(groups) {
-                return Err(out.into_empty_vec());
+                return false;
             }
         }
         if version >= Version::V2 {
@@ -341,7 +339,7 @@ impl Subscription {
                 Some(r) => out.name(r),
             }
         }
-        out.finish().ok_or_else(Vec::new)
+        out.complete()
     }
 
     /// Which parts are in Java's order, and the exact encoded size.

@@ -357,6 +357,36 @@ fn encoding_refuses_what_the_wire_cannot_hold() {
     assert!(Subscription::new(["x".repeat(32_767)]).encode(Version::V0).is_ok());
 }
 
+/// The fast path finds a name too long for its `int16` length where it copies it, after the
+/// sizes are summed: wherever the name is, the error names its field and nothing is written.
+#[test]
+fn a_name_too_long_is_refused_wherever_it_is() {
+    use kafka_consumer_protocol::EncodeError::StringTooLong;
+    for len in [32_767, 32_768, 40_000] {
+        let long = "y".repeat(len);
+        let expect = |field: &'static str| if len <= 32_767 { None } else { Some(StringTooLong { field, len }) };
+        let mut owned = Subscription::new(["a", "b"]);
+        owned.owned_partitions = vec![TopicPartitions::new("a", [0]), TopicPartitions::new(long.clone(), [1, 2])];
+        assert_eq!(owned.encode(Version::V1).err(), expect("owned_partitions.topic"));
+        assert_eq!(owned.encode(Version::V0).err(), None, "v0 has no owned partitions");
+        let mut rack = Subscription::new(["a"]);
+        rack.rack_id = Some(long.clone());
+        assert_eq!(rack.encode(Version::V3).err(), expect("rack_id"));
+        assert_eq!(rack.encode(Version::V2).err(), None, "v2 has no rack");
+        let assignment = Assignment::new(vec![
+            TopicPartitions::new("orders-0001", [0]),
+            TopicPartitions::new(long.clone(), [1]),
+            TopicPartitions::new("orders-0002", [2]),
+        ]);
+        assert_eq!(assignment.encode(Version::V3).err(), expect("assigned_partitions.topic"));
+        if len <= 32_767 {
+            let bytes = assignment.encode(Version::V3).unwrap();
+            assert_eq!(bytes.len(), assignment.encoded_len(Version::V3));
+            assert_eq!(Assignment::decode(&bytes).unwrap(), assignment);
+        }
+    }
+}
+
 #[test]
 fn cooperative_sticky_user_data_is_an_int32_generation() {
     assert_eq!(&CooperativeStickyUserData { generation: -1 }.encode()[..], &[0xff; 4]);
