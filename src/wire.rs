@@ -449,24 +449,23 @@ pub(crate) struct Key(u128, u64);
 #[derive(Clone, Copy, Default)]
 pub(crate) struct KeyOrder {
     previous: u128,
-    /// Set by a key not above the one before it. The empty name's key is 0, so a list starting
-    /// with it also goes to the exact check.
-    tie_or_descent: bool,
+    /// The OR of the bytes the keys were made from, with bit 7 also set by a key not above the
+    /// one before it (one word, so that the loops pushing keys keep it in a register). The
+    /// empty name's key is 0, so a list starting with it also goes to the exact check.
     high: u64,
 }
 
 impl KeyOrder {
     #[inline(always)]
     pub(crate) fn push(&mut self, key: Key) {
-        self.tie_or_descent |= key.0 <= self.previous;
+        self.high |= key.1 | u64::from(key.0 <= self.previous) << 7;
         self.previous = key.0;
-        self.high |= key.1;
     }
 
     /// True when the keys pushed are strictly ascending and ASCII.
     #[inline(always)]
     pub(crate) fn ascending(&self) -> bool {
-        !self.tie_or_descent && self.high & 0x8080_8080_8080_8080 == 0
+        self.high & 0x8080_8080_8080_8080 == 0
     }
 }
 
@@ -699,25 +698,27 @@ fn put_group<'b, K: NameSummary, R>(
 #[inline(always)]
 fn put_ascending(dst: &mut [u8], values: &[i32]) -> bool {
     let mut previous = i32::MIN;
-    // The pairs and the odd one out apart, so that the loop over pairs counts one index.
-    let (values, last) = values.split_at(values.len() & !1);
-    let Some((dst, dst_last)) = dst.split_at_mut_checked(4 * values.len()) else { return false };
-    for (d, v) in dst.chunks_exact_mut(8).zip(values.chunks_exact(2)) {
-        if let (Some((d0, d1)), [a, b]) = (d.split_first_chunk_mut::<4>(), v) {
-            if *a < previous || *b < *a {
+    // Four at a time, then the rest (up to three) one by one; each loop counts one index.
+    let (values, rest) = values.split_at(values.len() & !3);
+    let Some((dst, dst_rest)) = dst.split_at_mut_checked(4 * values.len()) else { return false };
+    for (d, v) in dst.chunks_exact_mut(16).zip(values.chunks_exact(4)) {
+        if let (Some(d), [a, b, c, e]) = (d.first_chunk_mut::<16>(), v) {
+            if *a < previous || *b < *a || *c < *b || *e < *c {
                 return false;
             }
-            *d0 = a.to_be_bytes();
-            if let Some(d1) = d1.first_chunk_mut::<4>() {
-                *d1 = b.to_be_bytes();
-            }
-            previous = *b;
+            d[..4].copy_from_slice(&a.to_be_bytes());
+            d[4..8].copy_from_slice(&b.to_be_bytes());
+            d[8..12].copy_from_slice(&c.to_be_bytes());
+            d[12..].copy_from_slice(&e.to_be_bytes());
+            previous = *e;
         }
     }
-    match (last, dst_last.first_chunk_mut::<4>()) {
-        ([v], Some(d)) if *v >= previous => *d = v.to_be_bytes(),
-        ([], _) => {}
-        _ => return false,
+    for (d, v) in dst_rest.chunks_exact_mut(4).zip(rest) {
+        if *v < previous {
+            return false;
+        }
+        d.copy_from_slice(&v.to_be_bytes());
+        previous = *v;
     }
     true
 }
