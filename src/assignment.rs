@@ -8,7 +8,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, Message
 use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{zeroed, Counter, Presized, Reader, Sink};
+use crate::wire::{fingerprint_of, Counter, Presized, Reader, Sink};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -143,27 +143,17 @@ impl Assignment {
         AssignmentView::decode(buf).map(|v| v.to_owned())
     }
 
-    /// The fast path: writes the groups as given, checking on the way (with the words loaded
-    /// for the copy) that no topic is listed twice, no group is empty and no name is too long.
-    /// `Err` hands back the buffer, emptied, when one is.
-    #[inline]
-    fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
+    /// The encoded size if the groups are written as given, or `None` when it does not fit an
+    /// `int32` (the general path reports what is too large). Every count and length is below
+    /// the total, so a total that fits covers them.
+    #[inline(always)]
+    fn canonical_len(&self, _version: Version) -> Option<usize> {
         let groups = &self.assigned_partitions;
         let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
         for g in groups {
             len += g.topic.len() + 4 * g.partitions.len();
         }
-        // Every count and length is below the total, so a total that fits an `int32` covers them.
-        if len > i32::MAX as usize {
-            return Err(Vec::new());
-        }
-        let mut buf = zeroed(len);
-        if self.write_canonical(version, &mut buf) {
-            Ok(buf)
-        } else {
-            buf.clear();
-            Err(buf)
-        }
+        (len <= i32::MAX as usize).then_some(len)
     }
 
     /// Writes the groups as given; whether that is Java's encoding and filled `buf` exactly.
@@ -189,16 +179,9 @@ impl Assignment {
     #[inline]
     fn plan(&self, version: Version) -> (bool, usize) {
         let groups = &self.assigned_partitions;
-        let mut len = 2 + 4 + 6 * groups.len() + 4 + self.user_data.as_ref().map_or(0, |d| d.len());
-        let mut non_empty = true;
-        for g in groups {
-            len += g.topic.len() + 4 * g.partitions.len();
-            non_empty &= !g.partitions.is_empty();
-        }
-        if non_empty && distinct_topics(groups) {
-            (true, len)
-        } else {
-            (false, self.merged_len(version))
+        match self.canonical_len(version) {
+            Some(len) if groups.iter().all(|g| !g.partitions.is_empty()) && distinct_topics(groups) => (true, len),
+            _ => (false, self.merged_len(version)),
         }
     }
 
@@ -252,14 +235,15 @@ fn total(groups: &[TopicPartitions], i: usize) -> usize {
 
 fn distinct_topics(groups: &[TopicPartitions]) -> bool {
     if groups.len() <= 32 {
-        // A 1024-bit filter of signatures answers "all distinct" without comparing pairs; only a
-        // filter collision leads to comparing signatures, and only equal signatures to comparing
-        // names.
+        // A 1024-bit filter of fingerprints answers "all distinct" without comparing pairs;
+        // only a filter collision leads to comparing fingerprints, and only equal fingerprints
+        // to comparing names. (The table's load after store is no concern here: this is the
+        // fast path's rare fallback.)
         let mut signatures = [0u64; 32];
         let mut filter = [0u64; 16];
         let mut collision = false;
         for (slot, g) in signatures.iter_mut().zip(groups) {
-            *slot = signature(&g.topic);
+            *slot = fingerprint_of(g.topic.as_bytes());
             let bit = (*slot >> 54) as usize; // top 10 bits: 0..1024
             collision |= filter[bit / 64] & (1 << (bit % 64)) != 0;
             filter[bit / 64] |= 1 << (bit % 64);
@@ -273,17 +257,4 @@ fn distinct_topics(groups: &[TopicPartitions]) -> bool {
     }
     let mut seen = std::collections::HashSet::with_capacity(groups.len());
     groups.iter().all(|g| seen.insert(g.topic.as_str()))
-}
-
-/// A cheap fingerprint of a name (its length and its first and last eight bytes): equal names
-/// have equal signatures.
-#[inline]
-fn signature(name: &str) -> u64 {
-    let bytes = name.as_bytes();
-    let n = bytes.len();
-    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
-        _ => (bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)), 0),
-    };
-    (head.rotate_left(29) ^ tail ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

@@ -122,9 +122,11 @@ macro_rules! decoded_forms {
 }
 
 /// `encoded_len`, `encode` and `encode_into` for an owned message with
-/// - `fn encode_canonical(&self, Version) -> Result<Vec<u8>, Vec<u8>>`: the fast path, one pass
-///   that writes the fields as given and checks on the way that they are canonical; `Err`
-///   hands back the buffer (empty, possibly with capacity) when they are not;
+/// - `fn canonical_len(&self, Version) -> Option<usize>`: the size if the fields are written as
+///   given (`None` when it does not fit an `int32`);
+/// - `fn write_canonical(&self, Version, &mut [u8]) -> bool`: the fast path, one pass that
+///   writes the fields as given into a buffer of that size and checks on the way that they are
+///   canonical (and fit their wire fields); `false` when they are not;
 /// - `fn plan(&self, Version) -> (Canonical, usize)`: which parts are canonical, and the exact
 ///   encoded size;
 /// - `fn write<S: Sink>(&self, Version, Canonical, &mut S) -> Result<(), EncodeError>`: the
@@ -155,9 +157,34 @@ macro_rules! value_encoding {
                 }
             }
 
-            /// Appends the encoding to `out`.
+            /// Appends the encoding to `out` (the same bytes as `encode`), growing it at most
+            /// once.
             pub fn encode_into(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
-                self.write(version, self.plan(version).0, out)
+                if let Some(len) = self.canonical_len(version) {
+                    let start = out.len();
+                    out.resize(start + len, 0);
+                    if self.write_canonical(version, &mut out[start..]) {
+                        return Ok(());
+                    }
+                    out.truncate(start);
+                }
+                let (canonical, len) = self.plan(version);
+                out.reserve(len);
+                self.write(version, canonical, out)
+            }
+
+            /// The fast path into a new buffer; `Err` hands the buffer back, emptied, when the
+            /// fields are not canonical.
+            #[inline]
+            fn encode_canonical(&self, version: $crate::Version) -> Result<Vec<u8>, Vec<u8>> {
+                let Some(len) = self.canonical_len(version) else { return Err(Vec::new()) };
+                let mut buf = $crate::wire::zeroed(len);
+                if self.write_canonical(version, &mut buf) {
+                    Ok(buf)
+                } else {
+                    buf.clear();
+                    Err(buf)
+                }
             }
 
             /// Encodes what the fast path does not take into `out`, the fast path's buffer,

@@ -11,7 +11,7 @@ use crate::lists::{
 };
 use crate::options::{DecodeOptions, Repair};
 use crate::version::Version;
-use crate::wire::{is_ascending, java_cmp, names_sorted, zeroed, Counter, Presized, Reader, Sink};
+use crate::wire::{is_ascending, java_cmp, names_sorted, Counter, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -289,21 +289,6 @@ impl Subscription {
         }
         // Every count and length is below the total, so a total that fits an `int32` covers them.
         (len <= i32::MAX as usize).then_some(len)
-    }
-
-    /// The fast path: writes the fields as given into a buffer of [`Self::canonical_len`]
-    /// bytes, checking Java's order on the way with the words loaded for the copy. `Err` hands
-    /// back the buffer, emptied, when they are not canonical.
-    #[inline]
-    fn encode_canonical(&self, version: Version) -> Result<Vec<u8>, Vec<u8>> {
-        let Some(len) = self.canonical_len(version) else { return Err(Vec::new()) };
-        let mut buf = zeroed(len);
-        if self.write_canonical(version, &mut buf) {
-            Ok(buf)
-        } else {
-            buf.clear();
-            Err(buf)
-        }
     }
 
     /// Writes the fields as given; whether they are canonical and filled `buf` exactly.

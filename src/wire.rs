@@ -536,10 +536,20 @@ fn short_key(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Key {
     Key(key, u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail))
 }
 
-/// A fingerprint of a key: equal keys have equal fingerprints.
+/// A cheap fingerprint of a name, from its length and its first and last eight bytes (all of
+/// it when shorter): equal names have equal fingerprints.
+#[inline]
+pub(crate) fn fingerprint_of(name: &[u8]) -> u64 {
+    match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => mix(head, tail, name.len()),
+        _ => mix(&[0; 8], &name.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b)).to_le_bytes(), name.len()),
+    }
+}
+
 #[inline(always)]
-fn fingerprint(key: u128) -> u64 {
-    ((key >> 64) as u64 ^ (key as u64).rotate_left(23)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+fn mix(head: &[u8; 8], tail: &[u8; 8], n: usize) -> u64 {
+    let mixed = u64::from_ne_bytes(*head) ^ u64::from_ne_bytes(*tail).rotate_left(23) ^ n as u64;
+    mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// What the encoders learn about a name from the loads that copy it.
@@ -592,13 +602,12 @@ impl RepeatFilter {
 impl NameSummary for Fingerprint {
     #[inline(always)]
     fn short(head: &[u8; 8], tail: &[u8; 8], n: usize) -> Self {
-        let mixed = u64::from_ne_bytes(*head) ^ u64::from_ne_bytes(*tail).rotate_left(23) ^ n as u64;
-        Fingerprint(mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        Fingerprint(mix(head, tail, n))
     }
 
     #[inline(always)]
     fn other(name: &[u8]) -> Self {
-        Fingerprint(fingerprint(order_key(name).0) ^ name.len() as u64)
+        Fingerprint(fingerprint_of(name))
     }
 }
 

@@ -1,7 +1,8 @@
-//! The encoders' fast path (one pass that writes the fields as given and checks on the way that
-//! they are canonical) against an independent model of what Java writes: topics sorted by UTF-16
-//! code units, owned partitions sorted and grouped per topic, assignment topics merged in order
-//! of first appearance. Names are drawn to hit every branch of the fast path: lengths 0 to 40
+//! The encoders (`encode`, and `encode_into` appending) against an independent model of what
+//! Java writes: topics sorted by UTF-16 code units, owned partitions sorted and grouped per topic,
+//! assignment topics merged in order of first appearance, written field by field by a reference
+//! writer in this file. Values in Java's order take the fast path (one pass that writes the fields
+//! as given and checks on the way that they are canonical); the others the general one. Names are drawn to hit every branch of the fast path: lengths 0 to 40
 //! (the 8-to-16-byte word copies and order keys, the short and long copies), shared prefixes,
 //! and the characters whose UTF-16 order differs from their UTF-8 order.
 
@@ -103,6 +104,70 @@ fn merged(groups: &[TopicPartitions]) -> Vec<TopicPartitions> {
     out
 }
 
+/// Java's bytes for a value already in Java's order, written field by field with no check and
+/// no reordering: the reference the encoders are compared with.
+fn reference_subscription(sub: &Subscription, version: Version) -> Vec<u8> {
+    let mut out = version.as_i16().to_be_bytes().to_vec();
+    out.extend((sub.topics.len() as i32).to_be_bytes());
+    for t in &sub.topics {
+        reference_string(&mut out, t);
+    }
+    reference_bytes(&mut out, sub.user_data.as_deref());
+    if version >= Version::V1 {
+        reference_groups(&mut out, &sub.owned_partitions);
+    }
+    if version >= Version::V2 {
+        out.extend(sub.generation_id.to_be_bytes());
+    }
+    if version >= Version::V3 {
+        match &sub.rack_id {
+            Some(r) => reference_string(&mut out, r),
+            None => out.extend((-1i16).to_be_bytes()),
+        }
+    }
+    out
+}
+
+fn reference_assignment(groups: &[TopicPartitions], user_data: Option<&[u8]>) -> Vec<u8> {
+    let mut out = 3i16.to_be_bytes().to_vec();
+    reference_groups(&mut out, groups);
+    reference_bytes(&mut out, user_data);
+    out
+}
+
+fn reference_string(out: &mut Vec<u8>, s: &str) {
+    out.extend((s.len() as i16).to_be_bytes());
+    out.extend(s.as_bytes());
+}
+
+fn reference_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    match bytes {
+        Some(b) => {
+            out.extend((b.len() as i32).to_be_bytes());
+            out.extend(b);
+        }
+        None => out.extend((-1i32).to_be_bytes()),
+    }
+}
+
+fn reference_groups(out: &mut Vec<u8>, groups: &[TopicPartitions]) {
+    out.extend((groups.len() as i32).to_be_bytes());
+    for g in groups {
+        reference_string(out, &g.topic);
+        out.extend((g.partitions.len() as i32).to_be_bytes());
+        for p in &g.partitions {
+            out.extend(p.to_be_bytes());
+        }
+    }
+}
+
+/// `encode_into` appends `encode`'s bytes after what the buffer holds.
+fn appended<E>(prefix: &[u8], encode_into: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<Vec<u8>, E> {
+    let mut out = prefix.to_vec();
+    encode_into(&mut out)?;
+    Ok(out)
+}
+
 const VERSIONS: [Version; 4] = [Version::V0, Version::V1, Version::V2, Version::V3];
 
 proptest! {
@@ -113,17 +178,21 @@ proptest! {
         let expected = model(&sub);
         for version in VERSIONS {
             let bytes = sub.encode(version).unwrap();
+            prop_assert_eq!(&bytes, &reference_subscription(&expected, version));
             prop_assert_eq!(bytes.len(), sub.encoded_len(version));
-            // The general writer agrees byte for byte, and so does encoding the model itself.
-            let mut general = Vec::new();
-            sub.encode_into(version, &mut general).unwrap();
-            prop_assert_eq!(&bytes, &general);
+            // Appending agrees byte for byte, and so does encoding the model itself.
+            let into = appended(b"prefix", |out| sub.encode_into(version, out)).unwrap();
+            prop_assert_eq!(&into[..6], b"prefix");
+            prop_assert_eq!(&into[6..], &bytes[..]);
             prop_assert_eq!(&bytes, &expected.encode(version).unwrap());
             let back = Subscription::decode(&bytes).unwrap();
             prop_assert_eq!(&back.topics, &expected.topics);
             prop_assert_eq!(&back.user_data, &expected.user_data);
             if version >= Version::V1 {
                 prop_assert_eq!(&back.owned_partitions, &expected.owned_partitions);
+            }
+            if version >= Version::V2 {
+                prop_assert_eq!(back.generation_id, expected.generation_id);
             }
             if version >= Version::V3 {
                 prop_assert_eq!(&back.rack_id, &expected.rack_id);
@@ -135,10 +204,10 @@ proptest! {
     fn assignments_encode_like_the_model(groups in groups(), user_data in prop::option::of(prop::collection::vec(any::<u8>(), 0..20))) {
         let asg = Assignment { assigned_partitions: groups, user_data: user_data.map(Bytes::from) };
         let bytes = asg.encode(Version::V3).unwrap();
+        prop_assert_eq!(&bytes, &reference_assignment(&merged(&asg.assigned_partitions), asg.user_data.as_deref()));
         prop_assert_eq!(bytes.len(), asg.encoded_len(Version::V3));
-        let mut general = Vec::new();
-        asg.encode_into(Version::V3, &mut general).unwrap();
-        prop_assert_eq!(&bytes, &general);
+        let into = appended(b"x", |out| asg.encode_into(Version::V3, out)).unwrap();
+        prop_assert_eq!(&into[1..], &bytes[..]);
         let back = Assignment::decode(&bytes).unwrap();
         prop_assert_eq!(&back.assigned_partitions, &merged(&asg.assigned_partitions));
         prop_assert_eq!(&back.user_data, &asg.user_data);
