@@ -31,8 +31,27 @@ fn sorted_pairs(groups: &[TopicPartitions]) -> Vec<(String, i32)> {
 
 /// Encoding a subscription, decoding it and encoding again is stable, and the decoded value is
 /// the canonical form of the input.
+/// `encode_into` appends exactly what `encode` returns, or fails with the same error and leaves
+/// the buffer as it was.
+fn appends_like_encode<E: PartialEq + std::fmt::Debug>(
+    encoded: &Result<Vec<u8>, E>,
+    encode_into: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) {
+    let mut out = b"prefix".to_vec();
+    match (encoded, encode_into(&mut out)) {
+        (Ok(bytes), Ok(())) => assert_eq!(&out[6..], &bytes[..], "encode_into appends encode's bytes"),
+        (Err(e), Err(f)) => {
+            assert_eq!(e, &f);
+            assert_eq!(out, b"prefix", "a failed encode_into leaves the buffer");
+        }
+        (a, b) => panic!("encode {a:?} but encode_into {b:?}"),
+    }
+}
+
 fn subscription_roundtrip(sub: &Subscription, version: Version) {
-    let Ok(bytes) = sub.encode(version) else { return };
+    let encoded = sub.encode(version);
+    appends_like_encode(&encoded, |out| sub.encode_into(version, out));
+    let Ok(bytes) = encoded else { return };
     assert_eq!(bytes.len(), sub.encoded_len(version), "encoded_len is exact");
     let view =
         SubscriptionView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes strictly");
@@ -51,7 +70,9 @@ fn subscription_roundtrip(sub: &Subscription, version: Version) {
 }
 
 fn assignment_roundtrip(asg: &Assignment, version: Version) {
-    let Ok(bytes) = asg.encode(version) else { return };
+    let encoded = asg.encode(version);
+    appends_like_encode(&encoded, |out| asg.encode_into(version, out));
+    let Ok(bytes) = encoded else { return };
     assert_eq!(bytes.len(), asg.encoded_len(version), "encoded_len is exact");
     let back =
         AssignmentView::decode_with(&bytes, DecodeOptions::new().strict(true)).expect("own output decodes").to_owned();

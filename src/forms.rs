@@ -158,10 +158,10 @@ macro_rules! value_encoding {
             }
 
             /// Appends the encoding to `out` (the same bytes as `encode`), growing it at most
-            /// once.
+            /// once. On error `out` is left as it was.
             pub fn encode_into(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
+                let start = out.len();
                 if let Some(len) = self.canonical_len(version) {
-                    let start = out.len();
                     out.resize(start + len, 0);
                     if self.write_canonical(version, &mut out[start..]) {
                         return Ok(());
@@ -170,7 +170,11 @@ macro_rules! value_encoding {
                 }
                 let (canonical, len) = self.plan(version);
                 out.reserve(len);
-                self.write(version, canonical, out)
+                let written = self.write(version, canonical, out);
+                if written.is_err() {
+                    out.truncate(start);
+                }
+                written
             }
 
             /// The fast path into a new buffer; `Err` hands the buffer back, emptied, when the

@@ -379,6 +379,14 @@ fn a_name_too_long_is_refused_wherever_it_is() {
             TopicPartitions::new("orders-0002", [2]),
         ]);
         assert_eq!(assignment.encode(Version::V3).err(), expect("assigned_partitions.topic"));
+        let mut out = b"kept".to_vec();
+        assert_eq!(assignment.encode_into(Version::V3, &mut out).err(), expect("assigned_partitions.topic"));
+        let mut into = b"kept".to_vec();
+        assert_eq!(owned.encode_into(Version::V1, &mut into).err(), expect("owned_partitions.topic"));
+        if len > 32_767 {
+            assert_eq!(out, b"kept", "a failed encode_into leaves the buffer as it was");
+            assert_eq!(into, b"kept");
+        }
         if len <= 32_767 {
             let bytes = assignment.encode(Version::V3).unwrap();
             assert_eq!(bytes.len(), assignment.encoded_len(Version::V3));

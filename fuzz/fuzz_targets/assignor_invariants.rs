@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::Arbitrary;
-use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, TopicInfo};
+use kafka_consumer_protocol::assignor::{
+    builtin, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, TopicInfo,
+};
 use kafka_consumer_protocol::{Subscription, SubscriptionView, TopicPartitions, Version};
 
 #[derive(Arbitrary, Debug)]
@@ -34,7 +36,11 @@ fn sets(a: &GroupAssignment) -> Sets {
     a.to_map()
         .iter()
         .map(|(m, x)| {
-            let s = x.assigned_partitions.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect();
+            let s = x
+                .assigned_partitions
+                .iter()
+                .flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p)))
+                .collect();
             (m.clone(), s)
         })
         .collect()
@@ -45,7 +51,8 @@ fn build(input: &Input) -> (ClusterMetadata, Vec<GroupMember>) {
     for (count, racks) in input.topics.iter().take(8) {
         let n = i32::from(*count % 40);
         let name = format!("t{}", metadata.topics.len());
-        let partition_racks = (0..n as usize).map(|p| racks.get(p).map(|r| vec![format!("r{}", r % 3)]).unwrap_or_default()).collect();
+        let partition_racks =
+            (0..n as usize).map(|p| racks.get(p).map(|r| vec![format!("r{}", r % 3)]).unwrap_or_default()).collect();
         metadata.topics.insert(name, TopicInfo { partitions: n, partition_racks });
     }
     let mut seen = BTreeSet::new();
@@ -65,7 +72,12 @@ fn build(input: &Input) -> (ClusterMetadata, Vec<GroupMember>) {
                     .owned
                     .iter()
                     .take(10)
-                    .map(|(t, ps)| TopicPartitions::new(format!("t{}", t % 10), ps.iter().take(50).map(|p| p % 64).collect::<Vec<_>>()))
+                    .map(|(t, ps)| {
+                        TopicPartitions::new(
+                            format!("t{}", t % 10),
+                            ps.iter().take(50).map(|p| p % 64).collect::<Vec<_>>(),
+                        )
+                    })
                     .collect(),
                 generation_id: m.generation % 8,
                 rack_id: m.rack.map(|r| format!("r{}", r % 4)),
@@ -79,7 +91,13 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
     let subs: BTreeMap<&str, BTreeSet<&str>> = members
         .iter()
         .map(|m| {
-            let s = m.subscription.topics.iter().filter(|t| metadata.topics.get(*t).is_some_and(|i| i.partitions > 0)).map(String::as_str).collect();
+            let s = m
+                .subscription
+                .topics
+                .iter()
+                .filter(|t| metadata.topics.get(*t).is_some_and(|i| i.partitions > 0))
+                .map(String::as_str)
+                .collect();
             (m.member_id.as_str(), s)
         })
         .collect();
@@ -94,7 +112,11 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
                 let me = members.iter().find(|x| x.member_id == *m).unwrap();
                 assert!(me.subscription.topics.contains(&g.topic), "{m} got unsubscribed unknown {}", g.topic);
                 for &p in &g.partitions {
-                    let claimed = me.subscription.owned_partitions.iter().any(|o| o.topic == g.topic && o.partitions.contains(&p));
+                    let claimed = me
+                        .subscription
+                        .owned_partitions
+                        .iter()
+                        .any(|o| o.topic == g.topic && o.partitions.contains(&p));
                     assert!(claimed, "{m} got unclaimed unknown {}-{p}", g.topic);
                     assert!(seen.insert((g.topic.clone(), p)), "{}-{p} twice", g.topic);
                 }
@@ -129,7 +151,10 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
         for (a, sa) in &target {
             for (b, sb) in &target {
                 if sb.len() + 2 <= sa.len() {
-                    assert!(!sa.iter().any(|(t, _)| subs[b.as_str()].contains(t.as_str())), "unbalanced: {b} could take from {a}");
+                    assert!(
+                        !sa.iter().any(|(t, _)| subs[b.as_str()].contains(t.as_str())),
+                        "unbalanced: {b} could take from {a}"
+                    );
                 }
             }
         }
@@ -139,11 +164,17 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
         let owned: BTreeMap<&str, BTreeSet<(String, i32)>> = members
             .iter()
             .map(|m| {
-                let set = m.subscription.owned_partitions.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect();
+                let set = m
+                    .subscription
+                    .owned_partitions
+                    .iter()
+                    .flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p)))
+                    .collect();
                 (m.member_id.as_str(), set)
             })
             .collect();
-        let revoked: BTreeSet<&(String, i32)> = members.iter().flat_map(|m| owned[m.member_id.as_str()].difference(&s[&m.member_id])).collect();
+        let revoked: BTreeSet<&(String, i32)> =
+            members.iter().flat_map(|m| owned[m.member_id.as_str()].difference(&s[&m.member_id])).collect();
         for m in members {
             for tp in s[&m.member_id].difference(&owned[m.member_id.as_str()]) {
                 assert!(!revoked.contains(tp), "{tp:?} revoked and given to {} in one round", m.member_id);
