@@ -23,7 +23,7 @@ struct Layout {
 const VERSION: FieldPath = FieldPath::field("version");
 const USER_DATA: FieldPath = FieldPath::field("user_data");
 
-#[inline]
+#[inline(always)]
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     const MESSAGE: MessageKind = MessageKind::Assignment;
     let mut r = Reader::new(buf);

@@ -20,11 +20,13 @@ macro_rules! decoded_forms {
         impl<'a> $view<'a> {
             #[doc = concat!("Decodes a version-prefixed ", $what, " as Apache Kafka's Java client does: versions")]
             /// above 3 are read with the v3 layout, trailing bytes are ignored (and counted).
+            #[inline]
             pub fn decode(buf: &'a [u8]) -> Result<Self, $crate::DecodeError> {
                 Self::decode_with(buf, $crate::DecodeOptions::default())
             }
 
             /// Decodes with explicit [`DecodeOptions`](crate::DecodeOptions).
+            #[inline]
             pub fn decode_with(buf: &'a [u8], options: $crate::DecodeOptions) -> Result<Self, $crate::DecodeError> {
                 Ok($view { buf, layout: $parse(buf, options)? })
             }

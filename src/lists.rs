@@ -68,7 +68,7 @@ fn scan_string(buf: &[u8], at: usize) -> Option<usize> {
 
 /// ASCII check tuned for topic-name lengths: two overlapping word loads for 8 to 16 bytes.
 #[inline(always)]
-fn is_ascii(bytes: &[u8]) -> bool {
+pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
         (Some(head), Some(tail)) if bytes.len() <= 16 => {

@@ -33,7 +33,7 @@ const USER_DATA: FieldPath = FieldPath::field("user_data");
 const GENERATION_ID: FieldPath = FieldPath::field("generation_id");
 const RACK_ID: FieldPath = FieldPath::field("rack_id");
 
-#[inline]
+#[inline(always)]
 fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     const MESSAGE: MessageKind = MessageKind::Subscription;
     let mut r = Reader::new(buf);
@@ -78,7 +78,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
             Version::V2 => layout.generation_id = r.i32().map_err(|f| f.at(MESSAGE, GENERATION_ID))?,
             _ => {
                 let rack = r.nullable_string(options.strict).map_err(|f| f.at(MESSAGE, RACK_ID))?;
-                layout.rack_id = OptRange::ending_at(r.pos(), rack.map(str::as_bytes));
+                layout.rack_id = OptRange::ending_at(r.pos(), rack);
             }
         }
     }

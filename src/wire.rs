@@ -87,9 +87,10 @@ impl<'a> Reader<'a> {
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    /// A nullable string. Java reads every negative length as null; `strict` accepts only `-1`.
+    /// A nullable string, validated and returned as its bytes (the views re-read it lazily).
+    /// Java reads every negative length as null; `strict` accepts only `-1`.
     #[inline(always)]
-    pub(crate) fn nullable_string(&mut self, strict: bool) -> Result<Option<&'a str>, Fault> {
+    pub(crate) fn nullable_string(&mut self, strict: bool) -> Result<Option<&'a [u8]>, Fault> {
         let start = self.pos;
         match self.i16()? {
             len if len >= 0 => self.utf8(len as usize, start).map(Some),
@@ -117,10 +118,16 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// `len` bytes of UTF-8. ASCII, the common case for names and racks, is checked a word at a
+    /// time, without a call.
     #[inline]
-    fn utf8(&mut self, len: usize, start: usize) -> Result<&'a str, Fault> {
+    fn utf8(&mut self, len: usize, start: usize) -> Result<&'a [u8], Fault> {
         let bytes = self.take(len)?;
-        core::str::from_utf8(bytes).map_err(|_| fault(DecodeErrorKind::InvalidUtf8, start))
+        if crate::lists::is_ascii(bytes) || core::str::from_utf8(bytes).is_ok() {
+            Ok(bytes)
+        } else {
+            Err(fault(DecodeErrorKind::InvalidUtf8, start))
+        }
     }
 
     /// Nullable bytes (`int32` length). Java reads every negative length as null; `strict`
