@@ -29,25 +29,29 @@ fn sorted_pairs(groups: &[TopicPartitions]) -> Vec<(String, i32)> {
     pairs
 }
 
-/// Encoding a subscription, decoding it and encoding again is stable, and the decoded value is
-/// the canonical form of the input.
 /// `encode_into` appends exactly what `encode` returns, or fails with the same error and leaves
 /// the buffer as it was.
 fn appends_like_encode<E: PartialEq + std::fmt::Debug>(
     encoded: &Result<Vec<u8>, E>,
     encode_into: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
 ) {
-    let mut out = b"prefix".to_vec();
+    const PREFIX: &[u8] = b"prefix";
+    let mut out = PREFIX.to_vec();
     match (encoded, encode_into(&mut out)) {
-        (Ok(bytes), Ok(())) => assert_eq!(&out[6..], &bytes[..], "encode_into appends encode's bytes"),
+        (Ok(bytes), Ok(())) => {
+            assert_eq!(&out[..PREFIX.len()], PREFIX, "encode_into keeps what the buffer held");
+            assert_eq!(&out[PREFIX.len()..], &bytes[..], "encode_into appends encode's bytes");
+        }
         (Err(e), Err(f)) => {
             assert_eq!(e, &f);
-            assert_eq!(out, b"prefix", "a failed encode_into leaves the buffer");
+            assert_eq!(out, PREFIX, "a failed encode_into leaves the buffer");
         }
         (a, b) => panic!("encode {a:?} but encode_into {b:?}"),
     }
 }
 
+/// Encoding a subscription, decoding it and encoding again is stable, and the decoded value is
+/// the canonical form of the input.
 fn subscription_roundtrip(sub: &Subscription, version: Version) {
     let encoded = sub.encode(version);
     appends_like_encode(&encoded, |out| sub.encode_into(version, out));

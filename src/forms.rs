@@ -162,21 +162,15 @@ macro_rules! value_encoding {
             /// Appends the encoding to `out` (the same bytes as `encode`), growing it at most
             /// once. On error `out` is left as it was.
             pub fn encode_into(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
-                let start = out.len();
                 if let Some(len) = self.canonical_len(version) {
+                    let start = out.len();
                     out.resize(start + len, 0);
                     if self.write_canonical(version, &mut out[start..]) {
                         return Ok(());
                     }
                     out.truncate(start);
                 }
-                let (canonical, len) = self.plan(version);
-                out.reserve(len);
-                let written = self.write(version, canonical, out);
-                if written.is_err() {
-                    out.truncate(start);
-                }
-                written
+                self.encode_general(version, out)
             }
 
             /// The fast path into a new buffer; `Err` hands the buffer back, emptied, when the
@@ -193,14 +187,20 @@ macro_rules! value_encoding {
                 }
             }
 
-            /// Encodes what the fast path does not take into `out`, the fast path's buffer,
-            /// emptied (it is at least as large as needed when it has any capacity).
+            /// Appends what the fast path does not take (sorting or merging what is not
+            /// canonical), growing `out` at most once: the fast path's buffer, emptied, is at
+            /// least as large as needed (merging never adds bytes). On error `out` is left as it
+            /// was.
             #[inline(never)]
             fn encode_general(&self, version: $crate::Version, out: &mut Vec<u8>) -> Result<(), $crate::EncodeError> {
+                let start = out.len();
                 let (canonical, len) = self.plan(version);
-                out.clear();
-                out.reserve_exact(len);
-                self.write(version, canonical, out)
+                out.reserve(len);
+                let written = self.write(version, canonical, out);
+                if written.is_err() {
+                    out.truncate(start);
+                }
+                written
             }
         }
     };

@@ -63,12 +63,19 @@ fn scan_string(buf: &[u8], at: usize) -> Option<usize> {
     let len = i16::from_be_bytes(buf.get(at..at + 2)?.try_into().ok()?);
     let end = at + 2 + usize::try_from(len).ok()?;
     let bytes = buf.get(at + 2..end)?;
-    (is_ascii(bytes) || core::str::from_utf8(bytes).is_ok()).then_some(end)
+    is_utf8(bytes).then_some(end)
+}
+
+/// Whether `bytes` are UTF-8, with ASCII (the common case for names and racks) checked a word
+/// at a time, without a call.
+#[inline(always)]
+pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
+    is_ascii(bytes) || core::str::from_utf8(bytes).is_ok()
 }
 
 /// ASCII check tuned for topic-name lengths: two overlapping word loads for 8 to 16 bytes.
 #[inline(always)]
-pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
+fn is_ascii(bytes: &[u8]) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
         (Some(head), Some(tail)) if bytes.len() <= 16 => {

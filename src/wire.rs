@@ -99,31 +99,22 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A non-nullable string, validated but not returned (the views re-read it lazily). ASCII,
-    /// the common case for topic names, is checked a word at a time.
+    /// A non-nullable string, validated but not returned (the views re-read it lazily).
     #[inline]
     pub(crate) fn skip_string(&mut self) -> Result<(), Fault> {
         let start = self.pos;
         match self.i16()? {
-            len if len >= 0 => {
-                let bytes = self.take(len as usize)?;
-                if bytes.is_ascii() || core::str::from_utf8(bytes).is_ok() {
-                    Ok(())
-                } else {
-                    Err(fault(DecodeErrorKind::InvalidUtf8, start))
-                }
-            }
+            len if len >= 0 => self.utf8(len as usize, start).map(|_| ()),
             -1 => Err(fault(DecodeErrorKind::UnexpectedNull, start)),
             len => Err(fault(DecodeErrorKind::NegativeLength(len.into()), start)),
         }
     }
 
-    /// `len` bytes of UTF-8. ASCII, the common case for names and racks, is checked a word at a
-    /// time, without a call.
+    /// `len` bytes of UTF-8 (see [`is_utf8`](crate::lists::is_utf8)).
     #[inline]
     fn utf8(&mut self, len: usize, start: usize) -> Result<&'a [u8], Fault> {
         let bytes = self.take(len)?;
-        if crate::lists::is_ascii(bytes) || core::str::from_utf8(bytes).is_ok() {
+        if crate::lists::is_utf8(bytes) {
             Ok(bytes)
         } else {
             Err(fault(DecodeErrorKind::InvalidUtf8, start))
@@ -338,7 +329,8 @@ impl<'a> Presized<'a> {
         self.pos == self.buf.len()
     }
 
-    /// A non-nullable name: its `int16` length (the caller checked it fits), then its bytes.
+    /// A non-nullable name: its `int16` length, then its bytes; a name too long for its length
+    /// makes the write fail.
     #[inline(always)]
     pub(crate) fn name(&mut self, s: &str) {
         match self.next(2 + s.len()).and_then(|dst| put_name::<Key>(dst, s.as_bytes())) {
@@ -580,7 +572,6 @@ impl NameSummary for Key {
 }
 
 /// A fingerprint of a name: equal names have equal fingerprints.
-#[derive(Clone, Copy)]
 struct Fingerprint(u64);
 
 /// Whether a fingerprint may have been seen before: a Bloom filter of two 64-bit words, one bit
@@ -951,7 +942,8 @@ fn java_cmp_utf16(a: &str, b: &str) -> Ordering {
 mod tests {
     use super::*;
 
-    fn fingerprint_of(name: &str) -> Fingerprint {
+    /// The fingerprint the assignment fast path takes from the words it copies.
+    fn copied_fingerprint(name: &str) -> Fingerprint {
         let mut dst = vec![0; 2 + name.len()];
         put_name(&mut dst, name.as_bytes()).unwrap()
     }
@@ -965,14 +957,14 @@ mod tests {
         let (first, second) = (0..100_000)
             .map(|i| format!("topic-{i:05}"))
             .find_map(|name| {
-                let Fingerprint(print) = fingerprint_of(&name);
+                let Fingerprint(print) = copied_fingerprint(&name);
                 seen.insert((print >> 58, print >> 52 & 63), name.clone()).map(|earlier| (earlier, name))
             })
             .expect("two names share both bits");
         let mut filter = RepeatFilter::default();
-        filter.insert(fingerprint_of(&first));
+        filter.insert(copied_fingerprint(&first));
         assert!(!filter.collision);
-        filter.insert(fingerprint_of(&second));
+        filter.insert(copied_fingerprint(&second));
         assert!(filter.collision, "{first} and {second}");
 
         let distinct = crate::Assignment::new(vec![

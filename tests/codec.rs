@@ -386,11 +386,12 @@ fn a_name_too_long_is_refused_wherever_it_is() {
         if len > 32_767 {
             assert_eq!(out, b"kept", "a failed encode_into leaves the buffer as it was");
             assert_eq!(into, b"kept");
-        }
-        if len <= 32_767 {
+        } else {
             let bytes = assignment.encode(Version::V3).unwrap();
             assert_eq!(bytes.len(), assignment.encoded_len(Version::V3));
             assert_eq!(Assignment::decode(&bytes).unwrap(), assignment);
+            assert_eq!(out, [&b"kept"[..], &bytes].concat(), "encode_into appends encode's bytes");
+            assert_eq!(into, [&b"kept"[..], &owned.encode(Version::V1).unwrap()].concat());
         }
     }
 }

@@ -207,6 +207,7 @@ proptest! {
         prop_assert_eq!(&bytes, &reference_assignment(&merged(&asg.assigned_partitions), asg.user_data.as_deref()));
         prop_assert_eq!(bytes.len(), asg.encoded_len(Version::V3));
         let into = appended(b"x", |out| asg.encode_into(Version::V3, out)).unwrap();
+        prop_assert_eq!(&into[..1], b"x");
         prop_assert_eq!(&into[1..], &bytes[..]);
         let back = Assignment::decode(&bytes).unwrap();
         prop_assert_eq!(&back.assigned_partitions, &merged(&asg.assigned_partitions));
