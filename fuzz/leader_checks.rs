@@ -19,8 +19,8 @@ use kafka_consumer_protocol::assignor::{
     TopicInfo,
 };
 use kafka_consumer_protocol::coordinator::{
-    Config, Coordinator, CoordinatorError, Event, JoinGroupMember, JoinGroupResponse, Request, Response, State,
-    SyncGroupResponse, Transmit,
+    partition_set, Config, Coordinator, CoordinatorError, Event, JoinGroupMember, JoinGroupResponse, Request, Response,
+    State, SyncGroupAssignment, SyncGroupResponse, Tp, Transmit,
 };
 use kafka_consumer_protocol::{Assignment, AssignmentView, Subscription, SubscriptionView, TopicPartitions, Version};
 
@@ -72,7 +72,7 @@ impl Topic {
 pub enum Metadata {
     /// Arbitrary bytes.
     Raw(Vec<u8>),
-    /// A subscription encoded at version `version % 4`, or (above 3) encoded as v3 with the
+    /// A subscription encoded at version `version % 5`, where 4 means: encoded as v3 with the
     /// header claiming a later version and `trailing` bytes appended; `cut` truncates it.
     Encoded { sub: Sub, version: u8, high: i16, trailing: Vec<u8>, cut: Option<u16> },
 }
@@ -209,11 +209,7 @@ impl PartitionAssignor for Chaos {
     }
 }
 
-type Set = BTreeSet<(String, i32)>;
-
-fn pairs(groups: &[TopicPartitions]) -> Set {
-    groups.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.clone(), p))).collect()
-}
+type Set = BTreeSet<Tp>;
 
 /// What the leader must do with this input.
 enum Expect {
@@ -285,7 +281,8 @@ pub fn check(data: &[u8]) {
         .collect();
     let leader_id = format!("m{}", input.leader % 16);
     let protocol_name = if input.unknown_protocol { "unheard-of".to_string() } else { chosen.to_string() };
-    let expect = expected(&metadata, cooperative, &protocol_name, &members, &plan);
+    let group = decode_members(&members);
+    let expect = expected(&metadata, cooperative, &protocol_name, group.as_deref(), &plan);
     leader.handle_response(
         1,
         join.id,
@@ -301,7 +298,7 @@ pub fn check(data: &[u8]) {
     );
     let events: Vec<Event> = std::iter::from_fn(|| leader.poll_event()).collect();
     let sync = next_request(&mut leader, 1);
-    let sync = match expect {
+    let (sync_id, mine) = match expect {
         Expect::Error(kind, why) => {
             assert!(matches!(&events[..], [Event::Error(e)] if kind(e)), "want an error ({why}), got {events:?}");
             assert!(sync.is_none(), "a SyncGroup after a failed assignment: {sync:?}");
@@ -312,18 +309,18 @@ pub fn check(data: &[u8]) {
             assert!(events.is_empty(), "{events:?}");
             let sync = sync.expect("a SyncGroup");
             let Request::SyncGroup(req) = &sync.request else { panic!("want SyncGroup, got {sync:?}") };
-            check_sync(&metadata, cooperative, &members, &req.assignments, &protocol_name, want.as_ref());
-            sync
+            let group = group.as_deref().expect("a SyncGroup only when every subscription decodes");
+            check_sync(&metadata, cooperative, group, &req.assignments, want.as_ref());
+            let mine = req.assignments.iter().find(|a| a.member_id == leader_id).map(|a| a.assignment.clone());
+            (sync.id, mine)
         }
     };
 
     // Complete the round with whatever the leader gave itself (nothing when it is not a member:
     // an undecodable empty assignment); it must not panic.
-    let Request::SyncGroup(req) = &sync.request else { unreachable!() };
-    let mine = req.assignments.iter().find(|a| a.member_id == leader_id).map(|a| a.assignment.clone());
     leader.handle_response(
         2,
-        sync.id,
+        sync_id,
         Response::SyncGroup(SyncGroupResponse { assignment: mine.clone().unwrap_or_default(), ..Default::default() }),
     );
     let events: Vec<Event> = std::iter::from_fn(|| leader.poll_event()).collect();
@@ -362,7 +359,7 @@ fn claims(group: &[GroupMember]) -> BTreeSet<(String, String, i32)> {
     group
         .iter()
         .flat_map(|m| {
-            pairs(&m.subscription.owned_partitions).into_iter().map(move |(t, p)| (m.member_id.clone(), t, p))
+            partition_set(&m.subscription.owned_partitions).into_iter().map(move |(t, p)| (m.member_id.clone(), t, p))
         })
         .collect()
 }
@@ -371,26 +368,34 @@ fn expected(
     metadata: &ClusterMetadata,
     cooperative: bool,
     protocol_name: &str,
-    members: &[JoinGroupMember],
+    group: Option<&[GroupMember]>,
     plan: &[(usize, String, i32)],
 ) -> Expect {
     if !ASSIGNORS.contains(&protocol_name) {
         return Expect::Error(|e| matches!(e, CoordinatorError::UnknownProtocol(_)), "unknown protocol".into());
     }
-    let Some(group) = decode_members(members) else {
+    let Some(group) = group else {
         return Expect::Error(|e| matches!(e, CoordinatorError::Codec(_)), "undecodable subscription".into());
     };
     if protocol_name != "chaos" {
-        return match builtin(protocol_name).unwrap().assign(metadata, &group) {
-            Ok(_) => Expect::Sync(None),
-            Err(e) => Expect::Error(|e| matches!(e, CoordinatorError::Assign(_)), format!("{e}")),
+        // The built-ins refuse only a member id listed twice here (their other limits, 2^32
+        // members or partitions, are far beyond this input).
+        let mut ids: Vec<&str> = group.iter().map(|m| m.member_id.as_str()).collect();
+        ids.sort_unstable();
+        return if ids.windows(2).any(|w| w[0] == w[1]) {
+            Expect::Error(
+                |e| matches!(e, CoordinatorError::Assign(AssignError::InvalidInput(_))),
+                "a member id listed twice".into(),
+            )
+        } else {
+            Expect::Sync(None)
         };
     }
     // `chaos`: the leader keeps what its metadata has (and, cooperative, a claimed partition of
     // a topic it does not know for its claimer), validates, then withholds what others claim.
-    let claimed = claims(&group);
+    let claimed = claims(group);
     let mut filtered: BTreeMap<String, Set> = group.iter().map(|m| (m.member_id.clone(), Set::new())).collect();
-    for (m, list) in chaos_plan(plan, &group) {
+    for (m, list) in chaos_plan(plan, group) {
         let keep = list.into_iter().filter(|(t, p)| match metadata.topics.get(t) {
             Some(info) => *p >= 0 && *p < info.partitions,
             None => cooperative && *p >= 0 && claimed.contains(&(m.clone(), t.clone(), *p)),
@@ -399,8 +404,8 @@ fn expected(
     }
     if cooperative {
         let (mut added, mut revoked) = (Set::new(), Set::new());
-        for m in &group {
-            let owned = pairs(&m.subscription.owned_partitions);
+        for m in group {
+            let owned = partition_set(&m.subscription.owned_partitions);
             added.extend(filtered[&m.member_id].difference(&owned).cloned());
             revoked.extend(owned.difference(&filtered[&m.member_id]).cloned());
         }
@@ -412,33 +417,34 @@ fn expected(
         }
     }
     for (m, set) in filtered.iter_mut() {
-        set.retain(|(t, p)| !(*p >= 0 && claimed.iter().any(|(o, ct, cp)| o != m && ct == t && cp == p)));
+        set.retain(|(t, p)| !claimed.iter().any(|(o, ct, cp)| o != m && ct == t && cp == p));
     }
     Expect::Sync(Some(filtered))
 }
 
+/// The SyncGroup's assignments: one per member, nothing the leader's rules forbid, and for
+/// `chaos` (`want`) exactly the filtered plan.
 fn check_sync(
     metadata: &ClusterMetadata,
     cooperative: bool,
-    members: &[JoinGroupMember],
-    assignments: &[kafka_consumer_protocol::coordinator::SyncGroupAssignment],
-    protocol_name: &str,
+    group: &[GroupMember],
+    assignments: &[SyncGroupAssignment],
     want: Option<&BTreeMap<String, Set>>,
 ) {
-    let group = decode_members(members).expect("a SyncGroup only when every subscription decodes");
-    let ids: BTreeSet<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+    let ids: BTreeSet<&str> = group.iter().map(|m| m.member_id.as_str()).collect();
     let got_ids: Vec<&str> = assignments.iter().map(|a| a.member_id.as_str()).collect();
     assert_eq!(got_ids.iter().copied().collect::<BTreeSet<_>>(), ids, "one assignment per member");
     assert_eq!(got_ids.len(), ids.len(), "one assignment per member: {got_ids:?}");
-    let claimed = claims(&group);
+    let claimed = claims(group);
     let mut got: BTreeMap<String, Set> = BTreeMap::new();
     let mut everything = Set::new();
     for a in assignments {
         let view = AssignmentView::decode(&a.assignment).expect("the leader's assignment decodes");
         let groups = view.to_owned().assigned_partitions;
         let n: usize = groups.iter().map(|g| g.partitions.len()).sum();
-        let set = pairs(&groups);
-        if protocol_name != "chaos" {
+        let set = partition_set(&groups);
+        if want.is_none() {
+            // A built-in assignor: no partition twice.
             assert_eq!(n, set.len(), "{} given a partition twice: {groups:?}", a.member_id);
             for tp in &set {
                 assert!(everything.insert(tp.clone()), "{tp:?} given to two members");

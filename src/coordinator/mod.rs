@@ -1091,6 +1091,9 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 /// that claims it. It converges because a member never takes an assigned partition its own
 /// metadata does not have: a deleted topic's claims die out, and a member whose metadata lags
 /// rejoins once it catches up.
+///
+/// A negative partition id is no partition: it is never a claim, and one in `result` is left
+/// where it is (the leader drops them from its result before the hand-over).
 pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
     let claims: Vec<(&str, OwnedList<'_>)> =
         members.iter().map(|m| (m.member_id.as_str(), OwnedList::Owned(&m.subscription.owned_partitions))).collect();
@@ -1099,15 +1102,7 @@ pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAss
 
 /// [`apply_cooperative_handover`] on each member's id and owned partitions, in either form.
 fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
-    // Claimants per topic, indexed by partition id (ids are dense), so the lookup hashes each
-    // topic name once per assignment entry rather than once per partition.
-    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
-    for (_, owned) in members {
-        owned.for_each(|topic, _| {
-            claims.entry(topic).or_insert(Claimants::Dense(Vec::new()));
-        });
-    }
-    if claims.is_empty() {
+    if members.iter().all(|(_, owned)| owned.is_empty()) {
         return;
     }
     // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
@@ -1117,31 +1112,37 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     // claimer. So a topic whose highest assigned id is far beyond its number of assigned
     // partitions gets a sparse table instead: the table is never more than a small multiple of
     // the result's own size.
-    let mut limit: HashMap<&str, (usize, usize)> = HashMap::with_capacity(claims.len());
+    let mut bounds: HashMap<&str, (usize, usize)> = HashMap::new();
     for a in result.members() {
         for (topic, partitions) in a.topics() {
-            if let Some((&key, _)) = claims.get_key_value(topic) {
-                let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
-                let (l, n) = limit.entry(key).or_default();
-                *l = (*l).max(high);
-                *n += partitions.len();
-            }
+            let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
+            let (h, n) = bounds.entry(topic).or_default();
+            *h = (*h).max(high);
+            *n += partitions.len();
         }
     }
-    for (topic, slots) in claims.iter_mut() {
-        if limit.get(topic).is_some_and(|&(high, n)| high > 2 * n + 64) {
-            *slots = Claimants::Sparse(HashMap::new());
-        }
-    }
+    // Claimants per assigned topic, indexed by partition id, so that the lookup below hashes
+    // each topic name once per assignment entry rather than once per partition. A negative id
+    // is no partition: never a claim (the leader drops negative ids from its result before).
+    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
     for &(member_id, owned) in members {
         owned.for_each(|topic, partitions| {
-            let Some(&(limit, _)) = limit.get(topic) else { return };
-            let Some(slots) = claims.get_mut(topic) else { return };
-            for p in partitions {
-                let Some(i) = usize::try_from(p).ok().filter(|&i| i < limit) else { continue };
+            let Some(&(high, n)) = bounds.get(topic) else { return };
+            let slots = claims.entry(topic).or_insert_with(|| {
+                if high > 2 * n + 64 {
+                    Claimants::Sparse(HashMap::new())
+                } else {
+                    Claimants::Dense(Vec::new())
+                }
+            });
+            for i in partitions.filter_map(|p| usize::try_from(p).ok()).filter(|&i| i < high) {
                 slots.push(i, member_id);
             }
         });
+    }
+    drop(bounds);
+    if claims.is_empty() {
+        return;
     }
     let mut pending = BTreeSet::new();
     // Partitions come grouped per topic: look each run's topic up once.
