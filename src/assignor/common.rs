@@ -117,24 +117,15 @@ impl<'a> TopicList<'a> {
     }
 
     /// The same names in the same order. Two wire lists compare as bytes: one `memcmp` over
-    /// each member's topic section instead of a string compare per name. (A group's members
-    /// are all owned or all views, so the forms never mix; mixed lists count as different.)
+    /// each member's topic section instead of a string compare per name. Owned lists compare
+    /// their last names first (lists that differ usually do there), then name by name. (A
+    /// group's members are all owned or all views, so the forms never mix; mixed lists count as
+    /// different.)
     fn same(&self, other: &TopicList<'_>) -> bool {
         match (self, other) {
             (TopicList::Wire(a), TopicList::Wire(b)) => a == b,
-            (TopicList::Owned(a), TopicList::Owned(b)) => same_names(a, b),
+            (TopicList::Owned(a), TopicList::Owned(b)) => a.last() == b.last() && same_names(a, b),
             _ => false,
-        }
-    }
-
-    /// Cheap pre-check before [`TopicList::same`] on owned lists: equal lengths and first and
-    /// last names (a wire list's compare starts with its length anyway).
-    fn may_be_same(&self, other: &TopicList<'_>) -> bool {
-        match (self, other) {
-            (TopicList::Owned(a), TopicList::Owned(b)) => {
-                a.len() == b.len() && a.first() == b.first() && a.last() == b.last()
-            }
-            _ => true,
         }
     }
 }
@@ -229,10 +220,9 @@ impl<'a> Topics<'a> {
             let previous = list_of.last().copied();
             let known = match previous {
                 Some(prev) if topics_of(lists[prev as usize]).same(mine) => previous,
-                _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32).filter(|&l| Some(l) != previous).find(|&l| {
-                    let other = topics_of(lists[l as usize]);
-                    other.may_be_same(mine) && other.same(mine)
-                }),
+                _ if lists.len() <= FEW_LISTS => (0..lists.len() as u32)
+                    .filter(|&l| Some(l) != previous)
+                    .find(|&l| topics_of(lists[l as usize]).same(mine)),
                 _ => None,
             };
             if let Some(l) = known {

@@ -290,6 +290,21 @@ pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, 
 
 /// The generation cooperative-sticky reads for a member: the subscription's (v2+), else the
 /// userData's.
+/// Whether a member can claim partitions ([`resolve_claims`] reads nothing else): cooperative,
+/// through its owned partitions; eager, through the sticky userData.
+fn has_claims(member: Member<'_>, cooperative: bool) -> bool {
+    if cooperative {
+        !member.owned().is_empty()
+    } else {
+        member.user_data().is_some_and(|b| !b.is_empty())
+    }
+}
+
+/// The generation a cooperative member's claims carry.
+fn claim_generation(member: Member<'_>) -> i32 {
+    cooperative_generation(member.generation_id(), member.user_data()).unwrap_or(NO_GENERATION)
+}
+
 fn cooperative_generation(generation_id: i32, user_data: Option<&[u8]>) -> Option<i32> {
     if generation_id >= 0 {
         Some(generation_id)
@@ -352,13 +367,13 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
     for (rank, &m) in rank_to_member.iter().enumerate() {
         let rank = rank as u32;
         let member = members[m as usize];
+        if !has_claims(member, cooperative) {
+            continue;
+        }
         if cooperative {
-            if member.owned().is_empty() {
-                continue;
-            }
-            let g = cooperative_generation(member.generation_id(), member.user_data()).unwrap_or(NO_GENERATION);
+            let g = claim_generation(member);
             member.owned().for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
-        } else if let Some(bytes) = member.user_data().filter(|b| !b.is_empty()) {
+        } else if let Some(bytes) = member.user_data() {
             let (list, generation) = sticky_user_data_view(bytes);
             let g = generation.unwrap_or(NO_GENERATION);
             for group in list.iter().flat_map(|l| l.iter()) {
@@ -1239,9 +1254,7 @@ fn unknown_but_owned<'a>(metadata: &ClusterMetadata, members: &[Member<'a>]) -> 
             if metadata.topics.contains_key(topic) || !m.topics().contains(topic) {
                 return;
             }
-            let g = *generation.get_or_insert_with(|| {
-                -i64::from(cooperative_generation(m.generation_id(), m.user_data()).unwrap_or(NO_GENERATION))
-            });
+            let g = *generation.get_or_insert_with(|| -i64::from(claim_generation(*m)));
             claims.extend(partitions.filter(|&p| p >= 0).map(|p| (topic, p, g, i as u32)));
         });
     }
@@ -1279,10 +1292,7 @@ fn assign_sticky_with(
     let rank_to_member = member_id_order(members);
     let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
     let racks = Racks::new(&topics, members, &rank_to_member);
-    let claims_nothing =
-        members
-            .iter()
-            .all(|m| if cooperative { m.owned().is_empty() } else { m.user_data().is_none_or(<[u8]>::is_empty) });
+    let claims_nothing = !members.iter().any(|&m| has_claims(m, cooperative));
     let uniform = subs.iter().all(|s| s.len() == topics.len());
     if fast_paths && claims_nothing && racks.is_none() && !subs.is_empty() && uniform {
         return Ok(fresh_uniform(&topics, members, &rank_to_member));
@@ -1641,7 +1651,9 @@ mod tests {
             let nt = 1 + rnd(if case % 4 == 0 { 60 } else { 6 }) as usize;
             let counts: Vec<i32> =
                 (0..nt).map(|_| if case % 4 == 0 { rnd(3) as i32 } else { rnd(40) as i32 }).collect();
-            let names: Vec<String> = (0..nt).map(|i| format!("t{:02}", (i * 7) % nt)).collect();
+            // Distinct names in a shuffled order (a stride coprime to their number).
+            let stride = if nt % 7 == 0 { 1 } else { 7 };
+            let names: Vec<String> = (0..nt).map(|i| format!("t{:02}", (i * stride) % nt)).collect();
             // One subscribed topic is not in the metadata at all.
             let metadata = ClusterMetadata::from_counts(names.iter().skip(1).cloned().zip(counts.iter().copied()));
             let nm = 1 + rnd(12) as usize;
