@@ -765,60 +765,6 @@ fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them
 }
 
 /// A member subscribed to `topic` that claims `owned`.
-fn subscribed_owning(id: &str, topic: &str, owned: Vec<TopicPartitions>) -> GroupMember {
-    GroupMember {
-        member_id: id.into(),
-        group_instance_id: None,
-        subscription: Subscription { owned_partitions: owned, ..Subscription::new([topic]) },
-    }
-}
-
-/// A member's claim is untrusted input: a claim on partition 2^31 - 1 must not size the
-/// hand-over's tables (it once made the leader allocate ~50 GB), and the hand-over still
-/// withholds the claimed partitions the result moves.
-#[test]
-fn handover_ignores_claims_beyond_what_is_assigned() {
-    let member = |id: &str, owned: Vec<TopicPartitions>| subscribed_owning(id, "orders", owned);
-    let members = [
-        member("a", vec![TopicPartitions::new("orders", [0, 1, i32::MAX])]),
-        member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
-    ];
-    let mut result = GroupAssignment::from_assignments([
-        ("a", Assignment::new(parts(&[("orders", 1)]))),
-        ("b", Assignment::new(parts(&[("orders", 0)]))),
-    ]);
-    apply_cooperative_handover(&members, &mut result);
-    assert!(result.partitions_of("b").is_empty());
-    assert_eq!(result.partitions_of("a"), parts(&[("orders", 1)]));
-    assert_eq!(
-        result.pending,
-        [PendingPartition { topic: "orders".into(), partition: 0, from: "a".into(), to: Some("b".into()) }]
-    );
-}
-
-/// KIP-429 step 2.6 gives a claimed partition of a topic the leader does not know back to its
-/// claimer, whatever its id: such an assigned id (2^31 - 2 here) must not size the hand-over's
-/// tables either (the fuzz target `coordinator_leader` found a 6 GB allocation there), and the
-/// hand-over still withholds it when another member claims it too.
-#[test]
-fn handover_stays_small_for_huge_ids_given_back_under_step_2_6() {
-    let member = |id: &str, owned: Vec<TopicPartitions>| subscribed_owning(id, "ghost", owned);
-    let members = [
-        member("a", vec![TopicPartitions::new("ghost", [i32::MAX - 2, i32::MAX - 1])]),
-        member("b", vec![TopicPartitions::new("ghost", [i32::MAX - 1])]),
-    ];
-    let mut result = GroupAssignment::from_assignments([(
-        "a",
-        Assignment::new(vec![TopicPartitions::new("ghost", [i32::MAX - 2, i32::MAX - 1])]),
-    )]);
-    apply_cooperative_handover(&members, &mut result);
-    assert_eq!(result.partitions_of("a"), [TopicPartitions::new("ghost", [i32::MAX - 2])]);
-    assert_eq!(
-        result.pending,
-        [PendingPartition { topic: "ghost".into(), partition: i32::MAX - 1, from: "b".into(), to: Some("a".into()) }]
-    );
-}
-
 #[test]
 fn cooperative_leader_gives_a_huge_claimed_id_of_an_unknown_topic_back_without_a_huge_table() {
     let out = cooperative_round_claiming_gone(i32::MAX, i32::MAX - 1);
