@@ -207,16 +207,9 @@ impl Assignment {
                 sink.i32s(&g.partitions);
             }
         } else {
-            // A topic's place is that of its first partition (Java's list is flat): an empty
-            // group earlier does not count.
-            let first = |i: usize| {
-                !groups[i].partitions.is_empty()
-                    && groups[..i]
-                        .iter()
-                        .all(|earlier| earlier.partitions.is_empty() || earlier.topic != groups[i].topic)
-            };
-            sink.count((0..groups.len()).filter(|&i| first(i)).count(), "assigned_partitions")?;
-            for i in (0..groups.len()).filter(|&i| first(i)) {
+            let same = |a: usize, b: usize| groups[a].topic == groups[b].topic;
+            sink.count(merged_starts(groups, same).count(), "assigned_partitions")?;
+            for i in merged_starts(groups, same) {
                 sink.string(&groups[i].topic, "assigned_partitions.topic")?;
                 sink.count(total(groups, i), "assigned_partitions.partitions")?;
                 for g in groups[i..].iter().filter(|g| g.topic == groups[i].topic) {
@@ -226,6 +219,18 @@ impl Assignment {
         }
         sink.nullable_bytes(self.user_data.as_deref(), "user_data")
     }
+}
+
+/// Where Java's flat partition list puts each topic of `groups`: the index of the topic's first
+/// group with partitions (an empty group earlier does not count); the topic's later groups are
+/// merged there. `same(a, b)`: groups `a` and `b` name the same topic.
+pub(crate) fn merged_starts<'a>(
+    groups: &'a [TopicPartitions],
+    same: impl Fn(usize, usize) -> bool + Copy + 'a,
+) -> impl Iterator<Item = usize> + 'a {
+    (0..groups.len()).filter(move |&i| {
+        !groups[i].partitions.is_empty() && (0..i).all(|j| groups[j].partitions.is_empty() || !same(j, i))
+    })
 }
 
 /// Number of partitions of `groups[i].topic` in `groups[i..]`.

@@ -13,6 +13,7 @@ use bytes::Bytes;
 
 use super::common::FxMap;
 use super::PendingPartition;
+use crate::assignment::merged_starts;
 use crate::wire::{Counter, Sink};
 use crate::{Assignment, EncodeError, TopicPartitions, Version};
 
@@ -119,22 +120,18 @@ impl GroupAssignment {
             .collect();
         let mut sorted = ids.clone();
         sorted.sort_unstable();
-        let repeats = sorted.windows(2).any(|w| w[0] == w[1]);
-        for (i, (g, &t)) in groups.iter().zip(&ids).enumerate() {
-            if !repeats {
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            // A topic listed again is merged where encoding puts it.
+            for i in merged_starts(groups, |a, b| ids[a] == ids[b]) {
+                for (later, _) in groups[i..].iter().zip(&ids[i..]).filter(|(_, &u)| u == ids[i]) {
+                    self.entry_topics.extend(std::iter::repeat_n(ids[i], later.partitions.len()));
+                    self.entry_partitions.extend_from_slice(&later.partitions);
+                }
+            }
+        } else {
+            for (g, &t) in groups.iter().zip(&ids) {
                 self.entry_topics.extend(std::iter::repeat_n(t, g.partitions.len()));
                 self.entry_partitions.extend_from_slice(&g.partitions);
-                continue;
-            }
-            // A topic listed again is merged where its first partition is, as encoding does
-            // (Java's list is flat: an empty group earlier does not count).
-            let placed = |(h, &u): (&TopicPartitions, &u32)| u == t && !h.partitions.is_empty();
-            if g.partitions.is_empty() || groups[..i].iter().zip(&ids[..i]).any(placed) {
-                continue;
-            }
-            for (later, _) in groups[i..].iter().zip(&ids[i..]).filter(|(_, &u)| u == t) {
-                self.entry_topics.extend(std::iter::repeat_n(t, later.partitions.len()));
-                self.entry_partitions.extend_from_slice(&later.partitions);
             }
         }
         let slot =
