@@ -383,6 +383,13 @@ pub(crate) fn member_id_order(members: &[Member<'_>]) -> Vec<u32> {
     order
 }
 
+/// Member indexes in the order of a [`GroupAssignment`]'s slots: member ids by their bytes.
+pub(crate) fn slot_order(members: &[Member<'_>]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..members.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| members[a as usize].id().cmp(members[b as usize].id()));
+    order
+}
+
 /// Builds the result from a flat `owner` array (member index per partition, or [`NONE`]).
 /// Each member's partitions are grouped per topic in topic order, ascending within a topic.
 pub(crate) fn build_group_assignment(
@@ -402,9 +409,8 @@ pub(crate) fn build_group_assignment(
     for r in returned {
         counts[r.member as usize] += 1;
     }
-    // Slots in member-id (byte) order; each member's run starts where the previous one ends.
-    let mut by_id: Vec<u32> = (0..n as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| members[a as usize].id().cmp(members[b as usize].id()));
+    // Each member's run starts where the previous one's ends.
+    let by_id = slot_order(members);
     let mut cursor = vec![0usize; n];
     let mut slots = Vec::with_capacity(n);
     let mut at = 0usize;

@@ -111,7 +111,9 @@ use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
-use super::common::{build_group_assignment, check_members, member_id_order, Member, Returned, Topics, NONE};
+use super::common::{
+    build_group_assignment, check_members, member_id_order, slot_order, Member, Returned, Topics, NONE,
+};
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
     RebalanceProtocol,
@@ -1354,8 +1356,7 @@ fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[
     for (r, &m) in rank_to_member.iter().enumerate() {
         rank_of[m as usize] = r;
     }
-    let mut by_id: Vec<u32> = (0..n as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| members[a as usize].id().cmp(members[b as usize].id()));
+    let by_id = slot_order(members);
     let mut slots = Vec::with_capacity(n);
     let mut entry_topics: Vec<u32> = Vec::with_capacity(total);
     let mut entry_partitions: Vec<i32> = Vec::with_capacity(total);
