@@ -42,33 +42,19 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod assignment;
 pub mod assignor;
+pub mod codec;
 pub mod coordinator;
-mod error;
-
-mod forms;
-mod lists;
-mod options;
 #[cfg(feature = "pcap")]
 pub mod pcap;
 pub mod sim;
-mod subscription;
-mod user_data;
-mod version;
-mod wire;
 
-pub use assignment::{Assignment, AssignmentBuf, AssignmentView};
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind, PathSegment};
-pub use lists::{
-    PartitionIds, PartitionIdsIter, TopicNames, TopicNamesIter, TopicPartitions, TopicPartitionsIter,
-    TopicPartitionsList, TopicPartitionsView,
+pub use codec::{
+    java_string_cmp, Assignment, AssignmentBuf, AssignmentView, CooperativeStickyUserData, DecodeError,
+    DecodeErrorKind, DecodeOptions, EncodeError, FieldPath, MessageKind, PartitionIds, PartitionIdsIter, PathSegment,
+    Repair, StickyUserData, StickyUserDataFormat, Subscription, SubscriptionBuf, SubscriptionView, TopicNames,
+    TopicNamesIter, TopicPartitions, TopicPartitionsIter, TopicPartitionsList, TopicPartitionsView, Version,
 };
-pub use options::{DecodeOptions, Repair};
-pub use subscription::{Subscription, SubscriptionBuf, SubscriptionView};
-pub use user_data::{CooperativeStickyUserData, StickyUserData, StickyUserDataFormat};
-pub use version::Version;
-pub use wire::java_string_cmp;
 
 /// The README's examples compile and run as doc tests.
 #[doc = include_str!("../README.md")]

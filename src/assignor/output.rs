@@ -13,8 +13,8 @@ use bytes::Bytes;
 
 use super::common::FxMap;
 use super::PendingPartition;
-use crate::assignment::merged_starts;
-use crate::wire::{Counter, Sink};
+use crate::codec::assignment::merged_starts;
+use crate::codec::wire::{Counter, Sink};
 use crate::{Assignment, EncodeError, TopicPartitions, Version};
 
 /// One member's place in the flat arrays.

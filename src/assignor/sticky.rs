@@ -118,9 +118,9 @@ use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
     RebalanceProtocol,
 };
-use crate::error::MessageKind;
-use crate::lists::{read_topic_partitions_array, TopicPartitionsList};
-use crate::wire::Reader;
+use crate::codec::error::MessageKind;
+use crate::codec::lists::TopicPartitionsList;
+use crate::codec::wire::{read_topic_partitions_array, Reader};
 use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
 /// Java's `DEFAULT_GENERATION`.

@@ -4,14 +4,14 @@ use core::fmt;
 
 use bytes::Bytes;
 
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
-use crate::lists::{
-    read_string_array, read_topic_partitions_array, ArrayRegion, OptRange, TopicNames, TopicPartitions,
-    TopicPartitionsList,
+use crate::codec::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
+use crate::codec::lists::{TopicNames, TopicPartitions, TopicPartitionsList};
+use crate::codec::options::{DecodeOptions, Repair};
+use crate::codec::version::Version;
+use crate::codec::wire::{
+    is_ascending, java_cmp, names_sorted, read_string_array, read_topic_partitions_array, ArrayRegion, Counter,
+    OptRange, Presized, Reader, Sink,
 };
-use crate::options::{DecodeOptions, Repair};
-use crate::version::Version;
-use crate::wire::{is_ascending, java_cmp, names_sorted, Counter, Presized, Reader, Sink};
 
 /// Where each field of a decoded subscription lies in the input. `Copy` and allocation-free, so
 /// the borrowed and the `Bytes`-backed forms share one parser.
@@ -91,7 +91,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     Ok(layout)
 }
 
-crate::forms::decoded_forms! {
+crate::codec::forms::decoded_forms! {
     /// A decoded subscription borrowing from the input: decoding validates every field once and
     /// allocates nothing; names, owned partitions and userData are views over the input.
     ///
@@ -245,7 +245,7 @@ impl Default for Subscription {
     }
 }
 
-crate::forms::value_encoding!(Subscription);
+crate::codec::forms::value_encoding!(Subscription);
 
 impl Subscription {
     /// A subscription to `topics` with every other field at its default.

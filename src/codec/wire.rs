@@ -2,9 +2,9 @@
 //! strings, `int32`-length bytes and `int32`-count arrays (Kafka's non-flexible encoding).
 
 use core::cmp::Ordering;
+use core::ops::Range;
 
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
-use crate::lists::TopicPartitions;
+use crate::codec::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
 
 /// What went wrong and where, without the field path: the hot path carries only this small
 /// value, and the caller attaches the path (built lazily) when it turns it into a [`DecodeError`].
@@ -110,11 +110,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// `len` bytes of UTF-8 (see [`is_utf8`](crate::lists::is_utf8)).
+    /// `len` bytes of UTF-8 (see [`is_utf8`]).
     #[inline]
     fn utf8(&mut self, len: usize, start: usize) -> Result<&'a [u8], Fault> {
         let bytes = self.take(len)?;
-        if crate::lists::is_utf8(bytes) {
+        if is_utf8(bytes) {
             Ok(bytes)
         } else {
             Err(fault(DecodeErrorKind::InvalidUtf8, start))
@@ -160,6 +160,175 @@ impl<'a> Reader<'a> {
         }
         self.take(needed)
     }
+}
+
+/// Byte range and element count of a validated array inside the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct ArrayRegion {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) count: usize,
+}
+
+impl ArrayRegion {
+    #[inline]
+    pub(crate) fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
+        buf.get(self.start..self.end).unwrap_or(&[])
+    }
+}
+
+/// Optional byte range (for nullable fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct OptRange {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) present: bool,
+}
+
+impl OptRange {
+    /// The range of a field that was just read, ending at `end`.
+    #[inline]
+    pub(crate) fn ending_at(end: usize, slice: Option<&[u8]>) -> Self {
+        match slice {
+            None => OptRange::default(),
+            Some(s) => OptRange { start: end - s.len(), end, present: true },
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
+        if self.present {
+            buf.get(self.start..self.end)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    pub(crate) fn range(&self) -> Option<Range<usize>> {
+        self.present.then_some(self.start..self.end)
+    }
+}
+
+/// Fast validation of one string at `buf[at..]`: its end, or `None` for anything the precise
+/// reader must look at (which then reports the exact error).
+#[inline(always)]
+fn scan_string(buf: &[u8], at: usize) -> Option<usize> {
+    let len = i16::from_be_bytes(buf.get(at..at + 2)?.try_into().ok()?);
+    let end = at + 2 + usize::try_from(len).ok()?;
+    let bytes = buf.get(at + 2..end)?;
+    is_utf8(bytes).then_some(end)
+}
+
+/// Whether `bytes` are UTF-8, with ASCII (the common case for names and racks) checked a word
+/// at a time, without a call.
+#[inline(always)]
+pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
+    is_ascii(bytes) || core::str::from_utf8(bytes).is_ok()
+}
+
+/// ASCII check tuned for topic-name lengths: two overlapping word loads for 8 to 16 bytes.
+#[inline(always)]
+fn is_ascii(bytes: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) if bytes.len() <= 16 => {
+            (u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail)) & HIGH == 0
+        }
+        (Some(_), _) => bytes.is_ascii(),
+        _ => bytes.iter().fold(0, |acc, &b| acc | b) < 0x80,
+    }
+}
+
+/// Fast validation of `count` strings: the bytes they take, or `None` on any problem.
+#[inline]
+fn scan_strings(buf: &[u8], count: usize) -> Option<usize> {
+    let mut at = 0;
+    for _ in 0..count {
+        at = scan_string(buf, at)?;
+    }
+    Some(at)
+}
+
+/// Fast validation of `count` `{topic, partitions}` groups: the bytes they take, or `None`.
+#[inline]
+fn scan_topic_partitions(buf: &[u8], count: usize) -> Option<usize> {
+    let mut at = 0;
+    for _ in 0..count {
+        at = scan_string(buf, at)?;
+        let n = i32::from_be_bytes(buf.get(at..at + 4)?.try_into().ok()?);
+        at = at.checked_add(4)?.checked_add(usize::try_from(n).ok()?.checked_mul(4)?)?;
+        if at > buf.len() {
+            return None;
+        }
+    }
+    Some(at)
+}
+
+/// Reads and validates `[string]` (e.g. `topics`), returning its region.
+#[inline]
+pub(crate) fn read_string_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    read_array(r, message, name, scan_strings, |r, i| {
+        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))
+    })
+}
+
+/// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
+#[inline]
+pub(crate) fn read_topic_partitions_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+) -> Result<ArrayRegion, DecodeError> {
+    read_array(r, message, name, scan_topic_partitions, |r, i| {
+        let entry = || FieldPath::element(name, i);
+        r.skip_string().map_err(|f| f.at(message, entry().child("topic", None)))?;
+        let n = r.array_len().map_err(|f| f.at(message, entry().child("partitions", None)))?;
+        let first = r.pos();
+        r.int32_array(n).map_err(|f| f.at(message, entry().child("partitions", Some((f.offset - first) / 4))))?;
+        Ok(())
+    })
+}
+
+/// An array's count, then its elements: validated by the tight `scan` when it accepts them,
+/// else element by element with `precise`, which names the failing field.
+#[inline(always)]
+fn read_array(
+    r: &mut Reader<'_>,
+    message: MessageKind,
+    name: &'static str,
+    scan: impl Fn(&[u8], usize) -> Option<usize>,
+    mut precise: impl FnMut(&mut Reader<'_>, usize) -> Result<(), DecodeError>,
+) -> Result<ArrayRegion, DecodeError> {
+    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
+    let start = r.pos();
+    if let Some(len) = scan(r.rest(), count) {
+        r.advance(len);
+        return Ok(ArrayRegion { start, end: r.pos(), count });
+    }
+    for i in 0..count {
+        precise(r, i)?;
+    }
+    Ok(ArrayRegion { start, end: r.pos(), count })
+}
+
+/// The `int32` in a validated 4-byte chunk of an `int32` array (the list views' element reader).
+#[inline(always)]
+pub(crate) fn int32_of(b: &[u8]) -> i32 {
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// One `{topic, partitions}` group as the writers see it: the owned message types implement it
+/// one layer up, so this module stays the bottom of the codec and imports nothing above it.
+pub(crate) trait PartitionGroup {
+    /// The topic name.
+    fn topic(&self) -> &str;
+    /// Its partition ids.
+    fn partitions(&self) -> &[i32];
 }
 
 /// Reads validated input again without checks failing: used by the lazily iterated views,
@@ -377,11 +546,11 @@ impl<'a> Presized<'a> {
     /// Writes a partition list's entries (without its count); whether they are canonical for
     /// a subscription: topics strictly in Java's order, partitions ascending.
     #[inline(never)]
-    pub(crate) fn groups_in_order(&mut self, groups: &[TopicPartitions]) -> bool {
+    pub(crate) fn groups_in_order<G: PartitionGroup>(&mut self, groups: &[G]) -> bool {
         let mut keys = KeyOrder::default();
         let mut rest = self.unwritten();
         for g in groups {
-            match put_group(rest, &g.topic, &g.partitions, put_ascending) {
+            match put_group(rest, g.topic(), g.partitions(), put_ascending) {
                 Some((tail, key, true)) => {
                     keys.push(key);
                     rest = tail;
@@ -396,17 +565,17 @@ impl<'a> Presized<'a> {
         }
         let left = rest.len();
         self.rejoin(left);
-        keys.ascending() || in_java_order(groups.iter().map(|g| g.topic.as_str()), true)
+        keys.ascending() || in_java_order(groups.iter().map(|g| g.topic()), true)
     }
 
     /// Writes a partition list's entries (without its count); `false` when no topic can be
     /// listed twice, `true` when one may be (see [`RepeatFilter`]).
     #[inline(never)]
-    pub(crate) fn groups_may_repeat(&mut self, groups: &[TopicPartitions]) -> bool {
+    pub(crate) fn groups_may_repeat<G: PartitionGroup>(&mut self, groups: &[G]) -> bool {
         let mut filter = RepeatFilter::default();
         let mut rest = self.unwritten();
         for g in groups {
-            let Some((tail, print, ())) = put_group(rest, &g.topic, &g.partitions, put_any) else {
+            let Some((tail, print, ())) = put_group(rest, g.topic(), g.partitions(), put_any) else {
                 // `complete` fails: whether topics repeat no longer matters.
                 self.fail();
                 return false;
@@ -941,6 +1110,7 @@ fn java_cmp_utf16(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TopicPartitions;
 
     /// The fingerprint the assignment fast path takes from the words it copies.
     fn copied_fingerprint(name: &str) -> Fingerprint {

@@ -3,164 +3,8 @@
 
 use core::fmt;
 use core::iter::FusedIterator;
-use core::ops::Range;
 
-use crate::error::{DecodeError, FieldPath, MessageKind};
-use crate::wire::{Reader, Validated};
-
-/// Byte range and element count of a validated array inside the input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub(crate) struct ArrayRegion {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) count: usize,
-}
-
-impl ArrayRegion {
-    #[inline]
-    pub(crate) fn bytes<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
-        buf.get(self.start..self.end).unwrap_or(&[])
-    }
-}
-
-/// Optional byte range (for nullable fields).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub(crate) struct OptRange {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) present: bool,
-}
-
-impl OptRange {
-    /// The range of a field that was just read, ending at `end`.
-    #[inline]
-    pub(crate) fn ending_at(end: usize, slice: Option<&[u8]>) -> Self {
-        match slice {
-            None => OptRange::default(),
-            Some(s) => OptRange { start: end - s.len(), end, present: true },
-        }
-    }
-
-    #[inline]
-    pub(crate) fn get<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
-        if self.present {
-            buf.get(self.start..self.end)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    pub(crate) fn range(&self) -> Option<Range<usize>> {
-        self.present.then_some(self.start..self.end)
-    }
-}
-
-/// Fast validation of one string at `buf[at..]`: its end, or `None` for anything the precise
-/// reader must look at (which then reports the exact error).
-#[inline(always)]
-fn scan_string(buf: &[u8], at: usize) -> Option<usize> {
-    let len = i16::from_be_bytes(buf.get(at..at + 2)?.try_into().ok()?);
-    let end = at + 2 + usize::try_from(len).ok()?;
-    let bytes = buf.get(at + 2..end)?;
-    is_utf8(bytes).then_some(end)
-}
-
-/// Whether `bytes` are UTF-8, with ASCII (the common case for names and racks) checked a word
-/// at a time, without a call.
-#[inline(always)]
-pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
-    is_ascii(bytes) || core::str::from_utf8(bytes).is_ok()
-}
-
-/// ASCII check tuned for topic-name lengths: two overlapping word loads for 8 to 16 bytes.
-#[inline(always)]
-fn is_ascii(bytes: &[u8]) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-        (Some(head), Some(tail)) if bytes.len() <= 16 => {
-            (u64::from_ne_bytes(*head) | u64::from_ne_bytes(*tail)) & HIGH == 0
-        }
-        (Some(_), _) => bytes.is_ascii(),
-        _ => bytes.iter().fold(0, |acc, &b| acc | b) < 0x80,
-    }
-}
-
-/// Fast validation of `count` strings: the bytes they take, or `None` on any problem.
-#[inline]
-fn scan_strings(buf: &[u8], count: usize) -> Option<usize> {
-    let mut at = 0;
-    for _ in 0..count {
-        at = scan_string(buf, at)?;
-    }
-    Some(at)
-}
-
-/// Fast validation of `count` `{topic, partitions}` groups: the bytes they take, or `None`.
-#[inline]
-fn scan_topic_partitions(buf: &[u8], count: usize) -> Option<usize> {
-    let mut at = 0;
-    for _ in 0..count {
-        at = scan_string(buf, at)?;
-        let n = i32::from_be_bytes(buf.get(at..at + 4)?.try_into().ok()?);
-        at = at.checked_add(4)?.checked_add(usize::try_from(n).ok()?.checked_mul(4)?)?;
-        if at > buf.len() {
-            return None;
-        }
-    }
-    Some(at)
-}
-
-/// Reads and validates `[string]` (e.g. `topics`), returning its region.
-#[inline]
-pub(crate) fn read_string_array(
-    r: &mut Reader<'_>,
-    message: MessageKind,
-    name: &'static str,
-) -> Result<ArrayRegion, DecodeError> {
-    read_array(r, message, name, scan_strings, |r, i| {
-        r.skip_string().map_err(|f| f.at(message, FieldPath::element(name, i)))
-    })
-}
-
-/// Reads and validates `[{topic: string, partitions: [int32]}]`, returning its region.
-#[inline]
-pub(crate) fn read_topic_partitions_array(
-    r: &mut Reader<'_>,
-    message: MessageKind,
-    name: &'static str,
-) -> Result<ArrayRegion, DecodeError> {
-    read_array(r, message, name, scan_topic_partitions, |r, i| {
-        let entry = || FieldPath::element(name, i);
-        r.skip_string().map_err(|f| f.at(message, entry().child("topic", None)))?;
-        let n = r.array_len().map_err(|f| f.at(message, entry().child("partitions", None)))?;
-        let first = r.pos();
-        r.int32_array(n).map_err(|f| f.at(message, entry().child("partitions", Some((f.offset - first) / 4))))?;
-        Ok(())
-    })
-}
-
-/// An array's count, then its elements: validated by the tight `scan` when it accepts them,
-/// else element by element with `precise`, which names the failing field.
-#[inline(always)]
-fn read_array(
-    r: &mut Reader<'_>,
-    message: MessageKind,
-    name: &'static str,
-    scan: impl Fn(&[u8], usize) -> Option<usize>,
-    mut precise: impl FnMut(&mut Reader<'_>, usize) -> Result<(), DecodeError>,
-) -> Result<ArrayRegion, DecodeError> {
-    let count = r.array_len().map_err(|f| f.at(message, FieldPath::field(name)))?;
-    let start = r.pos();
-    if let Some(len) = scan(r.rest(), count) {
-        r.advance(len);
-        return Ok(ArrayRegion { start, end: r.pos(), count });
-    }
-    for i in 0..count {
-        precise(r, i)?;
-    }
-    Ok(ArrayRegion { start, end: r.pos(), count })
-}
+use crate::codec::wire::{int32_of, PartitionGroup, Validated};
 
 /// Declares a list view over `count` validated elements in `bytes`, its iterator, and the
 /// usual traits; `$next` reads one element from a [`Validated`] cursor.
@@ -275,7 +119,7 @@ impl<'a> PartitionIds<'a> {
     /// The id at `index`.
     pub fn get(&self, index: usize) -> Option<i32> {
         let b = self.bytes.get(index * 4..index * 4 + 4)?;
-        Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        Some(int32_of(b))
     }
 
     /// The ids in wire order.
@@ -314,7 +158,7 @@ impl Iterator for PartitionIdsIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<i32> {
-        self.chunks.next().map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        self.chunks.next().map(|b| int32_of(b))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -324,7 +168,7 @@ impl Iterator for PartitionIdsIter<'_> {
 
 impl DoubleEndedIterator for PartitionIdsIter<'_> {
     fn next_back(&mut self) -> Option<i32> {
-        self.chunks.next_back().map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        self.chunks.next_back().map(|b| int32_of(b))
     }
 }
 
@@ -392,5 +236,17 @@ impl TopicPartitions {
     /// A topic with the given partitions.
     pub fn new(topic: impl Into<String>, partitions: impl Into<Vec<i32>>) -> Self {
         TopicPartitions { topic: topic.into(), partitions: partitions.into() }
+    }
+}
+
+impl PartitionGroup for TopicPartitions {
+    #[inline(always)]
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    #[inline(always)]
+    fn partitions(&self) -> &[i32] {
+        &self.partitions
     }
 }

@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 
-use crate::error::{DecodeError, FieldPath, MessageKind};
-use crate::lists::{read_topic_partitions_array, TopicPartitions, TopicPartitionsList};
-use crate::wire::{Reader, Sink};
+use crate::codec::error::{DecodeError, FieldPath, MessageKind};
+use crate::codec::lists::{TopicPartitions, TopicPartitionsList};
+use crate::codec::wire::{read_topic_partitions_array, Reader, Sink};
 
 /// The `cooperative-sticky` assignor's userData: the member's last stable generation as one
 /// `int32`, sent for leaders that predate subscription v2.

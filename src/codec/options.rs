@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::version::Version;
+use crate::codec::version::Version;
 
 /// How to decode: as which reader, how strictly, and whether to repair known third-party defects.
 ///
@@ -83,12 +83,12 @@ pub struct Repair {
     /// The layout the bytes actually had.
     pub read_as: Version,
     /// Which message was repaired.
-    pub message: crate::error::MessageKind,
+    pub message: crate::codec::error::MessageKind,
 }
 
 impl fmt::Display for Repair {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use crate::error::MessageKind;
+        use crate::codec::error::MessageKind;
         let missing = match (self.message, self.read_as) {
             (MessageKind::Assignment, _) => "user_data",
             (_, Version::V0) => "owned_partitions, generation_id and rack_id",

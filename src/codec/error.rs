@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::version::Version;
+use crate::codec::version::Version;
 
 /// Which message a decode error belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

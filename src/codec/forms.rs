@@ -178,7 +178,7 @@ macro_rules! value_encoding {
             #[inline]
             fn encode_canonical(&self, version: $crate::Version) -> Result<Vec<u8>, Vec<u8>> {
                 let Some(len) = self.canonical_len(version) else { return Err(Vec::new()) };
-                let mut buf = $crate::wire::zeroed(len);
+                let mut buf = $crate::codec::wire::zeroed(len);
                 if self.write_canonical(version, &mut buf) {
                     Ok(buf)
                 } else {

@@ -4,11 +4,13 @@ use core::fmt;
 
 use bytes::Bytes;
 
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
-use crate::lists::{read_topic_partitions_array, ArrayRegion, OptRange, TopicPartitions, TopicPartitionsList};
-use crate::options::{DecodeOptions, Repair};
-use crate::version::Version;
-use crate::wire::{fingerprint_of, Counter, Presized, Reader, Sink};
+use crate::codec::error::{DecodeError, DecodeErrorKind, EncodeError, FieldPath, MessageKind};
+use crate::codec::lists::{TopicPartitions, TopicPartitionsList};
+use crate::codec::options::{DecodeOptions, Repair};
+use crate::codec::version::Version;
+use crate::codec::wire::{
+    fingerprint_of, read_topic_partitions_array, ArrayRegion, Counter, OptRange, Presized, Reader, Sink,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Layout {
@@ -47,7 +49,7 @@ fn parse(buf: &[u8], options: DecodeOptions) -> Result<Layout, DecodeError> {
     Ok(Layout { version, read_as, assigned_partitions, user_data, end: r.pos(), repair })
 }
 
-crate::forms::decoded_forms! {
+crate::codec::forms::decoded_forms! {
     /// A decoded assignment borrowing from the input (no allocation).
     ///
     /// ```
@@ -130,7 +132,7 @@ pub struct Assignment {
     pub user_data: Option<Bytes>,
 }
 
-crate::forms::value_encoding!(Assignment);
+crate::codec::forms::value_encoding!(Assignment);
 
 impl Assignment {
     /// An assignment of these partitions with null userData.
