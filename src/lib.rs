@@ -47,6 +47,7 @@ pub mod codec;
 pub mod coordinator;
 #[cfg(feature = "pcap")]
 pub mod pcap;
+#[cfg(feature = "sim")]
 pub mod sim;
 
 pub use codec::{
