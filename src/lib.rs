@@ -45,6 +45,7 @@
 pub mod assignor;
 pub mod codec;
 pub mod coordinator;
+pub mod group_api;
 #[cfg(feature = "pcap")]
 pub mod pcap;
 #[cfg(feature = "sim")]

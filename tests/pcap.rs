@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use bytes::{BufMut, BytesMut};
+use kafka_consumer_protocol::group_api::ErrorCode;
 use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
@@ -83,7 +84,7 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
         let mut generations: Vec<i32> = of_group
             .iter()
             .filter_map(|m| match &m.frame.body {
-                GroupBody::JoinGroupResponse(r) if r.error_code == 0 => Some(r.generation_id),
+                GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE => Some(r.generation_id),
                 _ => None,
             })
             .collect();
@@ -96,7 +97,9 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
             let responses: Vec<(&GroupMessage, &kafka_consumer_protocol::pcap::JoinGroupResponseBody)> = of_group
                 .iter()
                 .filter_map(|m| match &m.frame.body {
-                    GroupBody::JoinGroupResponse(r) if r.error_code == 0 && r.generation_id == id => Some((*m, r)),
+                    GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE && r.generation_id == id => {
+                        Some((*m, r))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -136,7 +139,7 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
                     .iter()
                     .find_map(|m| match &m.frame.body {
                         GroupBody::SyncGroupResponse(s)
-                            if s.member_id == member_id && s.generation_id == id && s.error_code == 0 =>
+                            if s.member_id == member_id && s.generation_id == id && s.error == ErrorCode::NONE =>
                         {
                             Some((*m, s))
                         }

@@ -158,7 +158,7 @@ impl Iterator for PartitionIdsIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<i32> {
-        self.chunks.next().map(|b| int32_of(b))
+        self.chunks.next().map(int32_of)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -168,7 +168,7 @@ impl Iterator for PartitionIdsIter<'_> {
 
 impl DoubleEndedIterator for PartitionIdsIter<'_> {
     fn next_back(&mut self) -> Option<i32> {
-        self.chunks.next_back().map(|b| int32_of(b))
+        self.chunks.next_back().map(int32_of)
     }
 }
 

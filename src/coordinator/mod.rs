@@ -463,7 +463,7 @@ impl Coordinator {
                     group_id: self.config.group_id.clone(),
                     member_id: self.member_id.clone(),
                     group_instance_id: None,
-                    reason: "the consumer unsubscribed from all topics".into(),
+                    reason: Some("the consumer unsubscribed from all topics".into()),
                 }),
             });
         }
@@ -764,7 +764,7 @@ impl Coordinator {
                 group_instance_id: self.config.group_instance_id.clone(),
                 protocol_type: "consumer".into(),
                 protocols,
-                reason: std::mem::take(&mut self.rejoin_reason),
+                reason: Some(std::mem::take(&mut self.rejoin_reason)),
             }),
         });
     }
@@ -848,8 +848,8 @@ impl Coordinator {
                 generation_id: self.generation,
                 member_id: self.member_id.clone(),
                 group_instance_id: self.config.group_instance_id.clone(),
-                protocol_type: "consumer".into(),
-                protocol_name,
+                protocol_type: Some("consumer".into()),
+                protocol_name: Some(protocol_name),
                 assignments,
             }),
         });

@@ -265,7 +265,7 @@ fn cooperative_callback_order_revoke_moved_then_assignment_then_added_then_rejoi
     );
     // Revoked something: rejoin at once for the follow-up rebalance.
     let j = h.req();
-    assert_eq!(join_req(&j).reason, "need to revoke partitions and re-join");
+    assert_eq!(join_req(&j).reason.as_deref(), Some("need to revoke partitions and re-join"));
     // The follow-up keeps everything: assigned still fires, empty.
     let s = h.answer_join(j, 3, "m1");
     h.sync_ok(s, &[("t", 1), ("t", 3)]);
@@ -621,7 +621,7 @@ fn leader_rejoins_when_partition_counts_change() {
     h.no_join();
     h.c.update_metadata(h.now, ClusterMetadata::from_counts([("t", 8), ("u", 2)]));
     let j = h.req();
-    assert_eq!(join_req(&j).reason, "cached metadata has changed");
+    assert_eq!(join_req(&j).reason.as_deref(), Some("cached metadata has changed"));
     assert!(h.c.is_leader() || h.c.state() == State::PreparingRebalance);
 }
 
@@ -761,7 +761,7 @@ fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them
     // Our metadata catches up: rejoin so the leader can hand v-0 over for real.
     h.c.update_metadata(h.now, ClusterMetadata::from_counts([("t", 4), ("u", 2), ("v", 1)]));
     let j = h.req();
-    assert_eq!(join_req(&j).reason, "metadata now has partitions assigned to us earlier");
+    assert_eq!(join_req(&j).reason.as_deref(), Some("metadata now has partitions assigned to us earlier"));
 }
 
 /// A member subscribed to `topic` that claims `owned`.

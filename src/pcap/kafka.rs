@@ -10,9 +10,10 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::{
-    FrameCounts, GroupBody, GroupFrame, JoinGroupMember, JoinGroupRequestBody, JoinGroupResponseBody, MemberAssignment,
-    MessageDirection, Payload, ProtocolMetadata, SyncGroupRequestBody, SyncGroupResponseBody,
+    FrameCounts, GroupBody, GroupFrame, JoinGroupMemberBody, JoinGroupRequestBody, JoinGroupResponseBody,
+    MessageDirection, Payload, ProtocolMetadata, SyncGroupAssignmentBody, SyncGroupRequestBody, SyncGroupResponseBody,
 };
+use crate::group_api::kafka as convert;
 use crate::{AssignmentBuf, DecodeOptions, SubscriptionBuf};
 
 const JOIN_GROUP: i16 = 11;
@@ -440,8 +441,9 @@ impl ConnectionDecoder {
         };
         let (context, body) = match body {
             RawRequest::Join(r) => {
-                let protocol_type = r.protocol_type.to_string();
-                let group_id = r.group_id.0.to_string();
+                let r = convert::from_join_group_request(r);
+                let protocol_type = r.protocol_type;
+                let group_id = r.group_id;
                 if !self.group_types.iter().any(|(g, t)| *g == group_id && *t == protocol_type) {
                     self.group_types.retain(|(g, _)| *g != group_id);
                     if self.group_types.len() >= 64 {
@@ -453,13 +455,13 @@ impl ConnectionDecoder {
                     .protocols
                     .into_iter()
                     .map(|p| ProtocolMetadata {
-                        name: p.name.to_string(),
+                        name: p.name,
                         metadata: self.payload(Some(&protocol_type), p.metadata, true),
                     })
                     .collect();
                 let context = RequestContext {
                     group_id: group_id.clone(),
-                    member_id: r.member_id.to_string(),
+                    member_id: r.member_id.clone(),
                     generation_id: -1,
                     protocol_type: Some(protocol_type.clone()),
                 };
@@ -467,38 +469,39 @@ impl ConnectionDecoder {
                     group_id,
                     session_timeout_ms: r.session_timeout_ms,
                     rebalance_timeout_ms: r.rebalance_timeout_ms,
-                    member_id: r.member_id.to_string(),
-                    group_instance_id: opt(r.group_instance_id),
+                    member_id: r.member_id,
+                    group_instance_id: r.group_instance_id,
                     protocol_type,
                     protocols,
-                    reason: opt(r.reason),
+                    reason: r.reason,
                 });
                 (context, body)
             }
             RawRequest::Sync(r) => {
-                let group_id = r.group_id.0.to_string();
-                let protocol_type = opt(r.protocol_type).or_else(|| self.group_type(&group_id));
+                let r = convert::from_sync_group_request(r);
+                let group_id = r.group_id;
+                let protocol_type = r.protocol_type.or_else(|| self.group_type(&group_id));
                 let assignments = r
                     .assignments
                     .into_iter()
-                    .map(|a| MemberAssignment {
-                        member_id: a.member_id.to_string(),
+                    .map(|a| SyncGroupAssignmentBody {
+                        member_id: a.member_id,
                         assignment: self.payload(protocol_type.as_deref(), a.assignment, false),
                     })
                     .collect();
                 let context = RequestContext {
                     group_id: group_id.clone(),
-                    member_id: r.member_id.to_string(),
+                    member_id: r.member_id.clone(),
                     generation_id: r.generation_id,
                     protocol_type: protocol_type.clone(),
                 };
                 let body = GroupBody::SyncGroupRequest(SyncGroupRequestBody {
                     group_id,
                     generation_id: r.generation_id,
-                    member_id: r.member_id.to_string(),
-                    group_instance_id: opt(r.group_instance_id),
+                    member_id: r.member_id,
+                    group_instance_id: r.group_instance_id,
                     protocol_type,
-                    protocol_name: opt(r.protocol_name),
+                    protocol_name: r.protocol_name,
                     assignments,
                 });
                 (context, body)
@@ -529,38 +532,40 @@ impl ConnectionDecoder {
         };
         let body = match raw {
             RawResponse::Join(r) => {
-                let protocol_type = opt(r.protocol_type).or(context.protocol_type.clone());
+                let r = convert::from_join_group_response(r);
+                let protocol_type = r.protocol_type.or(context.protocol_type.clone());
                 let members = r
                     .members
                     .into_iter()
-                    .map(|m| JoinGroupMember {
-                        member_id: m.member_id.to_string(),
-                        group_instance_id: opt(m.group_instance_id),
+                    .map(|m| JoinGroupMemberBody {
+                        member_id: m.member_id,
+                        group_instance_id: m.group_instance_id,
                         metadata: self.payload(protocol_type.as_deref(), m.metadata, true),
                     })
                     .collect();
                 GroupBody::JoinGroupResponse(JoinGroupResponseBody {
                     group_id: context.group_id,
-                    error_code: r.error_code,
+                    error: r.error,
                     generation_id: r.generation_id,
                     protocol_type,
-                    protocol_name: opt(r.protocol_name),
-                    leader: r.leader.to_string(),
+                    protocol_name: r.protocol_name,
+                    leader: r.leader,
                     skip_assignment: r.skip_assignment,
-                    member_id: r.member_id.to_string(),
+                    member_id: r.member_id,
                     members,
                 })
             }
             RawResponse::Sync(r) => {
-                let protocol_type = opt(r.protocol_type).or(context.protocol_type.clone());
+                let r = convert::from_sync_group_response(r);
+                let protocol_type = r.protocol_type.or(context.protocol_type.clone());
                 let assignment = self.payload(protocol_type.as_deref(), r.assignment, false);
                 GroupBody::SyncGroupResponse(SyncGroupResponseBody {
                     group_id: context.group_id,
                     member_id: context.member_id,
                     generation_id: context.generation_id,
-                    error_code: r.error_code,
+                    error: r.error,
                     protocol_type,
-                    protocol_name: opt(r.protocol_name),
+                    protocol_name: r.protocol_name,
                     assignment,
                 })
             }

@@ -40,6 +40,7 @@ use pcap_parser::{PcapBlockOwned, PcapError};
 
 pub use kafka::ConnectionDecoder;
 
+use crate::group_api::ErrorCode;
 use crate::{AssignmentBuf, DecodeError, DecodeOptions, SubscriptionBuf};
 
 /// Request or response.
@@ -131,7 +132,7 @@ pub struct JoinGroupRequestBody {
 
 /// One member in a (leader's) JoinGroup response.
 #[derive(Debug, Clone)]
-pub struct JoinGroupMember {
+pub struct JoinGroupMemberBody {
     /// Member id.
     pub member_id: String,
     /// Static membership id (v5+).
@@ -145,8 +146,8 @@ pub struct JoinGroupMember {
 pub struct JoinGroupResponseBody {
     /// Group id of the matching request.
     pub group_id: String,
-    /// Error code (0: none, 79: MEMBER_ID_REQUIRED, ...).
-    pub error_code: i16,
+    /// Error code (`NONE`, `MEMBER_ID_REQUIRED`, ...).
+    pub error: ErrorCode,
     /// Generation.
     pub generation_id: i32,
     /// Protocol type (v7+; else the request's).
@@ -160,12 +161,12 @@ pub struct JoinGroupResponseBody {
     /// The receiver's member id.
     pub member_id: String,
     /// Members (only in the leader's response).
-    pub members: Vec<JoinGroupMember>,
+    pub members: Vec<JoinGroupMemberBody>,
 }
 
 /// One member's assignment in a SyncGroup request.
 #[derive(Debug, Clone)]
-pub struct MemberAssignment {
+pub struct SyncGroupAssignmentBody {
     /// Member id.
     pub member_id: String,
     /// The assignment.
@@ -188,7 +189,7 @@ pub struct SyncGroupRequestBody {
     /// Protocol name (v5+).
     pub protocol_name: Option<String>,
     /// Assignments (only from the leader).
-    pub assignments: Vec<MemberAssignment>,
+    pub assignments: Vec<SyncGroupAssignmentBody>,
 }
 
 /// A SyncGroup response.
@@ -201,7 +202,7 @@ pub struct SyncGroupResponseBody {
     /// Generation of the matching request.
     pub generation_id: i32,
     /// Error code.
-    pub error_code: i16,
+    pub error: ErrorCode,
     /// Protocol type (v5+; else the request's).
     pub protocol_type: Option<String>,
     /// Protocol name (v5+).

@@ -517,7 +517,8 @@ impl Broker {
             out.push((reply, err(ErrorCode::ILLEGAL_GENERATION)));
             return;
         }
-        if self.protocol.as_deref() != Some(r.protocol_name.as_str()) {
+        // Checked when given (SyncGroup v5+), as the broker does.
+        if r.protocol_name.as_ref().is_some_and(|p| self.protocol.as_ref() != Some(p)) {
             out.push((reply, err(ErrorCode::INCONSISTENT_GROUP_PROTOCOL)));
             return;
         }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use kafka_consumer_protocol::group_api::ErrorCode;
 use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
@@ -94,7 +95,7 @@ pub fn message_json(m: &GroupMessage) -> Value {
         }),
         GroupBody::JoinGroupResponse(b) => json!({
             "group_id": b.group_id, "member_id": b.member_id, "generation_id": b.generation_id,
-            "error_code": b.error_code, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
+            "error_code": b.error.0, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
             "leader": b.leader, "skip_assignment": b.skip_assignment,
             "members": b.members.iter().map(|m| json!({"member_id": m.member_id,
                 "group_instance_id": m.group_instance_id, "metadata": payload_json(&m.metadata)})).collect::<Vec<_>>(),
@@ -107,7 +108,7 @@ pub fn message_json(m: &GroupMessage) -> Value {
         }),
         GroupBody::SyncGroupResponse(b) => json!({
             "group_id": b.group_id, "member_id": b.member_id, "generation_id": b.generation_id,
-            "error_code": b.error_code, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
+            "error_code": b.error.0, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
             "assignment": payload_json(&b.assignment),
         }),
     };
@@ -226,14 +227,18 @@ impl Story {
             }
             GroupBody::JoinGroupResponse(b) => {
                 let join = self.joins.remove(&(m.dst.to_string(), m.src.to_string(), f.correlation_id));
-                if b.error_code != 0 {
+                if b.error != ErrorCode::NONE {
                     group.events.push(format!(
                         "{} JoinGroup by {} (client {}): error {}{}",
                         rfc3339(m.timestamp),
                         if b.member_id.is_empty() { "a new member" } else { &b.member_id },
                         f.client_id.as_deref().unwrap_or("-"),
-                        b.error_code,
-                        if b.error_code == 79 { " MEMBER_ID_REQUIRED, member id given" } else { "" }
+                        b.error.0,
+                        if b.error == ErrorCode::MEMBER_ID_REQUIRED {
+                            " MEMBER_ID_REQUIRED, member id given"
+                        } else {
+                            ""
+                        }
                     ));
                     return;
                 }
@@ -262,13 +267,13 @@ impl Story {
                 }
             }
             GroupBody::SyncGroupResponse(b) => {
-                if b.error_code != 0 {
+                if b.error != ErrorCode::NONE {
                     group.events.push(format!(
                         "{} SyncGroup of {} in generation {}: error {}",
                         rfc3339(m.timestamp),
                         b.member_id,
                         b.generation_id,
-                        b.error_code
+                        b.error.0
                     ));
                     return;
                 }
