@@ -118,9 +118,6 @@ use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
     RebalanceProtocol,
 };
-use crate::codec::error::MessageKind;
-use crate::codec::lists::TopicPartitionsList;
-use crate::codec::wire::{read_topic_partitions_array, Reader};
 use crate::{Assignment, CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
 /// Java's `DEFAULT_GENERATION`.
@@ -326,19 +323,6 @@ struct Claims {
     any: bool,
 }
 
-/// The eager sticky userData read in place (no copies): Java's V1-then-V0 rule. `None` list
-/// with generation -1 when neither layout reads.
-fn sticky_user_data_view(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
-    let mut r = Reader::new(buf);
-    match read_topic_partitions_array(&mut r, MessageKind::StickyUserData, "previous_assignment") {
-        Ok(region) => {
-            let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
-            (Some(list), r.i32().ok())
-        }
-        Err(_) => (None, Some(NO_GENERATION)),
-    }
-}
-
 fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     // Generations are allocated with the first claim: fresh groups never pay for them.
@@ -376,7 +360,7 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
             let g = claim_generation(member);
             member.owned().for_each(|topic, partitions| apply(&mut c, rank, g, topic, partitions));
         } else if let Some(bytes) = member.user_data() {
-            let (list, generation) = sticky_user_data_view(bytes);
+            let (list, generation) = StickyUserData::view_java(bytes);
             let g = generation.unwrap_or(NO_GENERATION);
             for group in list.iter().flat_map(|l| l.iter()) {
                 apply(&mut c, rank, g, group.topic, &mut group.partitions.iter());

@@ -112,12 +112,28 @@ impl StickyUserData {
     /// Java's `StickyAssignor` rule: try V1, then V0; if neither reads, no partitions and
     /// generation -1.
     pub fn decode_java(buf: &[u8]) -> (Self, StickyUserDataFormat) {
-        if let Ok(v1) = Self::decode_v1(buf) {
-            return (v1, StickyUserDataFormat::V1);
+        match Self::view_java(buf) {
+            (Some(list), generation) => {
+                let format = if generation.is_some() { StickyUserDataFormat::V1 } else { StickyUserDataFormat::V0 };
+                (StickyUserData { previous_assignment: list.to_owned(), generation }, format)
+            }
+            (None, generation) => {
+                (StickyUserData { previous_assignment: Vec::new(), generation }, StickyUserDataFormat::Unreadable)
+            }
         }
-        if let Ok(v0) = Self::decode_v0(buf) {
-            return (v0, StickyUserDataFormat::V0);
+    }
+
+    /// [`decode_java`](Self::decode_java) in place, without copying: the previous assignment
+    /// borrowed from `buf` and the generation (`None` for V0), or no list and generation -1 when
+    /// neither layout reads. The sticky assignor reads its members' userData with it.
+    pub(crate) fn view_java(buf: &[u8]) -> (Option<TopicPartitionsList<'_>>, Option<i32>) {
+        let mut r = Reader::new(buf);
+        match read_topic_partitions_array(&mut r, MessageKind::StickyUserData, "previous_assignment") {
+            Ok(region) => {
+                let list = TopicPartitionsList { bytes: region.bytes(buf), count: region.count };
+                (Some(list), r.i32().ok())
+            }
+            Err(_) => (None, Some(-1)),
         }
-        (StickyUserData { previous_assignment: Vec::new(), generation: Some(-1) }, StickyUserDataFormat::Unreadable)
     }
 }
