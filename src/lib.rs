@@ -46,6 +46,7 @@ pub mod assignor;
 pub mod codec;
 pub mod coordinator;
 pub mod group_api;
+pub mod inspect;
 #[cfg(feature = "pcap")]
 pub mod pcap;
 #[cfg(feature = "sim")]

@@ -1,0 +1,512 @@
+//! The change events of a group watched over time, as a pure function of successive snapshots.
+//!
+//! A [`Watcher`] is fed one [`Snapshot`] per poll, with the time of the poll, and returns what
+//! changed since the previous one. It does no I/O and reads no clock, so the same snapshots and
+//! times always give the same events.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, StormThreshold, Watcher};
+//! use kafka_consumer_protocol::TopicPartitions;
+//!
+//! let stable = |members: &[(&str, Vec<i32>)]| Snapshot {
+//!     state: "Stable".into(),
+//!     epoch: None,
+//!     reports_assignments: true,
+//!     members: members
+//!         .iter()
+//!         .map(|(id, p)| (id.to_string(), Some(vec![TopicPartitions::new("orders", p.clone())])))
+//!         .collect::<BTreeMap<_, _>>(),
+//!     diagnostics: vec![],
+//! };
+//! let mut watcher = Watcher::new(StormThreshold::default());
+//! watcher.observe(0, stable(&[("a", vec![0, 1])]));
+//! let events = watcher.observe(1_000, stable(&[("a", vec![0]), ("b", vec![1])]));
+//! assert_eq!(
+//!     events,
+//!     [
+//!         Event::Rebalance { state: "Stable".into(), inferred: true },
+//!         Event::MemberJoined { member_id: "b".into() },
+//!         Event::AssignmentChanged {
+//!             member_id: "a".into(),
+//!             added: vec![],
+//!             removed: vec![TopicPartitions::new("orders", [1])]
+//!         },
+//!         Event::AssignmentChanged {
+//!             member_id: "b".into(),
+//!             added: vec![TopicPartitions::new("orders", [1])],
+//!             removed: vec![]
+//!         },
+//!     ]
+//! );
+//! ```
+
+use core::fmt;
+use core::str::FromStr;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::classic::{ClassicGroup, ClassicGroupReport};
+use super::consumer::ConsumerGroup;
+use super::diagnostic::Diagnostic;
+use super::partitions::{to_groups, to_set, PartitionSet};
+use crate::TopicPartitions;
+
+/// What one poll of a group showed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The broker's state name (`Dead` for a group that does not exist).
+    pub state: String,
+    /// The group epoch of a KIP-848 group (`None` for classic groups, whose DescribeGroups
+    /// reports no generation).
+    pub epoch: Option<i32>,
+    /// Whether this poll carries the members' assignments and the payload diagnostics (a
+    /// classic group only reports them while `Stable`). When it does not, the previous
+    /// assignments and diagnostics are kept rather than reported as gone.
+    pub reports_assignments: bool,
+    /// Every member, with its assignment when known.
+    pub members: BTreeMap<String, Option<Vec<TopicPartitions>>>,
+    /// The group's findings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Snapshot {
+    /// A snapshot of an inspected classic group.
+    pub fn from_classic(group: &ClassicGroup, report: &ClassicGroupReport) -> Self {
+        let members = group
+            .members
+            .iter()
+            .zip(&report.members)
+            .map(|(m, r)| {
+                (m.member_id.clone(), r.assignment.decoded().map(|a| a.view().assigned_partitions().to_owned()))
+            })
+            .collect();
+        Snapshot {
+            state: group.state.clone(),
+            epoch: None,
+            reports_assignments: group.state == "Stable",
+            members,
+            diagnostics: report.diagnostics.clone(),
+        }
+    }
+
+    /// A snapshot of a KIP-848 group: each member's current assignment.
+    pub fn from_consumer(group: &ConsumerGroup, diagnostics: &[Diagnostic]) -> Self {
+        Snapshot {
+            state: group.state.clone(),
+            epoch: Some(group.group_epoch),
+            reports_assignments: true,
+            members: group.members.iter().map(|m| (m.member_id.clone(), Some(m.assignment.clone()))).collect(),
+            diagnostics: diagnostics.to_vec(),
+        }
+    }
+}
+
+/// One change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The state changed (`previous` is `None` on the first poll).
+    State {
+        /// The state before.
+        previous: Option<String>,
+        /// The state now.
+        state: String,
+    },
+    /// A rebalance started: the group entered a rebalancing state, its epoch moved, or
+    /// (`inferred`) its members or assignments changed between two polls that both saw it
+    /// settled, so a whole rebalance happened in between.
+    Rebalance {
+        /// The state now.
+        state: String,
+        /// Whether it was inferred from the changes rather than seen in a rebalancing state.
+        inferred: bool,
+    },
+    /// A member appeared.
+    MemberJoined {
+        /// Its id.
+        member_id: String,
+    },
+    /// A member disappeared.
+    MemberLeft {
+        /// Its id.
+        member_id: String,
+    },
+    /// A member's assignment changed.
+    AssignmentChanged {
+        /// Its id.
+        member_id: String,
+        /// Partitions it gained.
+        added: Vec<TopicPartitions>,
+        /// Partitions it lost.
+        removed: Vec<TopicPartitions>,
+    },
+    /// A finding appeared, or (`resolved`) went away.
+    Diagnostic {
+        /// The finding.
+        diagnostic: Diagnostic,
+        /// Whether it went away.
+        resolved: bool,
+    },
+    /// More rebalances within the window than the threshold allows. Reported once when the
+    /// count crosses the threshold, again only after it has fallen back.
+    Storm {
+        /// Rebalances seen within the window, counting this one.
+        rebalances: u32,
+        /// The threshold that was crossed.
+        threshold: StormThreshold,
+    },
+}
+
+impl Event {
+    /// The event's name in `kcp group watch` output.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::State { .. } => "state",
+            Event::Rebalance { .. } => "rebalance",
+            Event::MemberJoined { .. } => "member_joined",
+            Event::MemberLeft { .. } => "member_left",
+            Event::AssignmentChanged { .. } => "assignment_changed",
+            Event::Diagnostic { .. } => "diagnostic",
+            Event::Storm { .. } => "storm",
+        }
+    }
+}
+
+/// A rebalance storm: more than `rebalances` rebalances within `window_secs` seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StormThreshold {
+    /// Rebalances allowed within the window.
+    pub rebalances: u32,
+    /// The window, in seconds.
+    pub window_secs: u32,
+}
+
+impl Default for StormThreshold {
+    /// 5 rebalances per 60 seconds.
+    fn default() -> Self {
+        StormThreshold { rebalances: 5, window_secs: 60 }
+    }
+}
+
+impl fmt::Display for StormThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.rebalances, self.window_secs)
+    }
+}
+
+impl FromStr for StormThreshold {
+    type Err = String;
+
+    /// `N/SECONDS`, for example `5/60`; both at least 1.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (n, secs) = s.split_once('/').ok_or_else(|| format!("{s:?} is not N/SECONDS (for example 5/60)"))?;
+        let rebalances: u32 =
+            n.trim().parse().map_err(|_| format!("{n:?} is not a number of rebalances (for example 5/60)"))?;
+        let window_secs: u32 =
+            secs.trim().parse().map_err(|_| format!("{secs:?} is not a number of seconds (for example 5/60)"))?;
+        if rebalances == 0 || window_secs == 0 {
+            return Err(format!("{s:?}: both the count and the window must be at least 1"));
+        }
+        Ok(StormThreshold { rebalances, window_secs })
+    }
+}
+
+fn is_rebalancing(state: &str) -> bool {
+    matches!(state, "PreparingRebalance" | "CompletingRebalance" | "Assigning" | "Reconciling")
+}
+
+/// Turns successive snapshots of one group into [`Event`]s.
+#[derive(Clone, Debug)]
+pub struct Watcher {
+    threshold: StormThreshold,
+    previous: Option<Snapshot>,
+    /// The last known assignment of every current member.
+    assignments: BTreeMap<String, PartitionSet>,
+    /// The last reported findings, kept across polls that do not report them.
+    diagnostics: BTreeSet<Diagnostic>,
+    /// Times of the most recent rebalances, at most `threshold.rebalances + 1` of them.
+    rebalances: VecDeque<u64>,
+    storming: bool,
+}
+
+impl Watcher {
+    /// A watcher with a storm threshold.
+    pub fn new(threshold: StormThreshold) -> Self {
+        Watcher {
+            threshold,
+            previous: None,
+            assignments: BTreeMap::new(),
+            diagnostics: BTreeSet::new(),
+            rebalances: VecDeque::new(),
+            storming: false,
+        }
+    }
+
+    /// Records one poll taken at `now_ms` (milliseconds on any clock that does not go back) and
+    /// returns what changed, in this order: state, rebalance, members that left, members that
+    /// joined, assignment changes, resolved then new findings, storm. The first poll only
+    /// reports its state (everything else is the baseline).
+    pub fn observe(&mut self, now_ms: u64, snapshot: Snapshot) -> Vec<Event> {
+        let mut events = Vec::new();
+        let Some(previous) = self.previous.take() else {
+            events.push(Event::State { previous: None, state: snapshot.state.clone() });
+            for (id, assignment) in &snapshot.members {
+                if let Some(a) = assignment {
+                    self.assignments.insert(id.clone(), to_set(a));
+                }
+            }
+            if snapshot.reports_assignments {
+                self.diagnostics = snapshot.diagnostics.iter().cloned().collect();
+            }
+            self.previous = Some(snapshot);
+            return events;
+        };
+
+        if previous.state != snapshot.state {
+            events.push(Event::State { previous: Some(previous.state.clone()), state: snapshot.state.clone() });
+        }
+
+        let left: Vec<&String> = previous.members.keys().filter(|m| !snapshot.members.contains_key(*m)).collect();
+        let joined: Vec<&String> = snapshot.members.keys().filter(|m| !previous.members.contains_key(*m)).collect();
+        let mut changes = Vec::new();
+        for (id, assignment) in &snapshot.members {
+            let Some(now) = assignment.as_ref().map(|a| to_set(a)) else { continue };
+            let before = self.assignments.get(id).cloned().unwrap_or_default();
+            let added = difference(&now, &before);
+            let removed = difference(&before, &now);
+            if !added.is_empty() || !removed.is_empty() {
+                changes.push(Event::AssignmentChanged { member_id: id.clone(), added, removed });
+            }
+            self.assignments.insert(id.clone(), now);
+        }
+        for id in &left {
+            self.assignments.remove(*id);
+        }
+
+        let entered = is_rebalancing(&snapshot.state) && !is_rebalancing(&previous.state);
+        let epoch_moved = matches!((previous.epoch, snapshot.epoch), (Some(a), Some(b)) if b > a);
+        let settled_both = !is_rebalancing(&snapshot.state) && !is_rebalancing(&previous.state);
+        let changed_between = settled_both && (!left.is_empty() || !joined.is_empty() || !changes.is_empty());
+        if entered || epoch_moved || changed_between {
+            events.push(Event::Rebalance { state: snapshot.state.clone(), inferred: !entered && settled_both });
+            self.rebalances.push_back(now_ms);
+            while self.rebalances.len() > self.threshold.rebalances as usize + 1 {
+                self.rebalances.pop_front();
+            }
+        }
+
+        events.extend(left.iter().map(|m| Event::MemberLeft { member_id: (*m).clone() }));
+        events.extend(joined.iter().map(|m| Event::MemberJoined { member_id: (*m).clone() }));
+        events.extend(changes);
+
+        if snapshot.reports_assignments {
+            let now: BTreeSet<Diagnostic> = snapshot.diagnostics.iter().cloned().collect();
+            let identities: BTreeSet<_> = now.iter().map(Diagnostic::identity).collect();
+            let old_identities: BTreeSet<_> = self.diagnostics.iter().map(Diagnostic::identity).collect();
+            for d in &self.diagnostics {
+                if !identities.contains(&d.identity()) {
+                    events.push(Event::Diagnostic { diagnostic: d.clone(), resolved: true });
+                }
+            }
+            for d in &now {
+                if !old_identities.contains(&d.identity()) {
+                    events.push(Event::Diagnostic { diagnostic: d.clone(), resolved: false });
+                }
+            }
+            self.diagnostics = now;
+        }
+
+        let window_ms = u64::from(self.threshold.window_secs) * 1000;
+        while self.rebalances.front().is_some_and(|&t| now_ms.saturating_sub(t) >= window_ms) {
+            self.rebalances.pop_front();
+        }
+        let count = self.rebalances.len() as u32;
+        if count > self.threshold.rebalances {
+            if !self.storming {
+                self.storming = true;
+                events.push(Event::Storm { rebalances: count, threshold: self.threshold });
+            }
+        } else {
+            self.storming = false;
+        }
+        self.previous = Some(snapshot);
+        events
+    }
+}
+
+fn difference(a: &PartitionSet, b: &PartitionSet) -> Vec<TopicPartitions> {
+    let mut out = PartitionSet::new();
+    for (topic, partitions) in a {
+        let other = b.get(topic);
+        let only: BTreeSet<i32> = partitions.iter().copied().filter(|p| other.is_none_or(|o| !o.contains(p))).collect();
+        if !only.is_empty() {
+            out.insert(topic.clone(), only);
+        }
+    }
+    to_groups(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::DiagnosticKind;
+
+    fn snap(state: &str, members: &[(&str, Option<Vec<i32>>)]) -> Snapshot {
+        Snapshot {
+            state: state.into(),
+            epoch: None,
+            reports_assignments: state == "Stable",
+            members: members
+                .iter()
+                .map(|(id, p)| (id.to_string(), p.as_ref().map(|p| vec![TopicPartitions::new("t", p.clone())])))
+                .collect(),
+            diagnostics: vec![],
+        }
+    }
+
+    fn names(events: &[Event]) -> Vec<&'static str> {
+        events.iter().map(Event::name).collect()
+    }
+
+    #[test]
+    fn first_poll_is_the_baseline() {
+        let mut w = Watcher::new(StormThreshold::default());
+        let events = w.observe(0, snap("Stable", &[("a", Some(vec![0]))]));
+        assert_eq!(events, [Event::State { previous: None, state: "Stable".into() }]);
+        assert!(w.observe(10, snap("Stable", &[("a", Some(vec![0]))])).is_empty());
+    }
+
+    #[test]
+    fn a_seen_rebalance_keeps_assignments_until_they_are_reported_again() {
+        let mut w = Watcher::new(StormThreshold::default());
+        w.observe(0, snap("Stable", &[("a", Some(vec![0, 1]))]));
+        // During the rebalance the broker reports no assignments: nothing was removed.
+        let events = w.observe(1, snap("PreparingRebalance", &[("a", None), ("b", None)]));
+        assert_eq!(
+            events,
+            [
+                Event::State { previous: Some("Stable".into()), state: "PreparingRebalance".into() },
+                Event::Rebalance { state: "PreparingRebalance".into(), inferred: false },
+                Event::MemberJoined { member_id: "b".into() },
+            ]
+        );
+        let events = w.observe(2, snap("CompletingRebalance", &[("a", None), ("b", None)]));
+        assert_eq!(names(&events), ["state"], "the same rebalance continues");
+        let events = w.observe(3, snap("Stable", &[("a", Some(vec![0])), ("b", Some(vec![1]))]));
+        assert_eq!(
+            events,
+            [
+                Event::State { previous: Some("CompletingRebalance".into()), state: "Stable".into() },
+                Event::AssignmentChanged {
+                    member_id: "a".into(),
+                    added: vec![],
+                    removed: vec![TopicPartitions::new("t", [1])]
+                },
+                Event::AssignmentChanged {
+                    member_id: "b".into(),
+                    added: vec![TopicPartitions::new("t", [1])],
+                    removed: vec![]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_member_leaving_between_polls_is_an_inferred_rebalance() {
+        let mut w = Watcher::new(StormThreshold::default());
+        w.observe(0, snap("Stable", &[("a", Some(vec![0])), ("b", Some(vec![1]))]));
+        let events = w.observe(1, snap("Stable", &[("a", Some(vec![0, 1]))]));
+        assert_eq!(
+            events,
+            [
+                Event::Rebalance { state: "Stable".into(), inferred: true },
+                Event::MemberLeft { member_id: "b".into() },
+                Event::AssignmentChanged {
+                    member_id: "a".into(),
+                    added: vec![TopicPartitions::new("t", [1])],
+                    removed: vec![]
+                },
+            ]
+        );
+        // The group empties.
+        let events = w.observe(2, snap("Empty", &[]));
+        assert_eq!(names(&events), ["state", "rebalance", "member_left"]);
+    }
+
+    #[test]
+    fn a_moving_epoch_is_a_rebalance() {
+        let mut w = Watcher::new(StormThreshold::default());
+        let mut s = snap("Stable", &[("a", Some(vec![0]))]);
+        s.epoch = Some(3);
+        w.observe(0, s.clone());
+        assert!(w.observe(1, s.clone()).is_empty());
+        s.epoch = Some(4);
+        assert_eq!(w.observe(2, s), [Event::Rebalance { state: "Stable".into(), inferred: true }]);
+    }
+
+    #[test]
+    fn storm_fires_once_when_the_threshold_is_crossed_and_again_after_calm() {
+        let threshold: StormThreshold = "2/10".parse().unwrap();
+        let mut w = Watcher::new(threshold);
+        w.observe(0, snap("Stable", &[]));
+        let mut storms = Vec::new();
+        // A rebalance every second: the third within 10 s is a storm.
+        for i in 1..=6u64 {
+            let s = if i % 2 == 1 { "PreparingRebalance" } else { "Stable" };
+            let events = w.observe(i * 2000, snap(s, &[]));
+            if events.iter().any(|e| e.name() == "storm") {
+                storms.push(i);
+            }
+            if i == 5 {
+                assert!(events.contains(&Event::Storm { rebalances: 3, threshold }), "{events:?}");
+            }
+        }
+        assert_eq!(storms, [5], "reported once while it lasts");
+        // Calm for longer than the window, then rebalances again.
+        w.observe(40_000, snap("Stable", &[]));
+        let mut storm_again = false;
+        for i in 0..6u64 {
+            let s = if i % 2 == 0 { "PreparingRebalance" } else { "Stable" };
+            storm_again |= w.observe(41_000 + i * 1000, snap(s, &[])).iter().any(|e| e.name() == "storm");
+        }
+        assert!(storm_again);
+    }
+
+    #[test]
+    fn rebalances_spread_wider_than_the_window_are_no_storm() {
+        let mut w = Watcher::new("2/10".parse().unwrap());
+        w.observe(0, snap("Stable", &[]));
+        for i in 1..=20u64 {
+            let s = if i % 2 == 1 { "PreparingRebalance" } else { "Stable" };
+            // One rebalance every 12 s: at most one per window.
+            let events = w.observe(i * 6000, snap(s, &[]));
+            assert!(!events.iter().any(|e| e.name() == "storm"), "{events:?}");
+        }
+    }
+
+    #[test]
+    fn diagnostics_appear_and_resolve_but_survive_polls_without_payloads() {
+        let d = Diagnostic::new(DiagnosticKind::DoubleAssignment, "t-0 twice".into()).partition("t", 0);
+        let mut w = Watcher::new(StormThreshold::default());
+        w.observe(0, snap("Stable", &[]));
+        let mut s = snap("Stable", &[]);
+        s.diagnostics = vec![d.clone()];
+        assert_eq!(w.observe(1, s.clone()), [Event::Diagnostic { diagnostic: d.clone(), resolved: false }]);
+        // Reworded: the same finding.
+        let mut reworded = s.clone();
+        reworded.diagnostics[0].message = "t-0 assigned twice".into();
+        assert!(w.observe(2, reworded).is_empty());
+        assert_eq!(names(&w.observe(3, snap("PreparingRebalance", &[]))), ["state", "rebalance"]);
+        let events = w.observe(4, snap("Stable", &[]));
+        assert_eq!(names(&events), ["state", "diagnostic"]);
+        assert!(matches!(&events[1], Event::Diagnostic { resolved: true, .. }));
+    }
+
+    #[test]
+    fn storm_threshold_parsing() {
+        assert_eq!("5/60".parse(), Ok(StormThreshold::default()));
+        assert_eq!(" 3 / 30 ".parse(), Ok(StormThreshold { rebalances: 3, window_secs: 30 }));
+        for bad in ["5", "0/60", "5/0", "x/60", "5/y", "-1/60"] {
+            assert!(bad.parse::<StormThreshold>().is_err(), "{bad}");
+        }
+    }
+}
