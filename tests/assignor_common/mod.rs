@@ -2,6 +2,8 @@
 //! checks.
 #![allow(dead_code)]
 
+pub mod parity;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_consumer_protocol::assignor::{member_claim, ClusterMetadata, GroupAssignment, GroupMember, TopicInfo};

@@ -28,22 +28,23 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         if (args.length >= 1 && args[0].equals("generate")) {
-            generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity"));
+            generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity"), new Generator().generate());
+        } else if (args.length >= 1 && args[0].equals("generate-racks")) {
+            generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity-racks"), new RackGenerator().generate());
         } else if (args.length >= 1 && args[0].equals("bench")) {
             Bench.main(java.util.Arrays.copyOfRange(args, 1, args.length));
         } else {
-            System.err.println("usage: Main generate OUTDIR | Main bench [options]");
+            System.err.println("usage: Main generate OUTDIR | Main generate-racks OUTDIR | Main bench [options]");
             System.exit(2);
         }
     }
 
-    static void generate(Path dir) throws IOException {
+    static void generate(Path dir, List<Scenario> scenarios) throws IOException {
         String version = AppInfoParser.getVersion();
         Files.createDirectories(dir);
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "[0-9][0-9][0-9]-*.json")) {
             for (Path p : ds) Files.delete(p);
         }
-        List<Scenario> scenarios = new Generator().generate();
         int n = 0, dependent = 0;
         for (Scenario s : scenarios) {
             n++;

@@ -1,0 +1,276 @@
+//! The comparison with Apache Kafka's Java assignors shared by the parity tests: runs our four
+//! assignors on each committed scenario (`tools/java-assignors` output), checks them, and
+//! compares the sticky ones with Java's results metric by metric.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::*;
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember};
+use serde_json::Value;
+
+/// Exceptions a parity set lists: (file, strategy, ours, Java), each met exactly.
+pub struct Known {
+    /// More partitions moved away from valid owners than Java, for a strictly lower sum of
+    /// squared member sizes.
+    pub more_moves: &'static [(&'static str, &'static str, usize, usize)],
+}
+
+/// The metrics compared with Java, per scenario and sticky strategy.
+pub const METRICS: [&str; 4] = ["rack mismatches", "moves", "balance (sum of squares)", "follow-up rounds"];
+
+/// Per strategy and metric: scenarios where we are better, equal, worse than Java.
+#[derive(Default)]
+pub struct Tally {
+    pub counts: BTreeMap<(&'static str, &'static str), [usize; 3]>,
+    pub checked: BTreeMap<&'static str, usize>,
+}
+
+impl Tally {
+    /// Records one comparison where lower is better.
+    fn add(&mut self, strategy: &'static str, metric: &'static str, ours: usize, java: usize) {
+        let slot = match ours.cmp(&java) {
+            std::cmp::Ordering::Less => 0,
+            std::cmp::Ordering::Equal => 1,
+            std::cmp::Ordering::Greater => 2,
+        };
+        self.counts.entry((strategy, metric)).or_default()[slot] += 1;
+    }
+
+    /// The table the parity tests print.
+    pub fn table(&self, set: &str) -> String {
+        let mut s = format!("{set}: ours against Java 3.9.1, scenarios better / equal / worse\n");
+        for strategy in ["sticky", "cooperative-sticky"] {
+            for metric in METRICS {
+                if let Some([b, e, w]) = self.counts.get(&(strategy, metric)) {
+                    let _ = writeln!(s, "  {strategy:<19} {metric:<25} {b:>4} / {e:>4} / {w:>4}");
+                }
+            }
+        }
+        let _ = writeln!(s, "  checked per strategy: {:?}", self.checked);
+        s
+    }
+}
+
+pub fn java_sets(v: &Value) -> Sets {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(m, list)| {
+            let mut set = BTreeSet::new();
+            for g in list.as_array().unwrap() {
+                let t = g["topic"].as_str().unwrap().to_string();
+                for p in g["partitions"].as_array().unwrap() {
+                    set.insert((t.clone(), p.as_i64().unwrap() as i32));
+                }
+            }
+            (m.clone(), set)
+        })
+        .collect()
+}
+
+fn with_user_data(members: &[GroupMember], ud: Option<&Value>) -> Vec<GroupMember> {
+    let mut out = members.to_vec();
+    if let Some(ud) = ud.and_then(Value::as_object) {
+        for m in &mut out {
+            if let Some(v) = ud.get(&m.member_id) {
+                m.subscription.user_data = v.as_str().map(|h| hex_decode(h).into());
+            }
+        }
+    }
+    out
+}
+
+/// Runs the whole set in `dir`; returns the failures and the tally.
+pub fn run_set(dir: &Path, known: &Known) -> (Vec<String>, Tally) {
+    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    let mut tally = Tally::default();
+    let mut failures = Vec::new();
+    let mut known_seen = BTreeSet::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let (metadata, members) = parse_group(&doc["input"]);
+        let java = &doc["java"];
+        for strategy in ["range", "roundrobin"] {
+            let jv = &java[strategy];
+            let ours = builtin(strategy).unwrap().assign(&metadata, &members).unwrap();
+            check_valid(&metadata, &members, &ours)
+                .unwrap_or_else(|e| failures.push(format!("{name} {strategy}: {e}")));
+            if jv.get("error").is_some() {
+                continue;
+            }
+            let order_dependent = java["hashmap_order_dependent"][strategy]["assignment"].as_bool().unwrap_or(false);
+            if order_dependent {
+                continue;
+            }
+            let expected = java_sets(&jv["assignments"]);
+            if sets(&ours) != expected {
+                failures.push(format!(
+                    "{name} {strategy}: differs from Java\n ours {:?}\n java {:?}",
+                    sets(&ours),
+                    expected
+                ));
+            }
+            *tally.checked.entry(strategy).or_default() += 1;
+        }
+        for strategy in ["sticky", "cooperative-sticky"] {
+            compare_sticky(&name, strategy, &metadata, &members, &java[strategy], known, &mut tally, &mut failures)
+                .map(|seen| known_seen.extend(seen))
+                .unwrap_or(());
+        }
+    }
+    for &(name, strategy, ours, java) in known.more_moves {
+        if !known_seen.contains(&(name.to_string(), strategy)) {
+            failures.push(format!("{name} {strategy}: listed (moves: ours {ours}, Java {java}) but not so"));
+        }
+    }
+    (failures, tally)
+}
+
+/// One sticky strategy on one scenario. `Some(listed exception met)` when compared.
+#[allow(clippy::too_many_arguments)]
+fn compare_sticky(
+    name: &str,
+    strategy: &'static str,
+    metadata: &ClusterMetadata,
+    members: &[GroupMember],
+    jv: &Value,
+    known: &Known,
+    tally: &mut Tally,
+    failures: &mut Vec<String>,
+) -> Option<Option<(String, &'static str)>> {
+    let cooperative = strategy == "cooperative-sticky";
+    let input = with_user_data(members, jv.get("user_data"));
+    let assignor = builtin(strategy).unwrap();
+    let first = assignor.assign(metadata, &input).unwrap();
+    let fail = |failures: &mut Vec<String>, e: String| failures.push(format!("{name} {strategy}: {e}"));
+    if let Err(e) = check_valid(metadata, &input, &first) {
+        fail(failures, e);
+        return None;
+    }
+    if cooperative {
+        if let Err(e) = check_cooperative(&input, &first) {
+            fail(failures, e);
+        }
+    }
+    if let Err(e) = check_complete(metadata, &input, &first) {
+        fail(failures, e);
+        return None;
+    }
+    // Follow-up rounds (cooperative): members revoke, rejoin with their assignment.
+    let mut follow_ups = 0usize;
+    let mut ours = known_sets(metadata, &first);
+    if cooperative {
+        let mut round = first.clone();
+        let mut current = input.clone();
+        while !round.pending.is_empty() && follow_ups < 5 {
+            follow_ups += 1;
+            current = next_round(&current, &round, 1000 + follow_ups as i32);
+            round = assignor.assign(metadata, &current).unwrap();
+            if let Err(e) = check_valid(metadata, &current, &round)
+                .and_then(|_| check_complete(metadata, &current, &round))
+                .and_then(|_| check_cooperative(&current, &round))
+            {
+                fail(failures, format!("round {follow_ups}: {e}"));
+            }
+        }
+        ours = known_sets(metadata, &round);
+        if !round.pending.is_empty() {
+            fail(failures, "no convergence in 5 rounds".into());
+        }
+    }
+    let subs = subscribed_sets(metadata, &input);
+    if let Err(e) = check_balanced(&subs, &ours) {
+        fail(failures, e);
+    }
+    if jv.get("error").is_some() {
+        // Java fails here (e.g. KAFKA-21674); ours already checked valid + complete.
+        *tally.checked.entry("sticky-java-error").or_default() += 1;
+        return None;
+    }
+    let java = if cooperative {
+        java_sets(&jv["rounds"].as_array().unwrap().last().unwrap()["assignments"])
+    } else {
+        java_sets(&jv["assignments"])
+    };
+    if !java_valid(metadata, &java) {
+        // Java's own output is invalid (a partition twice or a nonexistent one).
+        *tally.checked.entry("sticky-java-invalid").or_default() += 1;
+        return None;
+    }
+    let valid_owned = valid_claims(metadata, &input, cooperative);
+    let (our_moves, java_moves) = (moved(&valid_owned, &ours), moved(&valid_owned, &java));
+    let (our_mis, java_mis) = (rack_mismatches(metadata, &input, &ours), rack_mismatches(metadata, &input, &java));
+    let (our_sq, java_sq) = (sum_sq(&ours), sum_sq(&java));
+    tally.add(strategy, METRICS[0], our_mis, java_mis);
+    tally.add(strategy, METRICS[1], our_moves, java_moves);
+    tally.add(strategy, METRICS[2], our_sq, java_sq);
+    if our_mis > java_mis {
+        fail(failures, format!("{our_mis} rack mismatches, Java {java_mis}"));
+    }
+    let listed = known.more_moves.contains(&(name, strategy, our_moves, java_moves));
+    if listed && our_sq >= java_sq {
+        fail(failures, "listed as trading a move for balance, but not more balanced".into());
+    }
+    if our_moves > java_moves && !listed {
+        fail(failures, format!("we move {our_moves} partitions away from valid owners, Java {java_moves}"));
+    }
+    if our_sq > java_sq {
+        fail(failures, format!("sum of squared member sizes {our_sq}, Java's {java_sq}"));
+    }
+    let (our_spread, java_spread) = (spread(&ours, &input), spread(&java, &input));
+    if our_spread > java_spread.max(1) {
+        fail(failures, format!("size spread {our_spread} > Java's {java_spread}"));
+    }
+    if cooperative {
+        let java_follow_ups = jv["follow_up_rounds"].as_u64().unwrap() as usize;
+        tally.add(strategy, METRICS[3], follow_ups, java_follow_ups);
+        if follow_ups > java_follow_ups {
+            fail(failures, format!("{follow_ups} follow-up rounds, Java {java_follow_ups}"));
+        }
+    }
+    *tally.checked.entry(strategy).or_default() += 1;
+    Some(listed.then(|| (name.to_string(), strategy)))
+}
+
+/// No partition twice, none that does not exist.
+fn java_valid(metadata: &ClusterMetadata, s: &Sets) -> bool {
+    let mut seen = BTreeSet::new();
+    s.values().flatten().all(|(t, p)| metadata.topics.get(t).is_some_and(|i| *p < i.partitions) && seen.insert((t, p)))
+}
+
+/// Sum of squared member sizes (lower = more even).
+pub fn sum_sq(s: &Sets) -> usize {
+    s.values().map(|x| x.len() * x.len()).sum()
+}
+
+/// Spread (max - min) of member sizes.
+fn spread(s: &Sets, members: &[GroupMember]) -> usize {
+    let sizes: Vec<usize> = members.iter().map(|m| s.get(&m.member_id).map_or(0, |x| x.len())).collect();
+    sizes.iter().max().unwrap_or(&0) - sizes.iter().min().unwrap_or(&0)
+}
+
+/// Partitions held by a member with a (non-empty) rack on which none of its replicas is: Java's
+/// `racksMismatch`.
+pub fn rack_mismatches(metadata: &ClusterMetadata, members: &[GroupMember], s: &Sets) -> usize {
+    let mut n = 0;
+    for m in members {
+        let Some(rack) = m.subscription.rack_id.as_deref().filter(|r| !r.is_empty()) else { continue };
+        for (t, p) in s.get(&m.member_id).into_iter().flatten() {
+            let racks = metadata.topics.get(t).and_then(|i| i.partition_racks.get(*p as usize));
+            if !racks.is_some_and(|r| r.iter().any(|x| x == rack)) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Partitions taken away from their valid owner.
+pub fn moved(valid: &BTreeMap<(String, i32), String>, s: &Sets) -> usize {
+    valid.iter().filter(|(tp, owner)| !s.get(*owner).is_some_and(|set| set.contains(*tp))).count()
+}
