@@ -22,6 +22,8 @@ import kcp.javaref.Runner.Strategy;
  */
 final class RackGenerator {
     static final int COUNT = 420;
+    /** Groups beyond the Rust assignors' exact polish (more than 128 members): their heuristics alone. */
+    static final int LARGE = 6;
     private static final long BASE_SEED = 0x7261636bL; // "rack"
 
     private static final String[] PLACEMENTS = {"rotate", "random", "unbalanced", "one-rack-set", "one-rack", "mixed-rf"};
@@ -37,6 +39,10 @@ final class RackGenerator {
         for (int i = 0; i < COUNT; i++) {
             rnd = new Random(BASE_SEED * 1_000_003L + i);
             out.add(scenario(i));
+        }
+        for (int i = 0; i < LARGE; i++) {
+            rnd = new Random(BASE_SEED * 1_000_003L + COUNT + i);
+            out.add(large(i));
         }
         for (Scenario s : out) for (Member m : s.members) m.canonicalize();
         return out;
@@ -140,6 +146,51 @@ final class RackGenerator {
                 break;
         }
         s.description = d.toString();
+        return s;
+    }
+
+    /**
+     * 140-200 members on 3 racks (one rack holding half of them), 8-16 topics of 10-40 partitions, RF 1-2:
+     * uniform and mixed subscriptions, first assignments and reassignments after joins and rack changes.
+     */
+    private Scenario large(int i) {
+        boolean mixed = i % 2 == 1;
+        String change = i < 2 ? "fresh" : i < 4 ? "join" : "rack-unaware-prior";
+        List<String> racks = List.of("az-a", "az-b", "az-c");
+        int rf = 1 + i % 2;
+        Scenario s = new Scenario(String.format("large-%s-%s-%d", change, mixed ? "mixed" : "uniform", i), "");
+        int nt = 8 + rnd.nextInt(9);
+        for (int t = 0; t < nt; t++) s.topics.put("topic" + t, 10 + rnd.nextInt(31));
+        List<String> topics = new ArrayList<>(s.topics.keySet());
+        place(s, topics, racks, rf, "random");
+        int n = 140 + rnd.nextInt(61);
+        for (int k = 0; k < n; k++) {
+            Member m = Generator.add(s, String.format("member-%03d", k), mixed ? subset(topics) : topics);
+            m.rack = rnd.nextBoolean() ? racks.get(0) : racks.get(1 + rnd.nextInt(2));
+        }
+        String d = n + " members " + (mixed ? "(mixed subscriptions)" : "(uniform)") + " on " + racks
+            + " (half on az-a), " + nt + " topics " + s.topics.values() + ", random placement RF " + rf;
+        if (change.equals("fresh")) {
+            s.description = d + "; first assignment";
+            return s;
+        }
+        Strategy prior = i % 2 == 0 ? Strategy.COOP : Strategy.STICKY;
+        if (change.equals("rack-unaware-prior")) {
+            LinkedHashMap<String, List<List<String>>> saved = s.partitionRacks;
+            s.partitionRacks = null;
+            Generator.ownPlan(s, Generator.javaPlan(s, prior), 4);
+            s.partitionRacks = saved;
+            s.description = d + "; previous ownership = Java " + prior.wire + " rack-unaware plan at generation 4";
+        } else {
+            Generator.ownPlan(s, Generator.javaPlan(s, prior), 4);
+            for (int k = 0; k < 5; k++) {
+                Member m = Generator.add(s, String.format("member-new-%d", k), mixed ? subset(topics) : topics);
+                m.rack = racks.get(k % 3);
+            }
+            for (Member m : s.members) if (rnd.nextInt(10) == 0) m.rack = racks.get(rnd.nextInt(3));
+            s.description = d + "; previous ownership = Java " + prior.wire + " plan at generation 4; 5 joined, "
+                + "about a tenth changed rack";
+        }
         return s;
     }
 
