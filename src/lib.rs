@@ -47,6 +47,7 @@ pub mod codec;
 pub mod coordinator;
 pub mod group_api;
 pub mod inspect;
+mod partition_set;
 #[cfg(feature = "pcap")]
 pub mod pcap;
 #[cfg(feature = "sim")]
@@ -58,6 +59,7 @@ pub use codec::{
     Repair, StickyUserData, StickyUserDataFormat, Subscription, SubscriptionBuf, SubscriptionView, TopicNames,
     TopicNamesIter, TopicPartitions, TopicPartitionsIter, TopicPartitionsList, TopicPartitionsView, Version,
 };
+pub use partition_set::PartitionSet;
 
 /// The README's examples compile and run as doc tests.
 #[doc = include_str!("../README.md")]

@@ -5,8 +5,8 @@
 
 mod capped_alloc;
 
+use kafka_consumer_protocol::assignor::leader::apply_cooperative_handover;
 use kafka_consumer_protocol::assignor::{GroupAssignment, GroupMember, PendingPartition};
-use kafka_consumer_protocol::coordinator::apply_cooperative_handover;
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions};
 
 fn subscribed_owning(id: &str, topic: &str, owned: Vec<TopicPartitions>) -> GroupMember {

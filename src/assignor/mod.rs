@@ -29,6 +29,7 @@ use bytes::Bytes;
 use crate::{Assignment, Subscription, SubscriptionView};
 
 pub(crate) mod common;
+pub mod leader;
 mod output;
 mod range;
 mod roundrobin;

@@ -64,7 +64,7 @@
 mod io;
 mod metrics;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
 use bytes::Bytes;
@@ -72,19 +72,9 @@ use bytes::Bytes;
 pub use io::*;
 pub use metrics::{ListenerKind, Metrics};
 
-use crate::assignor::common::OwnedList;
-use crate::assignor::{
-    AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
-    RebalanceProtocol,
-};
-use crate::{AssignmentView, Subscription, SubscriptionView, TopicPartitions, Version};
-
-/// A `(topic, partition)` pair.
-pub type Tp = (String, i32);
-
-/// The name of the built-in cooperative assignor, whose assignments are not validated (Java
-/// skips them too, KAFKA-13406).
-pub const COOPERATIVE_STICKY: &str = "cooperative-sticky";
+use crate::assignor::leader::{self, LeaderError};
+use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
+use crate::{AssignmentView, DecodeError, EncodeError, PartitionSet, Subscription, TopicPartitions, Version};
 
 /// Member configuration (Java consumer config names in the field docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,8 +145,17 @@ pub enum CoordinatorError {
     },
     /// The broker selected a protocol this member has no assignor for.
     UnknownProtocol(String),
-    /// A subscription or assignment could not be decoded or encoded.
-    Codec(String),
+    /// As leader: a member's subscription does not decode.
+    Subscription {
+        /// The member.
+        member_id: String,
+        /// The codec's error.
+        error: DecodeError,
+    },
+    /// The assignment this member received does not decode (the member rejoins).
+    Assignment(DecodeError),
+    /// A subscription (this member's) or an assignment (as leader) cannot be encoded.
+    Encode(EncodeError),
     /// The assignor failed, or a custom cooperative assignor violated the protocol.
     Assign(AssignError),
 }
@@ -172,13 +171,36 @@ impl fmt::Display for CoordinatorError {
             CoordinatorError::UnknownProtocol(p) => {
                 write!(f, "Coordinator selected invalid assignment protocol: {p}")
             }
-            CoordinatorError::Codec(m) => write!(f, "embedded protocol error: {m}"),
+            CoordinatorError::Subscription { member_id, error } => {
+                write!(f, "embedded protocol error: subscription of {member_id}: {error}")
+            }
+            CoordinatorError::Assignment(e) => write!(f, "embedded protocol error: assignment: {e}"),
+            CoordinatorError::Encode(e) => write!(f, "embedded protocol error: {e}"),
             CoordinatorError::Assign(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for CoordinatorError {}
+impl std::error::Error for CoordinatorError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CoordinatorError::Subscription { error, .. } | CoordinatorError::Assignment(error) => Some(error),
+            CoordinatorError::Encode(e) => Some(e),
+            CoordinatorError::Assign(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<LeaderError> for CoordinatorError {
+    fn from(e: LeaderError) -> Self {
+        match e {
+            LeaderError::Subscription { member_id, error } => CoordinatorError::Subscription { member_id, error },
+            LeaderError::Assign(e) => CoordinatorError::Assign(e),
+            LeaderError::Encode { error, .. } => CoordinatorError::Encode(error),
+        }
+    }
+}
 
 /// What the application sees, in the order the KIP prescribes: lost, revoked, the assignor's
 /// `onAssignment`, assigned.
@@ -230,10 +252,10 @@ pub struct Coordinator {
     protocol: RebalanceProtocol,
     topics: BTreeSet<String>,
     metadata: ClusterMetadata,
-    owned: BTreeSet<Tp>,
+    owned: PartitionSet,
     /// Assigned partitions of topics this member's metadata does not know (yet): not taken;
     /// a rejoin is requested once the metadata shows them.
-    unknown_assigned: BTreeSet<Tp>,
+    unknown_assigned: PartitionSet,
     generation: i32,
     member_id: String,
     protocol_name: Option<String>,
@@ -284,23 +306,6 @@ pub fn select_protocol(supported: &[&[RebalanceProtocol]]) -> Option<RebalancePr
     first.iter().copied().filter(|p| supported.iter().all(|s| s.contains(p))).max()
 }
 
-/// Groups a sorted set of partitions per topic.
-pub fn group_partitions<'a>(set: impl IntoIterator<Item = &'a Tp>) -> Vec<TopicPartitions> {
-    let mut out: Vec<TopicPartitions> = Vec::new();
-    for (t, p) in set {
-        match out.last_mut() {
-            Some(last) if &last.topic == t => last.partitions.push(*p),
-            _ => out.push(TopicPartitions::new(t.clone(), vec![*p])),
-        }
-    }
-    out
-}
-
-/// Flattens per-topic lists into a set.
-pub fn partition_set(groups: &[TopicPartitions]) -> BTreeSet<Tp> {
-    groups.iter().flat_map(|g| g.partitions.iter().map(move |p| (g.topic.clone(), *p))).collect()
-}
-
 impl Coordinator {
     /// A coordinator with `assignors` in preference order. Fails when none is given or they
     /// share no rebalance protocol.
@@ -318,8 +323,8 @@ impl Coordinator {
             protocol,
             topics: BTreeSet::new(),
             metadata: ClusterMetadata::default(),
-            owned: BTreeSet::new(),
-            unknown_assigned: BTreeSet::new(),
+            owned: PartitionSet::new(),
+            unknown_assigned: PartitionSet::new(),
             generation: -1,
             member_id: String::new(),
             protocol_name: None,
@@ -371,7 +376,7 @@ impl Coordinator {
         self.is_leader
     }
     /// The partitions this member owns, sorted by (topic, partition).
-    pub fn owned(&self) -> &BTreeSet<Tp> {
+    pub fn owned(&self) -> &PartitionSet {
         &self.owned
     }
     /// The subscribed topics.
@@ -425,17 +430,13 @@ impl Coordinator {
     /// rejoins when the partition counts of the group's topics changed since it assigned.
     pub fn update_metadata(&mut self, now: u64, metadata: ClusterMetadata) {
         self.metadata = metadata;
-        let vanished: BTreeSet<Tp> = self
-            .owned
-            .iter()
-            .filter(|(t, p)| self.metadata.topics.get(t).is_none_or(|i| *p >= i.partitions))
-            .cloned()
-            .collect();
+        let vanished: PartitionSet =
+            self.owned.iter().filter(|&(t, p)| self.metadata.topics.get(t).is_none_or(|i| p >= i.partitions)).collect();
         if !vanished.is_empty() {
-            self.owned.retain(|tp| !vanished.contains(tp));
-            self.events.push_back(Event::PartitionsLost(group_partitions(&vanished)));
+            self.owned.retain(|t, p| !vanished.contains(t, p));
+            self.events.push_back(Event::PartitionsLost(vanished.to_groups()));
         }
-        if self.unknown_assigned.iter().any(|(t, p)| self.metadata.topics.get(t).is_some_and(|i| *p < i.partitions)) {
+        if self.unknown_assigned.iter().any(|(t, p)| self.metadata.topics.get(t).is_some_and(|i| p < i.partitions)) {
             self.unknown_assigned.clear();
             self.request_rejoin("metadata now has partitions assigned to us earlier");
         }
@@ -450,7 +451,7 @@ impl Coordinator {
             return;
         }
         if !self.owned.is_empty() {
-            let parts = group_partitions(&self.owned);
+            let parts = self.owned.to_groups();
             let lost = self.generation < 0 || self.member_id.is_empty() || self.state != State::Stable;
             self.events.push_back(if lost { Event::PartitionsLost(parts) } else { Event::PartitionsRevoked(parts) });
             self.owned.clear();
@@ -610,7 +611,7 @@ impl Coordinator {
 
     fn fatal(&mut self, err: CoordinatorError) {
         if !self.owned.is_empty() {
-            self.events.push_back(Event::PartitionsLost(group_partitions(&self.owned)));
+            self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
             self.owned.clear();
         }
         self.events.push_back(Event::Fatal(err));
@@ -634,7 +635,7 @@ impl Coordinator {
     /// are lost at once (not at the next JoinGroup, which may wait for one in flight).
     fn reset_generation(&mut self, reset_member_id: bool, reason: &str) {
         if !self.owned.is_empty() {
-            self.events.push_back(Event::PartitionsLost(group_partitions(&self.owned)));
+            self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
             self.owned.clear();
         }
         self.generation = -1;
@@ -705,17 +706,17 @@ impl Coordinator {
     fn on_join_prepare(&mut self) {
         if self.generation < 0 || self.member_id.is_empty() {
             if !self.owned.is_empty() {
-                self.events.push_back(Event::PartitionsLost(group_partitions(&self.owned)));
+                self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
                 self.owned.clear();
             }
         } else if self.protocol == RebalanceProtocol::Eager {
-            self.events.push_back(Event::PartitionsRevoked(group_partitions(&self.owned)));
+            self.events.push_back(Event::PartitionsRevoked(self.owned.to_groups()));
             self.owned.clear();
         } else {
-            let gone: BTreeSet<Tp> = self.owned.iter().filter(|(t, _)| !self.topics.contains(t)).cloned().collect();
+            let gone: PartitionSet = self.owned.iter().filter(|(t, _)| !self.topics.contains(*t)).collect();
             if !gone.is_empty() {
-                self.owned.retain(|tp| !gone.contains(tp));
-                self.events.push_back(Event::PartitionsRevoked(group_partitions(&gone)));
+                self.owned.retain(|t, p| !gone.contains(t, p));
+                self.events.push_back(Event::PartitionsRevoked(gone.to_groups()));
             }
         }
         self.is_leader = false;
@@ -727,7 +728,7 @@ impl Coordinator {
         Subscription {
             user_data: assignor.subscription_user_data(&topics),
             topics,
-            owned_partitions: group_partitions(&self.owned),
+            owned_partitions: self.owned.to_groups(),
             generation_id: self.generation,
             rack_id: self.config.client_rack.clone(),
         }
@@ -741,7 +742,7 @@ impl Coordinator {
                     protocols.push(JoinGroupProtocol { name: a.name().to_string(), metadata: Bytes::from(bytes) })
                 }
                 Err(e) => {
-                    self.fatal(CoordinatorError::Codec(e.to_string()));
+                    self.fatal(CoordinatorError::Encode(e));
                     return;
                 }
             }
@@ -855,7 +856,7 @@ impl Coordinator {
         });
     }
 
-    /// Java `onLeaderElected`: decode, assign, validate, hand over, encode.
+    /// Java `onLeaderElected`: the leader's round ([`leader::lead`]) with the selected assignor.
     fn on_leader_elected(
         &mut self,
         protocol_name: &str,
@@ -866,72 +867,11 @@ impl Coordinator {
             .iter()
             .find(|a| a.name() == protocol_name)
             .ok_or_else(|| CoordinatorError::UnknownProtocol(protocol_name.to_string()))?;
-        // The subscriptions are read in place: a leader of a large group copies no topic name
-        // (2,000 members x 500 topics would be a million strings).
-        let mut group: Vec<GroupMemberView<'_>> = Vec::with_capacity(members.len());
-        for m in members {
-            let subscription = SubscriptionView::decode(&m.metadata)
-                .map_err(|e| CoordinatorError::Codec(format!("subscription of {}: {e}", m.member_id)))?;
-            group.push(GroupMemberView {
-                member_id: &m.member_id,
-                group_instance_id: m.group_instance_id.as_deref(),
-                subscription,
-            });
-        }
-        let mut all_topics = BTreeSet::new();
-        let mut previous = None;
-        for m in &group {
-            // Members mostly share their topic list: one byte compare skips a repeated one.
-            let topics = m.subscription.topics();
-            if previous != Some(topics) {
-                for t in topics.iter() {
-                    if !all_topics.contains(t) {
-                        all_topics.insert(t.to_owned());
-                    }
-                }
-                previous = Some(topics);
-            }
-        }
-        let mut result = assignor.assign_views(&self.metadata, &group).map_err(CoordinatorError::Assign)?;
-        for m in &group {
-            result.ensure_member(m.member_id);
-        }
-        // Never hand out partitions the leader's metadata does not know (a partition index beyond
-        // the count, or a topic it does not have), except KIP-429 step 2.6 in cooperative mode:
-        // a partition of a topic missing from the leader's metadata goes back to the member that
-        // claims it (the leader cannot tell a deleted topic from its own stale metadata). A
-        // negative id is no partition of any topic: never handed out, claimed or not.
-        let metadata = &self.metadata;
-        let cooperative = self.protocol == RebalanceProtocol::Cooperative;
-        let mut claimed: BTreeSet<(&str, &str, i32)> = BTreeSet::new();
-        if cooperative {
-            for m in &group {
-                for g in m.subscription.owned_partitions().iter().filter(|g| !metadata.topics.contains_key(g.topic)) {
-                    claimed.extend(g.partitions.iter().map(|p| (m.member_id, g.topic, p)));
-                }
-            }
-        }
-        result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
-            Some(info) => p >= 0 && p < info.partitions,
-            None => p >= 0 && claimed.contains(&(member, topic, p)),
-        });
-        if self.protocol == RebalanceProtocol::Cooperative && protocol_name != COOPERATIVE_STICKY {
-            // A custom assignor's result is checked against the owned form (rare: copy here).
-            let owned: Vec<GroupMember> = group.iter().map(GroupMemberView::to_owned).collect();
-            validate_cooperative_assignment(&owned, &result).map_err(CoordinatorError::Assign)?;
-        }
-        let claims: Vec<(&str, OwnedList<'_>)> =
-            group.iter().map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions()))).collect();
-        handover(&claims, &mut result);
-        self.assignment_snapshot = Some(self.partition_counts(&all_topics));
-        self.group_topics = all_topics;
-        let mut out = Vec::with_capacity(result.len());
-        for a in result.members() {
-            let bytes = a.encode(Version::V3).map_err(|e| CoordinatorError::Codec(e.to_string()))?;
-            out.push(SyncGroupAssignment { member_id: a.member_id().to_owned(), assignment: Bytes::from(bytes) });
-        }
-        self.last_group_assignment = Some(result);
-        Ok(out)
+        let round = leader::lead(assignor.as_ref(), self.protocol, &self.metadata, members)?;
+        self.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
+        self.group_topics = round.subscribed_topics;
+        self.last_group_assignment = Some(round.assignment);
+        Ok(round.sync_assignments)
     }
 
     fn on_sync_response(&mut self, now: u64, f: InFlight, r: SyncGroupResponse) {
@@ -989,7 +929,7 @@ impl Coordinator {
         let assignment = match AssignmentView::decode(&bytes) {
             Ok(v) => v.to_owned(),
             Err(e) => {
-                self.events.push_back(Event::Error(CoordinatorError::Codec(format!("assignment: {e}"))));
+                self.events.push_back(Event::Error(CoordinatorError::Assignment(e)));
                 self.request_rejoin("received an assignment that cannot be decoded");
                 return;
             }
@@ -998,20 +938,21 @@ impl Coordinator {
         // catches up, by rejoining then), or a leader handing a deleted topic back to us (KIP-429
         // step 2.6; never taken, so such claims die out).
         let metadata = &self.metadata;
-        let assigned: BTreeSet<Tp>;
-        (self.unknown_assigned, assigned) = partition_set(&assignment.assigned_partitions)
-            .into_iter()
-            .partition(|(t, p)| metadata.topics.get(t).is_none_or(|i| *p >= i.partitions));
+        let mut assigned = PartitionSet::from_groups(&assignment.assigned_partitions);
+        self.unknown_assigned =
+            assigned.iter().filter(|&(t, p)| metadata.topics.get(t).is_none_or(|i| p >= i.partitions)).collect();
+        let unknown = &self.unknown_assigned;
+        assigned.retain(|t, p| !unknown.contains(t, p));
         if assigned.iter().any(|(t, _)| !self.topics.contains(t)) {
             self.request_rejoin("received assignment does not match the current subscription");
             return;
         }
-        let added: BTreeSet<Tp> = assigned.difference(&self.owned).cloned().collect();
-        let revoked: BTreeSet<Tp> = self.owned.difference(&assigned).cloned().collect();
+        let added: PartitionSet = assigned.difference(&self.owned).collect();
+        let revoked: PartitionSet = self.owned.difference(&assigned).collect();
         if !revoked.is_empty() {
             // Cooperative only (eager members own nothing at this point).
-            self.owned.retain(|tp| !revoked.contains(tp));
-            self.events.push_back(Event::PartitionsRevoked(group_partitions(&revoked)));
+            self.owned.retain(|t, p| !revoked.contains(t, p));
+            self.events.push_back(Event::PartitionsRevoked(revoked.to_groups()));
             self.request_rejoin("need to revoke partitions and re-join");
         }
         let name = self.protocol_name.clone().unwrap_or_default();
@@ -1021,12 +962,12 @@ impl Coordinator {
         self.events.push_back(Event::Assignment {
             generation_id: self.generation,
             assignor: name,
-            partitions: group_partitions(&assigned),
+            partitions: assigned.to_groups(),
         });
         self.owned = assigned;
         let added = match self.protocol {
-            RebalanceProtocol::Eager => group_partitions(&self.owned),
-            RebalanceProtocol::Cooperative => group_partitions(&added),
+            RebalanceProtocol::Eager => self.owned.to_groups(),
+            RebalanceProtocol::Cooperative => added.to_groups(),
         };
         self.events.push_back(Event::PartitionsAssigned(added));
     }
@@ -1056,153 +997,6 @@ impl Coordinator {
                 self.fatal(CoordinatorError::Broker { api: "Heartbeat", error: e });
             }
             _ => {}
-        }
-    }
-}
-
-/// Java `validateCooperativeAssignment`: no partition may be added to one member while it is
-/// revoked from another in the same rebalance.
-pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAssignment) -> Result<(), AssignError> {
-    let mut added = BTreeSet::new();
-    let mut revoked = BTreeSet::new();
-    for m in members {
-        let owned = partition_set(&m.subscription.owned_partitions);
-        let assigned = partition_set(&result.partitions_of(&m.member_id));
-        added.extend(assigned.difference(&owned).cloned());
-        revoked.extend(owned.difference(&assigned).cloned());
-    }
-    let both: Vec<&Tp> = added.intersection(&revoked).collect();
-    if both.is_empty() {
-        Ok(())
-    } else {
-        Err(AssignError::CooperativeViolation(format!(
-            "Assignor supporting the COOPERATIVE protocol violates its requirements: {both:?} are both added and revoked"
-        )))
-    }
-}
-
-/// The KIP-429 leader hand-over (§2.3-2.6): a partition some *other* member claims to own is
-/// withheld from its new owner this round (listed in `pending`; its owner revokes it and the
-/// follow-up rebalance assigns it). Idempotent, so it is safe after an assignor that already
-/// withholds.
-///
-/// The KIP's step 2.6 (partitions of topics missing from the leader's metadata go back to their
-/// claimant) is done by the `cooperative-sticky` assignor and kept by the leader for the member
-/// that claims it. It converges because a member never takes an assigned partition its own
-/// metadata does not have: a deleted topic's claims die out, and a member whose metadata lags
-/// rejoins once it catches up.
-///
-/// A negative partition id is no partition: it is never a claim, and one in `result` is left
-/// where it is (the leader drops them from its result before the hand-over).
-pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
-    let claims: Vec<(&str, OwnedList<'_>)> =
-        members.iter().map(|m| (m.member_id.as_str(), OwnedList::Owned(&m.subscription.owned_partitions))).collect();
-    handover(&claims, result);
-}
-
-/// [`apply_cooperative_handover`] on each member's id and owned partitions, in either form.
-fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
-    if members.iter().all(|(_, owned)| owned.is_empty()) {
-        return;
-    }
-    // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
-    // highest of those keeps a member's claim (untrusted input: partition 2^31 - 1, say) from
-    // sizing an allocation. The highest assigned id is no bound by itself: KIP-429 step 2.6
-    // hands a claimed partition of a topic the leader does not know (any id) back to its
-    // claimer. So a topic whose highest assigned id is far beyond its number of assigned
-    // partitions gets a sparse table instead: the table is never more than a small multiple of
-    // the result's own size.
-    let mut bounds: HashMap<&str, (usize, usize)> = HashMap::new();
-    for a in result.members() {
-        for (topic, partitions) in a.topics() {
-            let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
-            let (h, n) = bounds.entry(topic).or_default();
-            *h = (*h).max(high);
-            *n += partitions.len();
-        }
-    }
-    // Claimants per assigned topic, indexed by partition id, so that the lookup below hashes
-    // each topic name once per assignment entry rather than once per partition. A negative id
-    // is no partition: never a claim (the leader drops negative ids from its result before).
-    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
-    for &(member_id, owned) in members {
-        owned.for_each(|topic, partitions| {
-            let Some(&(high, n)) = bounds.get(topic) else { return };
-            let slots = claims.entry(topic).or_insert_with(|| {
-                if high > 2 * n + 64 {
-                    Claimants::Sparse(HashMap::new())
-                } else {
-                    Claimants::Dense(Vec::new())
-                }
-            });
-            for i in partitions.filter_map(|p| usize::try_from(p).ok()).filter(|&i| i < high) {
-                slots.push(i, member_id);
-            }
-        });
-    }
-    drop(bounds);
-    if claims.is_empty() {
-        return;
-    }
-    let mut pending = BTreeSet::new();
-    // Partitions come grouped per topic: look each run's topic up once.
-    let mut last: Option<(*const u8, Option<&Claimants<'_>>)> = None;
-    result.retain_partitions(|member_id, topic, p| {
-        let slots = match last {
-            Some((ptr, slots)) if ptr == topic.as_ptr() => slots,
-            _ => {
-                let slots = claims.get(topic);
-                last = Some((topic.as_ptr(), slots));
-                slots
-            }
-        };
-        let Some(slots) = slots else { return true };
-        match usize::try_from(p).ok().and_then(|i| slots.get(i)) {
-            Some(owners) if owners.iter().any(|o| *o != member_id) => {
-                for o in owners.iter().filter(|o| **o != member_id) {
-                    pending.insert(PendingPartition {
-                        topic: topic.to_owned(),
-                        partition: p,
-                        from: o.to_string(),
-                        to: Some(member_id.to_owned()),
-                    });
-                }
-                false
-            }
-            _ => true,
-        }
-    });
-    if !pending.is_empty() {
-        pending.extend(result.pending.drain(..));
-        result.pending = pending.into_iter().collect();
-    }
-}
-
-/// The members claiming each partition of one topic in [`apply_cooperative_handover`].
-enum Claimants<'a> {
-    /// Indexed by partition id.
-    Dense(Vec<Vec<&'a str>>),
-    /// For a topic whose assigned ids are too sparse to index.
-    Sparse(HashMap<usize, Vec<&'a str>>),
-}
-
-impl<'a> Claimants<'a> {
-    fn push(&mut self, i: usize, member_id: &'a str) {
-        match self {
-            Claimants::Dense(slots) => {
-                if slots.len() <= i {
-                    slots.resize(i + 1, Vec::new());
-                }
-                slots[i].push(member_id);
-            }
-            Claimants::Sparse(slots) => slots.entry(i).or_default().push(member_id),
-        }
-    }
-
-    fn get(&self, i: usize) -> Option<&Vec<&'a str>> {
-        match self {
-            Claimants::Dense(slots) => slots.get(i),
-            Claimants::Sparse(slots) => slots.get(&i),
         }
     }
 }

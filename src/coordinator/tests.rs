@@ -2,8 +2,17 @@
 //! KIP-429 and Java's `ConsumerCoordinatorTest` / `AbstractCoordinatorTest`.
 
 use super::*;
-use crate::assignor::ClusterMetadata;
-use crate::Assignment;
+use crate::assignor::leader::COOPERATIVE_STICKY;
+use crate::assignor::{ClusterMetadata, GroupMember, PendingPartition};
+use crate::{Assignment, SubscriptionView};
+
+/// A `(topic, partition)` pair.
+type Tp = (String, i32);
+
+/// Pairs grouped per topic, sorted, as the coordinator lists them.
+fn group_partitions<'a>(pairs: impl IntoIterator<Item = &'a Tp>) -> Vec<TopicPartitions> {
+    pairs.into_iter().map(|(t, p)| (t.as_str(), *p)).collect::<PartitionSet>().to_groups()
+}
 use RebalanceProtocol::{Cooperative, Eager};
 
 type Plan = Box<dyn Fn(&[GroupMember]) -> BTreeMap<String, Vec<Tp>> + Send>;
@@ -701,8 +710,8 @@ fn cooperative_leader_gives_partitions_of_topics_it_does_not_know_back_to_their_
     // KIP-429 step 2.6: "gone" is not in the leader's metadata (deleted, or the leader's
     // metadata is stale); m2 claims two of its partitions and keeps them.
     let out = cooperative_round_claiming_gone(0, 1);
-    let of = |m: &str| partition_set(&out[m].assigned_partitions);
-    assert!(of("m2").contains(&tp("gone", 0)) && of("m2").contains(&tp("gone", 1)), "{out:?}");
+    let of = |m: &str| PartitionSet::from_groups(&out[m].assigned_partitions);
+    assert!(of("m2").contains("gone", 0) && of("m2").contains("gone", 1), "{out:?}");
     assert!(!of("m1").iter().any(|(t, _)| t == "gone"), "{out:?}");
     assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "every known partition once, plus the two returned");
 }
@@ -748,7 +757,7 @@ fn leader_keeps_unknown_topic_partitions_only_for_a_cooperative_claimer() {
     h.c.subscribe(h.now, ["t", "gone"]);
     let out = leader_round_topics(&mut h, "custom", &["gone", "t"], claims());
     assert!(gone(&out, "m1").is_empty() && gone(&out, "m2").is_empty(), "{out:?}");
-    assert_eq!(partition_set(&out["m1"].assigned_partitions), BTreeSet::from([tp("t", 0)]));
+    assert_eq!(PartitionSet::from_groups(&out["m1"].assigned_partitions), PartitionSet::from_iter([("t", 0)]));
 }
 
 #[test]
@@ -768,9 +777,9 @@ fn assigned_partitions_unknown_to_our_metadata_are_not_taken_until_it_knows_them
 #[test]
 fn cooperative_leader_gives_a_huge_claimed_id_of_an_unknown_topic_back_without_a_huge_table() {
     let out = cooperative_round_claiming_gone(i32::MAX, i32::MAX - 1);
-    let of = |m: &str| partition_set(&out[m].assigned_partitions);
-    assert!(of("m2").contains(&tp("gone", i32::MAX)) && of("m2").contains(&tp("gone", i32::MAX - 1)), "{out:?}");
-    assert!(of("m2").contains(&tp("t", 3)), "{out:?}");
+    let of = |m: &str| PartitionSet::from_groups(&out[m].assigned_partitions);
+    assert!(of("m2").contains("gone", i32::MAX) && of("m2").contains("gone", i32::MAX - 1), "{out:?}");
+    assert!(of("m2").contains("t", 3), "{out:?}");
     assert_eq!(of("m1").len() + of("m2").len(), 4 + 2, "{out:?}");
 }
 
@@ -789,6 +798,9 @@ fn cooperative_leader_never_gives_back_a_negative_partition_id() {
         &["gone", "t"],
         vec![("m1", vec![]), ("m2", vec![tp("gone", -1), tp("gone", 0), tp("t", 1)]), ("m3", vec![tp("gone", -1)])],
     );
-    assert_eq!(partition_set(&out["m2"].assigned_partitions), BTreeSet::from([tp("gone", 0), tp("t", 1)]));
+    assert_eq!(
+        PartitionSet::from_groups(&out["m2"].assigned_partitions),
+        PartitionSet::from_iter([("gone", 0), ("t", 1)])
+    );
     assert!(out["m1"].assigned_partitions.is_empty() && out["m3"].assigned_partitions.is_empty(), "{out:?}");
 }

@@ -32,7 +32,8 @@ use std::fmt;
 pub use broker::{Broker, GroupState, Reply};
 
 use crate::assignor::{builtin, ClusterMetadata, TopicInfo};
-use crate::coordinator::{group_partitions, Config, Coordinator, Event, Request, RequestId, Response, State, Tp};
+use crate::coordinator::{Config, Coordinator, Event, Request, RequestId, Response, State};
+use crate::PartitionSet;
 use crate::TopicPartitions;
 
 /// A tiny deterministic PRNG (SplitMix64).
@@ -359,9 +360,9 @@ pub struct Outcome {
     /// Totals.
     pub summary: Summary,
     /// Every partition that existed at some point (SVG lanes).
-    pub partitions: BTreeSet<Tp>,
+    pub partitions: PartitionSet,
     /// Final ownership per live member.
-    pub final_owned: BTreeMap<String, BTreeSet<Tp>>,
+    pub final_owned: BTreeMap<String, PartitionSet>,
 }
 
 /// A scenario that cannot run.
@@ -399,7 +400,7 @@ struct SimMember {
     lose: u32,
     stale_ms: u64,
     out_of_group_since: Option<u64>,
-    view: BTreeSet<Tp>,
+    view: PartitionSet,
     timer_token: u64,
     fatal: bool,
 }
@@ -431,8 +432,8 @@ struct Sim {
     violations: Vec<String>,
     violation_keys: BTreeSet<String>,
     moved: u64,
-    last_owner: HashMap<Tp, String>,
-    partitions: BTreeSet<Tp>,
+    last_owner: HashMap<(String, i32), String>,
+    partitions: PartitionSet,
     fatal: Vec<(String, String)>,
     small: bool,
     last_full_check: u64,
@@ -481,7 +482,7 @@ impl Sim {
             violation_keys: BTreeSet::new(),
             moved: 0,
             last_owner: HashMap::new(),
-            partitions: BTreeSet::new(),
+            partitions: PartitionSet::new(),
             fatal: Vec::new(),
             small: total * (s.members.len() as i64 + 4) <= 4_000,
             last_full_check: 0,
@@ -496,7 +497,7 @@ impl Sim {
     fn note_partitions(&mut self) {
         for (t, i) in &self.cluster.topics {
             for p in 0..i.partitions {
-                self.partitions.insert((t.clone(), p));
+                self.partitions.insert(t, p);
             }
         }
     }
@@ -577,7 +578,7 @@ impl Sim {
                 lose: 0,
                 stale_ms: 0,
                 out_of_group_since: None,
-                view: BTreeSet::new(),
+                view: PartitionSet::new(),
                 timer_token: 0,
                 fatal: false,
             },
@@ -732,7 +733,7 @@ impl Sim {
         let mut generations = BTreeMap::new();
         for (n, mm) in &self.members {
             if mm.alive {
-                owned.insert(n.clone(), group_partitions(&mm.view));
+                owned.insert(n.clone(), mm.view.to_groups());
                 generations.insert(n.clone(), mm.coord.generation());
             }
         }
@@ -765,25 +766,25 @@ impl Sim {
             match &ev {
                 Event::PartitionsLost(p) | Event::PartitionsRevoked(p) => {
                     let label = if matches!(ev, Event::PartitionsLost(_)) { "lost" } else { "revoked" };
-                    for tp in crate::coordinator::partition_set(p) {
-                        m.view.remove(&tp);
+                    for g in p {
+                        for &partition in &g.partitions {
+                            m.view.remove(&g.topic, partition);
+                        }
                     }
                     let p = p.clone();
                     self.record(label, Some(name), p, None);
                 }
                 Event::PartitionsAssigned(p) => {
                     let p = p.clone();
-                    let set = crate::coordinator::partition_set(&p);
-                    for tp in &set {
-                        m.view.insert(tp.clone());
-                    }
-                    for tp in set {
-                        match self.last_owner.insert(tp.clone(), name.to_string()) {
+                    let set = PartitionSet::from_groups(&p);
+                    m.view.extend(set.iter());
+                    for (topic, partition) in set.iter() {
+                        match self.last_owner.insert((topic.to_owned(), partition), name.to_string()) {
                             Some(prev) if prev != name => self.moved += 1,
                             _ => {}
                         }
                         if self.small {
-                            self.check_gain(name, &tp);
+                            self.check_gain(name, topic, partition);
                         }
                     }
                     self.record("assigned", Some(name), p, None);
@@ -865,7 +866,7 @@ impl Sim {
         }
     }
 
-    fn check_gain(&mut self, name: &str, tp: &Tp) {
+    fn check_gain(&mut self, name: &str, topic: &str, partition: i32) {
         let Some(me) = self.members.get(name) else { return };
         if !self.in_group(me) {
             return;
@@ -873,19 +874,19 @@ impl Sim {
         let others: Vec<String> = self
             .members
             .iter()
-            .filter(|(n, m)| n.as_str() != name && m.view.contains(tp) && self.in_group(m))
+            .filter(|(n, m)| n.as_str() != name && m.view.contains(topic, partition) && self.in_group(m))
             .map(|(n, _)| n.clone())
             .collect();
         for o in others {
             let text =
-                format!("{}-{} owned by both {o} and {name} (generation {})", tp.0, tp.1, self.broker.generation());
-            self.violation(format!("dup-{}-{}-{o}-{name}", tp.0, tp.1), text);
+                format!("{topic}-{partition} owned by both {o} and {name} (generation {})", self.broker.generation());
+            self.violation(format!("dup-{topic}-{partition}-{o}-{name}"), text);
         }
     }
 
     fn full_check(&mut self) {
         let now = self.now;
-        let mut owners: HashMap<&Tp, Vec<&str>> = HashMap::new();
+        let mut owners: HashMap<(&str, i32), Vec<&str>> = HashMap::new();
         let mut late = Vec::new();
         let mut since_updates = Vec::new();
         for (n, m) in &self.members {
@@ -894,7 +895,7 @@ impl Sim {
             }
             let in_group = self.in_group(m);
             if in_group {
-                for tp in &m.view {
+                for tp in m.view.iter() {
                     owners.entry(tp).or_default().push(n);
                 }
             }
@@ -912,10 +913,10 @@ impl Sim {
                 since_updates.push((n.clone(), None));
             }
         }
-        let mut dups: Vec<(Tp, Vec<String>)> = owners
+        let mut dups: Vec<((String, i32), Vec<String>)> = owners
             .into_iter()
             .filter(|(_, v)| v.len() > 1)
-            .map(|(tp, v)| (tp.clone(), v.into_iter().map(str::to_string).collect()))
+            .map(|((t, p), v)| ((t.to_owned(), p), v.into_iter().map(str::to_string).collect()))
             .collect();
         dups.sort();
         for (n, s) in since_updates {
@@ -1089,28 +1090,28 @@ impl Sim {
         let mut reasons = std::mem::take(&mut self.unconverged);
         let live: Vec<&SimMember> = self.members.values().filter(|m| m.alive && !m.fatal).collect();
         let subscribed: BTreeSet<&String> = live.iter().flat_map(|m| m.coord.subscription().iter()).collect();
-        let mut count: BTreeMap<Tp, u32> = BTreeMap::new();
+        let mut count: BTreeMap<(&str, i32), u32> = BTreeMap::new();
         for m in &live {
-            for tp in &m.view {
-                *count.entry(tp.clone()).or_default() += 1;
+            for tp in m.view.iter() {
+                *count.entry(tp).or_default() += 1;
             }
         }
         for (t, i) in &self.cluster.topics {
             for p in 0..i.partitions {
-                let n = count.get(&(t.clone(), p)).copied().unwrap_or(0);
+                let n = count.get(&(t.as_str(), p)).copied().unwrap_or(0);
                 let want = u32::from(subscribed.contains(t));
                 if n != want {
                     reasons.push(format!("{t}-{p} owned {n} times, expected {want}"));
                 }
             }
         }
-        let assign: BTreeMap<String, BTreeSet<Tp>> = live.iter().map(|m| (m.spec.id.clone(), m.view.clone())).collect();
+        let assign: BTreeMap<String, PartitionSet> = live.iter().map(|m| (m.spec.id.clone(), m.view.clone())).collect();
         let subs: BTreeMap<String, BTreeSet<String>> =
             live.iter().map(|m| (m.spec.id.clone(), m.coord.subscription().clone())).collect();
         if !is_balanced(&assign, &subs) {
             reasons.push(format!(
                 "the assignment is not balanced: {:?}",
-                assign.values().map(BTreeSet::len).collect::<Vec<_>>()
+                assign.values().map(PartitionSet::len).collect::<Vec<_>>()
             ));
         }
         if !quiet && reasons.is_empty() {
@@ -1147,7 +1148,8 @@ impl Sim {
 /// ```
 /// use std::collections::{BTreeMap, BTreeSet};
 /// use kafka_consumer_protocol::sim::is_balanced;
-/// let set = |v: &[i32]| v.iter().map(|p| ("t".to_string(), *p)).collect::<BTreeSet<_>>();
+/// use kafka_consumer_protocol::PartitionSet;
+/// let set = |v: &[i32]| v.iter().map(|p| ("t", *p)).collect::<PartitionSet>();
 /// let subs: BTreeMap<String, BTreeSet<String>> =
 ///     [("a", ["t"]), ("b", ["t"])].iter().map(|(m, t)| (m.to_string(), t.iter().map(|s| s.to_string()).collect())).collect();
 /// let ok = BTreeMap::from([("a".to_string(), set(&[0, 1])), ("b".to_string(), set(&[2]))]);
@@ -1155,13 +1157,13 @@ impl Sim {
 /// assert!(is_balanced(&ok, &subs));
 /// assert!(!is_balanced(&bad, &subs));
 /// ```
-pub fn is_balanced(assign: &BTreeMap<String, BTreeSet<Tp>>, subs: &BTreeMap<String, BTreeSet<String>>) -> bool {
+pub fn is_balanced(assign: &BTreeMap<String, PartitionSet>, subs: &BTreeMap<String, BTreeSet<String>>) -> bool {
     let topics: BTreeSet<&String> = subs.values().flatten().collect();
     let per_topic = topics.iter().all(|t| {
         let counts: Vec<usize> = subs
             .iter()
             .filter(|(_, s)| s.contains(*t))
-            .map(|(m, _)| assign.get(m).map_or(0, |a| a.iter().filter(|(tt, _)| tt == *t).count()))
+            .map(|(m, _)| assign.get(m).map_or(0, |a| a.partitions_of(t).count()))
             .collect();
         counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0) <= 1
     });
@@ -1173,7 +1175,7 @@ pub fn is_balanced(assign: &BTreeMap<String, BTreeSet<Tp>>, subs: &BTreeMap<Stri
         for (b, pb) in assign {
             if pa.len() > pb.len() + 1 {
                 let sb = subs.get(b).unwrap_or(&empty);
-                if pa.iter().any(|(t, _)| sb.contains(t)) {
+                if pa.topics().any(|t| sb.contains(t)) {
                     let _ = a;
                     return false;
                 }

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::Outcome;
-use crate::coordinator::{partition_set, Tp};
 
 const PALETTE: [&str; 12] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
@@ -26,8 +25,8 @@ fn esc(s: &str) -> String {
 
 /// Renders the outcome's timeline.
 pub fn render(o: &Outcome) -> String {
-    let lanes: Vec<&Tp> = o.partitions.iter().collect();
-    let lane_index: BTreeMap<&Tp, usize> = lanes.iter().enumerate().map(|(i, tp)| (*tp, i)).collect();
+    let lanes: Vec<(&str, i32)> = o.partitions.iter().collect();
+    let lane_index: BTreeMap<(&str, i32), usize> = lanes.iter().enumerate().map(|(i, &tp)| (tp, i)).collect();
     let mut members: Vec<String> = Vec::new();
     for e in &o.timeline {
         for m in e.owned.keys() {
@@ -65,9 +64,11 @@ pub fn render(o: &Outcome) -> String {
     for e in &o.timeline {
         let mut now_owned: BTreeMap<(usize, String), ()> = BTreeMap::new();
         for (m, parts) in &e.owned {
-            for tp in partition_set(parts) {
-                if let Some(&i) = lane_index.get(&tp) {
-                    now_owned.insert((i, m.clone()), ());
+            for g in parts {
+                for &p in &g.partitions {
+                    if let Some(&i) = lane_index.get(&(g.topic.as_str(), p)) {
+                        now_owned.insert((i, m.clone()), ());
+                    }
                 }
             }
         }
@@ -91,7 +92,7 @@ pub fn render(o: &Outcome) -> String {
                 r#"<text x="{}" y="{}" text-anchor="end">{}-{}</text>"#,
                 left - 6.0,
                 y + lane_h * 0.75,
-                esc(&tp.0),
+                esc(tp.0),
                 tp.1
             );
         }

@@ -1,9 +1,12 @@
-//! `kcp assign`: runs a built-in assignor on a group described in JSON.
+//! `kcp assign`: the leader's round ([`leader::lead`]) of a built-in assignor on a group
+//! described in JSON, so the output is what a leader would send in SyncGroup.
 
 use std::io::Read;
 
-use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, RebalanceProtocol, TopicInfo};
-use kafka_consumer_protocol::{Subscription, TopicPartitions};
+use bytes::Bytes;
+use kafka_consumer_protocol::assignor::{builtin, leader, ClusterMetadata, RebalanceProtocol, TopicInfo};
+use kafka_consumer_protocol::group_api::JoinGroupMember;
+use kafka_consumer_protocol::{TopicPartitions, Version};
 use serde_json::{json, Map, Value};
 
 use crate::input::parse_hex;
@@ -90,7 +93,9 @@ fn metadata_from(group: &Map<String, Value>) -> Result<ClusterMetadata, CliError
     Ok(metadata)
 }
 
-fn member_from(i: usize, m: &Value) -> Result<GroupMember, CliError> {
+/// A member as the leader receives it: its subscription's bytes, as given or encoded (v3) from
+/// its fields.
+fn member_from(i: usize, m: &Value) -> Result<JoinGroupMember, CliError> {
     let obj = m.as_object().ok_or_else(|| CliError::input(format!("members[{i}] must be an object")))?;
     let member_id = obj
         .get("member_id")
@@ -102,12 +107,14 @@ fn member_from(i: usize, m: &Value) -> Result<GroupMember, CliError> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(CliError::input(format!("members[{i}].group_instance_id must be a string or null"))),
     };
-    let subscription = match obj.get("subscription") {
-        Some(Value::String(h)) => Subscription::decode(&parse_hex(h)?).map_err(CliError::Decode)?,
-        Some(Value::Null) | None => subscription_from(m)?,
+    let metadata = match obj.get("subscription") {
+        Some(Value::String(h)) => parse_hex(h)?,
+        Some(Value::Null) | None => {
+            subscription_from(m)?.encode(Version::V3).map_err(|e| CliError::input(format!("members[{i}]: {e}")))?
+        }
         Some(_) => return Err(CliError::input(format!("members[{i}].subscription must be a hex string"))),
     };
-    Ok(GroupMember { member_id, group_instance_id, subscription })
+    Ok(JoinGroupMember { member_id, group_instance_id, metadata: Bytes::from(metadata) })
 }
 
 fn groups_json(groups: &[TopicPartitions]) -> Value {
@@ -130,7 +137,11 @@ pub fn run_assign(args: &AssignArgs) -> Result<Output, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let assignor = builtin(args.strategy.name()).expect("every strategy is a built-in");
     let protocol = assignor.supported_protocols().iter().max().copied().unwrap_or(RebalanceProtocol::Eager);
-    let result = assignor.assign(&metadata, &members).map_err(|e| CliError::input(e.to_string()))?;
+    let round = leader::lead(assignor.as_ref(), protocol, &metadata, &members).map_err(|e| match e {
+        leader::LeaderError::Subscription { error, .. } => CliError::Decode(error),
+        e => CliError::input(e.to_string()),
+    })?;
+    let result = round.assignment;
     // Members in input order.
     let mut assignments = Map::new();
     for m in &members {

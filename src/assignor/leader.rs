@@ -1,0 +1,360 @@
+//! The leader's round, in one function for every caller: the coordinator's leader, `kcp assign`,
+//! the simulator (through the coordinator) and the fuzz targets all run [`lead`], so what `kcp
+//! assign` prints is what a leader sends.
+//!
+//! Java's `ConsumerCoordinator.onLeaderElected` and `performAssignment`, in order:
+//!
+//! 1. decode each member's subscription from the JoinGroup response, in place (a leader of a
+//!    large group copies no topic name);
+//! 2. run the assignor ([`PartitionAssignor::assign_views`]); every member gets an entry;
+//! 3. drop what the leader's metadata does not know (a partition id beyond the count, a
+//!    negative id, a topic it does not have), except KIP-429 step 2.6 in the cooperative
+//!    protocol: a claimed partition of a topic missing from the metadata goes back to its
+//!    claimer (the leader cannot tell a deleted topic from its own stale metadata);
+//! 4. a custom assignor under the cooperative protocol is checked with
+//!    [`validate_cooperative_assignment`] (the built-in `cooperative-sticky` is trusted, as in
+//!    Java);
+//! 5. the KIP-429 hand-over ([`apply_cooperative_handover`]): a partition another member still
+//!    claims is withheld from its new owner this round;
+//! 6. encode each member's Assignment (v3, what the leader puts in SyncGroup).
+//!
+//! ```
+//! use bytes::Bytes;
+//! use kafka_consumer_protocol::assignor::{builtin, leader, ClusterMetadata, RebalanceProtocol};
+//! use kafka_consumer_protocol::group_api::JoinGroupMember;
+//! use kafka_consumer_protocol::{AssignmentView, Subscription, TopicPartitions, Version};
+//!
+//! let member = |id: &str, owned: Vec<TopicPartitions>| {
+//!     let mut subscription = Subscription::new(["orders"]);
+//!     subscription.owned_partitions = owned;
+//!     JoinGroupMember {
+//!         member_id: id.into(),
+//!         group_instance_id: None,
+//!         metadata: Bytes::from(subscription.encode(Version::V3).unwrap()),
+//!     }
+//! };
+//! // m1 owns all four partitions; m2 joins.
+//! let members = [member("m1", vec![TopicPartitions::new("orders", [0, 1, 2, 3])]), member("m2", vec![])];
+//! let assignor = builtin("cooperative-sticky").unwrap();
+//! let metadata = ClusterMetadata::from_counts([("orders", 4)]);
+//! let round = leader::lead(assignor.as_ref(), RebalanceProtocol::Cooperative, &metadata, &members)?;
+//! // m1 keeps two; the two that move are withheld until m1 has revoked them.
+//! assert_eq!(round.assignment.partitions_of("m1")[0].partitions.len(), 2);
+//! assert!(round.assignment.partitions_of("m2").is_empty());
+//! assert_eq!(round.assignment.pending.len(), 2);
+//! // The SyncGroup request's assignments, encoded.
+//! let m2 = &round.sync_assignments[1];
+//! assert_eq!(m2.member_id, "m2");
+//! assert!(AssignmentView::decode(&m2.assignment)?.assigned_partitions().is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! To keep: every claim is untrusted input (a partition id of 2^31 - 1, say), and no table here
+//! is sized by one: the hand-over's tables are bounded by the result's own size.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::common::OwnedList;
+use super::{
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
+    RebalanceProtocol,
+};
+use crate::group_api::{JoinGroupMember, SyncGroupAssignment};
+use crate::partition_set::PartitionSet;
+use crate::{DecodeError, EncodeError, SubscriptionView, Version};
+
+/// The name of the built-in cooperative assignor, whose assignments are not validated (Java
+/// skips them too, KAFKA-13406).
+pub const COOPERATIVE_STICKY: &str = "cooperative-sticky";
+
+/// What one leader round produced.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LeaderRound {
+    /// The group's assignment after the leader's steps; `pending` lists what the hand-over
+    /// withheld.
+    pub assignment: GroupAssignment,
+    /// Each member's encoded Assignment (v3), in `assignment`'s member order: the SyncGroup
+    /// request's assignments.
+    pub sync_assignments: Vec<SyncGroupAssignment>,
+    /// Every topic some member subscribes to.
+    pub subscribed_topics: BTreeSet<String>,
+}
+
+/// Why the leader's round failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaderError {
+    /// A member's subscription (its JoinGroup metadata) does not decode.
+    Subscription {
+        /// The member.
+        member_id: String,
+        /// The codec's error.
+        error: DecodeError,
+    },
+    /// The assignor failed, or a custom cooperative assignor violated the protocol.
+    Assign(AssignError),
+    /// A member's assignment cannot be encoded.
+    Encode {
+        /// The member.
+        member_id: String,
+        /// The codec's error.
+        error: EncodeError,
+    },
+}
+
+impl fmt::Display for LeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaderError::Subscription { member_id, error } => write!(f, "subscription of {member_id}: {error}"),
+            LeaderError::Assign(e) => write!(f, "{e}"),
+            LeaderError::Encode { member_id, error } => write!(f, "assignment of {member_id}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for LeaderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LeaderError::Subscription { error, .. } => Some(error),
+            LeaderError::Assign(e) => Some(e),
+            LeaderError::Encode { error, .. } => Some(error),
+        }
+    }
+}
+
+/// The leader's whole round on the members of a JoinGroup response (see the
+/// [module docs](self)): decode, assign, drop what `metadata` does not know, validate a custom
+/// cooperative assignor, hand over, encode.
+pub fn lead(
+    assignor: &dyn PartitionAssignor,
+    protocol: RebalanceProtocol,
+    metadata: &ClusterMetadata,
+    members: &[JoinGroupMember],
+) -> Result<LeaderRound, LeaderError> {
+    let mut group: Vec<GroupMemberView<'_>> = Vec::with_capacity(members.len());
+    for m in members {
+        let subscription = SubscriptionView::decode(&m.metadata)
+            .map_err(|error| LeaderError::Subscription { member_id: m.member_id.clone(), error })?;
+        group.push(GroupMemberView {
+            member_id: &m.member_id,
+            group_instance_id: m.group_instance_id.as_deref(),
+            subscription,
+        });
+    }
+    let subscribed_topics = subscribed_topics(&group);
+    let assignment = assign(assignor, protocol, metadata, &group).map_err(LeaderError::Assign)?;
+    let mut sync_assignments = Vec::with_capacity(assignment.len());
+    for a in assignment.members() {
+        let bytes = a
+            .encode(Version::V3)
+            .map_err(|error| LeaderError::Encode { member_id: a.member_id().to_owned(), error })?;
+        sync_assignments
+            .push(SyncGroupAssignment { member_id: a.member_id().to_owned(), assignment: Bytes::from(bytes) });
+    }
+    Ok(LeaderRound { assignment, sync_assignments, subscribed_topics })
+}
+
+/// Steps 2 to 5 of the round on members already decoded: what [`lead`] encodes.
+pub fn assign(
+    assignor: &dyn PartitionAssignor,
+    protocol: RebalanceProtocol,
+    metadata: &ClusterMetadata,
+    group: &[GroupMemberView<'_>],
+) -> Result<GroupAssignment, AssignError> {
+    let mut result = assignor.assign_views(metadata, group)?;
+    for m in group {
+        result.ensure_member(m.member_id);
+    }
+    let cooperative = protocol == RebalanceProtocol::Cooperative;
+    let mut claimed: BTreeSet<(&str, &str, i32)> = BTreeSet::new();
+    if cooperative {
+        for m in group {
+            for g in m.subscription.owned_partitions().iter().filter(|g| !metadata.topics.contains_key(g.topic)) {
+                claimed.extend(g.partitions.iter().map(|p| (m.member_id, g.topic, p)));
+            }
+        }
+    }
+    result.retain_partitions(|member, topic, p| match metadata.topics.get(topic) {
+        Some(info) => p >= 0 && p < info.partitions,
+        None => p >= 0 && claimed.contains(&(member, topic, p)),
+    });
+    if cooperative && assignor.name() != COOPERATIVE_STICKY {
+        // A custom assignor's result is checked against the owned form (rare: copy here).
+        let owned: Vec<GroupMember> = group.iter().map(GroupMemberView::to_owned).collect();
+        validate_cooperative_assignment(&owned, &result)?;
+    }
+    let claims: Vec<(&str, OwnedList<'_>)> =
+        group.iter().map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions()))).collect();
+    handover(&claims, &mut result);
+    Ok(result)
+}
+
+/// Every topic the members subscribe to.
+fn subscribed_topics(group: &[GroupMemberView<'_>]) -> BTreeSet<String> {
+    let mut all_topics = BTreeSet::new();
+    let mut previous = None;
+    for m in group {
+        // Members mostly share their topic list: one byte compare skips a repeated one.
+        let topics = m.subscription.topics();
+        if previous != Some(topics) {
+            for t in topics.iter() {
+                if !all_topics.contains(t) {
+                    all_topics.insert(t.to_owned());
+                }
+            }
+            previous = Some(topics);
+        }
+    }
+    all_topics
+}
+
+/// Java `validateCooperativeAssignment`: no partition may be added to one member while it is
+/// revoked from another in the same rebalance.
+pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAssignment) -> Result<(), AssignError> {
+    let mut added = PartitionSet::new();
+    let mut revoked = PartitionSet::new();
+    for m in members {
+        let owned = PartitionSet::from_groups(&m.subscription.owned_partitions);
+        let assigned = PartitionSet::from_groups(&result.partitions_of(&m.member_id));
+        added.extend(assigned.difference(&owned));
+        revoked.extend(owned.difference(&assigned));
+    }
+    let both: Vec<(&str, i32)> = added.intersection(&revoked).collect();
+    if both.is_empty() {
+        Ok(())
+    } else {
+        Err(AssignError::CooperativeViolation(format!(
+            "Assignor supporting the COOPERATIVE protocol violates its requirements: {both:?} are both added and revoked"
+        )))
+    }
+}
+
+/// The KIP-429 leader hand-over (§2.3-2.6): a partition some *other* member claims to own is
+/// withheld from its new owner this round (listed in `pending`; its owner revokes it and the
+/// follow-up rebalance assigns it). Idempotent, so it is safe after an assignor that already
+/// withholds.
+///
+/// The KIP's step 2.6 (partitions of topics missing from the leader's metadata go back to their
+/// claimant) is done by the `cooperative-sticky` assignor and kept by the leader for the member
+/// that claims it. It converges because a member never takes an assigned partition its own
+/// metadata does not have: a deleted topic's claims die out, and a member whose metadata lags
+/// rejoins once it catches up.
+///
+/// A negative partition id is no partition: it is never a claim, and one in `result` is left
+/// where it is (the leader drops them from its result before the hand-over).
+pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
+    let claims: Vec<(&str, OwnedList<'_>)> =
+        members.iter().map(|m| (m.member_id.as_str(), OwnedList::Owned(&m.subscription.owned_partitions))).collect();
+    handover(&claims, result);
+}
+
+/// [`apply_cooperative_handover`] on each member's id and owned partitions, in either form.
+fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
+    if members.iter().all(|(_, owned)| owned.is_empty()) {
+        return;
+    }
+    // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
+    // highest of those keeps a member's claim (untrusted input: partition 2^31 - 1, say) from
+    // sizing an allocation. The highest assigned id is no bound by itself: KIP-429 step 2.6
+    // hands a claimed partition of a topic the leader does not know (any id) back to its
+    // claimer. So a topic whose highest assigned id is far beyond its number of assigned
+    // partitions gets a sparse table instead: the table is never more than a small multiple of
+    // the result's own size.
+    let mut bounds: HashMap<&str, (usize, usize)> = HashMap::new();
+    for a in result.members() {
+        for (topic, partitions) in a.topics() {
+            let high = partitions.iter().filter_map(|&p| usize::try_from(p).ok()).max().map_or(0, |p| p + 1);
+            let (h, n) = bounds.entry(topic).or_default();
+            *h = (*h).max(high);
+            *n += partitions.len();
+        }
+    }
+    // Claimants per assigned topic, indexed by partition id, so that the lookup below hashes
+    // each topic name once per assignment entry rather than once per partition. A negative id
+    // is no partition: never a claim (the leader drops negative ids from its result before).
+    let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
+    for &(member_id, owned) in members {
+        owned.for_each(|topic, partitions| {
+            let Some(&(high, n)) = bounds.get(topic) else { return };
+            let slots = claims.entry(topic).or_insert_with(|| {
+                if high > 2 * n + 64 {
+                    Claimants::Sparse(HashMap::new())
+                } else {
+                    Claimants::Dense(Vec::new())
+                }
+            });
+            for i in partitions.filter_map(|p| usize::try_from(p).ok()).filter(|&i| i < high) {
+                slots.push(i, member_id);
+            }
+        });
+    }
+    drop(bounds);
+    if claims.is_empty() {
+        return;
+    }
+    let mut pending = BTreeSet::new();
+    // Partitions come grouped per topic: look each run's topic up once.
+    let mut last: Option<(*const u8, Option<&Claimants<'_>>)> = None;
+    result.retain_partitions(|member_id, topic, p| {
+        let slots = match last {
+            Some((ptr, slots)) if ptr == topic.as_ptr() => slots,
+            _ => {
+                let slots = claims.get(topic);
+                last = Some((topic.as_ptr(), slots));
+                slots
+            }
+        };
+        let Some(slots) = slots else { return true };
+        match usize::try_from(p).ok().and_then(|i| slots.get(i)) {
+            Some(owners) if owners.iter().any(|o| *o != member_id) => {
+                for o in owners.iter().filter(|o| **o != member_id) {
+                    pending.insert(PendingPartition {
+                        topic: topic.to_owned(),
+                        partition: p,
+                        from: o.to_string(),
+                        to: Some(member_id.to_owned()),
+                    });
+                }
+                false
+            }
+            _ => true,
+        }
+    });
+    if !pending.is_empty() {
+        pending.extend(result.pending.drain(..));
+        result.pending = pending.into_iter().collect();
+    }
+}
+
+/// The members claiming each partition of one topic in [`apply_cooperative_handover`].
+enum Claimants<'a> {
+    /// Indexed by partition id.
+    Dense(Vec<Vec<&'a str>>),
+    /// For a topic whose assigned ids are too sparse to index.
+    Sparse(HashMap<usize, Vec<&'a str>>),
+}
+
+impl<'a> Claimants<'a> {
+    fn push(&mut self, i: usize, member_id: &'a str) {
+        match self {
+            Claimants::Dense(slots) => {
+                if slots.len() <= i {
+                    slots.resize(i + 1, Vec::new());
+                }
+                slots[i].push(member_id);
+            }
+            Claimants::Sparse(slots) => slots.entry(i).or_default().push(member_id),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&Vec<&'a str>> {
+        match self {
+            Claimants::Dense(slots) => slots.get(i),
+            Claimants::Sparse(slots) => slots.get(&i),
+        }
+    }
+}
