@@ -55,8 +55,9 @@ fn leave_all(members: &mut [&mut Member]) {
 
 fn check_logs(members: &mut [&mut Member], max_generations: usize) {
     let logs: Vec<_> = members.iter_mut().map(|m| m.log()).collect();
-    live::check_no_double_ownership(&logs).unwrap_or_else(|e| panic!("{e}"));
-    live::check_generations(&logs, max_generations).unwrap_or_else(|e| panic!("{e}"));
+    let merged = || live::merged_lines(&logs);
+    live::check_no_double_ownership(&logs).unwrap_or_else(|e| panic!("{e}\nmerged logs:\n{}", merged()));
+    live::check_generations(&logs, max_generations).unwrap_or_else(|e| panic!("{e}\nmerged logs:\n{}", merged()));
 }
 
 #[test]
@@ -65,7 +66,7 @@ fn java_and_librdkafka_members_share_a_cooperative_sticky_group_on_kafka_3_9() {
     let topic = live::unique_name("smoke-coop");
     let group = live::unique_name("smoke-coop-g");
     cluster.create_topic(&topic, 6);
-    let opts = MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).session_timeout_ms(6000);
+    let opts = MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).session_timeout_ms(10_000);
     let mut j1 = cluster.java(&opts.clone().client_id("j1"));
     let mut j2 = cluster.java(&opts.clone().client_id("j2").rack("rack-b"));
     let mut r1 = cluster.rdkafka(&opts.clone().client_id("r1"));

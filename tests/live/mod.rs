@@ -18,8 +18,8 @@ pub mod ownership;
 
 pub use member::{Event, Member, MemberOptions, TopicPartition};
 pub use ownership::{
-    check_generations, check_no_double_ownership, check_settled, final_ownership, generations, partitions,
-    wait_settled, MemberLog,
+    check_generations, check_no_double_ownership, check_settled, final_ownership, generations, merged_lines,
+    partitions, wait_settled, MemberLog,
 };
 
 use serde_json::Value;
@@ -233,6 +233,15 @@ impl Cluster {
     pub fn list_groups(&self) -> Vec<Value> {
         let lines = self.admin(&["list-groups"]).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         lines[0]["groups"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Sets group configs (Kafka 4.x, KIP-848), e.g. `[("consumer.session.timeout.ms", "3000")]`
+    /// for a test that waits on a consumer-protocol session expiring.
+    pub fn set_group_config(&self, group: &str, configs: &[(&str, &str)]) {
+        let kvs: Vec<String> = configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut args = vec!["alter-group-config", group];
+        args.extend(kvs.iter().map(String::as_str));
+        self.admin(&args).unwrap_or_else(|e| panic!("{}: {e}", self.name));
     }
 
     /// The broker id of `group`'s coordinator, as the Java admin client finds it.

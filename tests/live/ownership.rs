@@ -107,6 +107,22 @@ pub fn check_no_double_ownership(logs: &[MemberLog]) -> Result<(), String> {
     }
 }
 
+/// Every member's lines merged by `ts_ms`, one per line prefixed with the member: for failure
+/// messages.
+pub fn merged_lines(logs: &[MemberLog]) -> String {
+    let mut lines: Vec<(u64, usize, String)> = Vec::new();
+    for (m, log) in logs.iter().enumerate() {
+        for e in &log.events {
+            lines.push((e.ts_ms, m, format!("{} {}: {}", e.ts_ms, log.member, e.raw)));
+        }
+        if let Some(ts) = log.ended_at_ms {
+            lines.push((ts, m, format!("{ts} {}: (process ended)", log.member)));
+        }
+    }
+    lines.sort_by_key(|(ts, m, _)| (*ts, *m));
+    lines.into_iter().map(|(_, _, l)| l).collect::<Vec<_>>().join("\n")
+}
+
 /// Who owns what at the end of the logs: every live (not ended) member's latest `owned`.
 pub fn final_ownership(logs: &[MemberLog]) -> BTreeMap<String, BTreeSet<TopicPartition>> {
     logs.iter()

@@ -11,6 +11,8 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
@@ -19,6 +21,7 @@ import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /**
@@ -31,6 +34,8 @@ import org.apache.kafka.common.errors.TopicExistsException;
  * LiveAdmin --bootstrap B describe-group G [G...]   # one JSON line per group
  * LiveAdmin --bootstrap B list-groups               # one JSON line
  * LiveAdmin --bootstrap B describe-cluster          # one JSON line
+ * LiveAdmin --bootstrap B alter-group-config G KEY=VALUE...   # 4.x group configs (KIP-848), e.g.
+ *                                                    # consumer.session.timeout.ms=3000
  * </pre>
  *
  * describe-group prints what Java's Admin.describeConsumerGroups reports (DescribeGroups for a
@@ -48,7 +53,7 @@ public final class LiveAdmin {
     System.err.println("LiveAdmin: " + why);
     System.err.println("usage: LiveAdmin --bootstrap B [--command-config FILE] "
         + "create-topic NAME PARTITIONS [RF] | create-partitions NAME TOTAL | delete-topic NAME | "
-        + "describe-group G... | list-groups | describe-cluster");
+        + "describe-group G... | list-groups | describe-cluster | alter-group-config G K=V...");
     System.exit(2);
   }
 
@@ -80,6 +85,7 @@ public final class LiveAdmin {
         case "describe-group": describeGroups(admin, rest); break;
         case "list-groups": listGroups(admin); break;
         case "describe-cluster": describeCluster(admin); break;
+        case "alter-group-config": alterGroupConfig(admin, rest); break;
         default: usage("unknown command " + cmd);
       }
     } catch (ExecutionException e) {
@@ -224,6 +230,30 @@ public final class LiveAdmin {
     Map<String, Object> out = Json.obj();
     out.put("groups", groups);
     Json.emit(out);
+  }
+
+  static void alterGroupConfig(Admin admin, List<String> a) throws Exception {
+    if (a.size() < 2) usage("alter-group-config G KEY=VALUE...");
+    // ConfigResource.Type.GROUP exists from kafka-clients 4.0 on: by name, so this compiles on 3.9.
+    ConfigResource.Type type;
+    try {
+      type = ConfigResource.Type.valueOf("GROUP");
+    } catch (IllegalArgumentException e) {
+      throw new UnsupportedOperationException("group configs need kafka-clients 4.x");
+    }
+    List<AlterConfigOp> ops = new ArrayList<>();
+    Map<String, Object> set = Json.obj();
+    for (String kv : a.subList(1, a.size())) {
+      int eq = kv.indexOf('=');
+      if (eq <= 0) usage("alter-group-config wants KEY=VALUE");
+      ops.add(new AlterConfigOp(new ConfigEntry(kv.substring(0, eq), kv.substring(eq + 1)), AlterConfigOp.OpType.SET));
+      set.put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
+    admin.incrementalAlterConfigs(Map.of(new ConfigResource(type, a.get(0)), ops)).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+    Map<String, Object> o = Json.obj();
+    o.put("group_id", a.get(0));
+    o.put("set", set);
+    Json.emit(o);
   }
 
   static void describeCluster(Admin admin) throws Exception {
