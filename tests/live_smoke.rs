@@ -104,3 +104,34 @@ fn java_and_librdkafka_consumer_protocol_members_share_a_group_on_kafka_4_1() {
     // member passes through while it reconciles; 3 joins + 2 leaves stay well under 12.
     check_logs(&mut [&mut j1, &mut j2, &mut r1], 12);
 }
+
+#[test]
+fn java_members_survive_their_coordinator_broker_being_killed_on_a_3_broker_cluster() {
+    let Some(cluster) = Cluster::exclusive("k39x3") else { return };
+    assert_eq!(cluster.broker_bootstraps.len(), 3, "k39x3 has 3 brokers");
+    let topic = live::unique_name("smoke-failover");
+    let group = live::unique_name("smoke-failover-g");
+    cluster.create_topic_rf(&topic, 6, 3);
+    let opts = MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).session_timeout_ms(10_000);
+    let mut j1 = cluster.java(&opts.clone().client_id("j1"));
+    let mut j2 = cluster.java(&opts.clone().client_id("j2"));
+    let expected = live::partitions(&topic, 0..6);
+    live::wait_settled(&mut [&mut j1, &mut j2], &expected, SETTLE, QUIET).unwrap_or_else(|e| panic!("{e}"));
+    let before = cluster.coordinator_id(&group);
+    let killed_at = std::time::Instant::now();
+    cluster.kill_broker(before);
+    // The offsets topic has replication factor 3: another broker becomes the coordinator, the
+    // members find it, and the group stays (or becomes again) exactly owned.
+    let restart = || cluster.restart_broker(before);
+    let after = cluster.wait_coordinator_moved(&group, before, Duration::from_secs(60)).unwrap_or_else(|e| {
+        restart();
+        panic!("{e}")
+    });
+    println!("coordinator moved from broker {before} to {after} in {:?}", killed_at.elapsed());
+    let settled = live::wait_settled(&mut [&mut j1, &mut j2], &expected, SETTLE, QUIET);
+    restart();
+    settled.unwrap_or_else(|e| panic!("after killing coordinator {before} (now {after}): {e}"));
+    describe_agrees(&cluster, &group, &[&j1, &j2]).unwrap_or_else(|e| panic!("{e}"));
+    leave_all(&mut [&mut j2, &mut j1]);
+    check_logs(&mut [&mut j1, &mut j2], 8);
+}

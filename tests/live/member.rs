@@ -153,11 +153,13 @@ impl MemberOptions {
         }
     }
 
-    /// The command-line flags (shared by LiveConsumer, rdkafka_consumer.py and `kcp group join`,
-    /// which has no --bootstrap of its own).
+    /// The command-line flags of LiveConsumer and rdkafka_consumer.py. `kcp group join` shares
+    /// `--bootstrap-server`, `--command-config`, `--group`, `--topics`, `--assignors`,
+    /// `--instance-id`, `--rack`, `--session-timeout-ms` and `--duration-s`; leave the other
+    /// fields unset for it.
     pub fn args(&self, default_bootstrap: &str) -> Vec<String> {
         let mut a = vec![
-            "--bootstrap".to_string(),
+            "--bootstrap-server".to_string(),
             self.bootstrap.clone().unwrap_or_else(|| default_bootstrap.to_string()),
             "--group".into(),
             self.group.clone(),

@@ -178,6 +178,14 @@ impl Cluster {
         path
     }
 
+    /// The same settings as [`Cluster::client_properties`] in librdkafka's key names, for
+    /// `rdkafka_consumer.py --command-config`.
+    pub fn rdkafka_properties(&self, kind: &str) -> PathBuf {
+        let path = self.run_dir.join(format!("rdkafka-{kind}.properties"));
+        assert!(path.is_file(), "{}: no {} (is this a --sasl-ssl cluster?)", self.name, path.display());
+        path
+    }
+
     /// `kafka.sh SUBCOMMAND ARGS...` for this cluster, with the run dir the cluster lives in.
     pub fn ctl_command(&self) -> Command {
         let mut cmd = Command::new("bash");
@@ -248,6 +256,26 @@ impl Cluster {
     pub fn coordinator_id(&self, group: &str) -> i32 {
         let d = self.describe_group(group);
         d["coordinator"]["id"].as_i64().unwrap_or_else(|| panic!("no coordinator in {d}")) as i32
+    }
+
+    /// Waits (at most `timeout`) until `group`'s coordinator is a broker other than `old` (after
+    /// `kill_broker(old)`: the controller fences the dead broker after 3 s, then the offsets
+    /// partition gets a new leader) and returns it. Describe calls that fail meanwhile (the admin
+    /// client still asks the dead broker) are retried.
+    pub fn wait_coordinator_moved(&self, group: &str, old: i32, timeout: Duration) -> Result<i32, String> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut last = String::new();
+        while std::time::Instant::now() < deadline {
+            match self.admin(&["describe-group", group]) {
+                Ok(lines) => match lines.first().and_then(|d| d["coordinator"]["id"].as_i64()) {
+                    Some(id) if id as i32 != old => return Ok(id as i32),
+                    other => last = format!("coordinator still {other:?}"),
+                },
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Err(format!("{group}'s coordinator did not move from broker {old} within {timeout:?}: {last}"))
     }
 
     /// SIGKILLs broker `id` (1-based).

@@ -232,6 +232,11 @@ num.recovery.threads.per.data.dir=1
 num.replica.fetchers=1
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=2097152
+# A killed broker is fenced by the controller after 3 s (default 9 s), so leadership and the group
+# coordinator move quickly; and they move only then, not at a preferred-leader election 5 min later.
+broker.session.timeout.ms=3000
+broker.heartbeat.interval.ms=500
+auto.leader.rebalance.enable=false
 controlled.shutdown.max.retries=1
 controlled.shutdown.retry.backoff.ms=500
 EOF
@@ -367,6 +372,15 @@ sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule require
 ssl.truststore.type=PEM
 ssl.truststore.location=$tls/ca.pem
 EOF
+  # The same for librdkafka (rdkafka_consumer.py --command-config): its own key names.
+  for mech in SCRAM-SHA-256 SCRAM-SHA-512; do
+    printf '%s\n' security.protocol=SASL_SSL "sasl.mechanism=$mech" "sasl.username=$SCRAM_USER" \
+      "sasl.password=$SCRAM_PASSWORD" "ssl.ca.location=$tls/ca.pem" > "$CLUSTER_DIR/rdkafka-${mech,,}.properties"
+  done
+  printf '%s\n' security.protocol=SASL_SSL sasl.mechanism=PLAIN "sasl.username=$PLAIN_USER" \
+    "sasl.password=$PLAIN_PASSWORD" "ssl.ca.location=$tls/ca.pem" > "$CLUSTER_DIR/rdkafka-plain.properties"
+  printf '%s\n' security.protocol=SSL "ssl.ca.location=$tls/ca.pem" "ssl.certificate.location=$tls/client.pem" \
+    "ssl.key.location=$tls/client.key" > "$CLUSTER_DIR/rdkafka-mtls.properties"
   cat > "$CLUSTER_DIR/client-mtls.properties" <<EOF
 security.protocol=SSL
 ssl.truststore.type=PEM

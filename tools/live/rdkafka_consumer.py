@@ -62,7 +62,7 @@ def read_properties(path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--bootstrap", "--bootstrap-server", dest="bootstrap", required=True)
     p.add_argument("--group", required=True)
     p.add_argument("--topics", required=True, help="comma-separated")
     p.add_argument("--assignors", help="comma-separated librdkafka names: range, roundrobin, cooperative-sticky")

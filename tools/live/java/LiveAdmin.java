@@ -23,6 +23,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The Java admin client's view, for the live tests' setup and cross-checks. Prints JSON.
@@ -63,7 +64,8 @@ public final class LiveAdmin {
     for (; i < args.length && args[i].startsWith("--"); i += 2) {
       if (i + 1 >= args.length) usage(args[i] + " needs a value");
       switch (args[i]) {
-        case "--bootstrap": bootstrap = args[i + 1]; break;
+        case "--bootstrap":
+        case "--bootstrap-server": bootstrap = args[i + 1]; break;
         case "--command-config": commandConfig = args[i + 1]; break;
         default: usage("unknown option " + args[i]);
       }
@@ -114,8 +116,16 @@ public final class LiveAdmin {
     // Wait until every partition has a leader, so that a member joining next sees them all.
     long deadline = System.currentTimeMillis() + TIMEOUT_S * 1000;
     while (true) {
-      var d = admin.describeTopics(List.of(name)).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS).get(name);
-      if (d.partitions().size() == partitions && d.partitions().stream().allMatch(p -> p.leader() != null)) break;
+      org.apache.kafka.clients.admin.TopicDescription d;
+      try {
+        d = admin.describeTopics(List.of(name)).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS).get(name);
+      } catch (ExecutionException e) {
+        // With several brokers the one asked may not have the new topic's metadata yet.
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) throw e;
+        d = null;
+      }
+      if (d != null && d.partitions().size() == partitions
+          && d.partitions().stream().allMatch(p -> p.leader() != null)) break;
       if (System.currentTimeMillis() > deadline) throw new IllegalStateException("topic " + name + " has no leaders after " + TIMEOUT_S + "s");
       Thread.sleep(100);
     }

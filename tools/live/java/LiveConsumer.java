@@ -29,7 +29,7 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * can be merged by ts_ms and checked together.
  *
  * <pre>
- * LiveConsumer --bootstrap HOST:PORT --group G --topics T1,T2 [--assignors cooperative-sticky,range]
+ * LiveConsumer --bootstrap[-server] HOST:PORT --group G --topics T1,T2 [--assignors cooperative-sticky,range]
  *   [--group-protocol classic|consumer] [--remote-assignor uniform|range] [--instance-id ID]
  *   [--rack R] [--client-id C] [--session-timeout-ms N] [--heartbeat-interval-ms N]
  *   [--duration-s N] [--command-config FILE] [--config KEY=VALUE]...
@@ -90,7 +90,8 @@ public final class LiveConsumer {
       if (i + 1 >= args.length) usage(a + " needs a value");
       String v = args[++i];
       switch (a) {
-        case "--bootstrap": bootstrap = v; break;
+        case "--bootstrap":
+        case "--bootstrap-server": bootstrap = v; break;
         case "--group": group = v; break;
         case "--topics": topics = Arrays.asList(v.split(",")); break;
         case "--assignors": assignors = Arrays.asList(v.split(",")); break;
