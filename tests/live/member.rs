@@ -153,6 +153,21 @@ impl MemberOptions {
         }
     }
 
+    /// The flags of `kcp group join` (../shared/spec/cli.md). Panics when a field it has no flag
+    /// for is set (client id, group protocol, remote assignor, heartbeat, extra config): put
+    /// client settings in `command_config` instead.
+    pub fn kcp_args(&self, default_bootstrap: &str) -> Vec<String> {
+        assert!(
+            self.client_id.is_none()
+                && self.group_protocol.is_none()
+                && self.remote_assignor.is_none()
+                && self.heartbeat_interval_ms.is_none()
+                && self.config.is_empty(),
+            "kcp group join has no flag for one of the options set: {self:?}"
+        );
+        self.args(default_bootstrap)
+    }
+
     /// The command-line flags of LiveConsumer and rdkafka_consumer.py. `kcp group join` shares
     /// `--bootstrap-server`, `--command-config`, `--group`, `--topics`, `--assignors`,
     /// `--instance-id`, `--rack`, `--session-timeout-ms` and `--duration-s`; leave the other

@@ -305,6 +305,14 @@ impl Cluster {
         self.spawn(options.label("rdkafka"), cmd)
     }
 
+    /// A `kcp group join` member: the `kcp` binary cargo built for this test, labelled `label`.
+    pub fn kcp(&self, label: &str, options: &MemberOptions) -> Member {
+        let bin = env!("CARGO_BIN_EXE_kcp");
+        let mut cmd = Command::new(bin);
+        cmd.args(["group", "join"]).args(options.kcp_args(&self.bootstrap));
+        self.spawn(format!("kcp:{label}"), cmd)
+    }
+
     /// Any member process that prints `kcp group join` JSON lines (e.g. `kcp group join` itself),
     /// in its own process group, registered with kafka.sh so `stop` kills it if the test does not.
     pub fn spawn(&self, label: String, cmd: Command) -> Member {

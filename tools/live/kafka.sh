@@ -28,7 +28,7 @@ BROKER_HEAP=${KCP_LIVE_BROKER_HEAP:-512m}
 
 log() { echo "[kafka.sh $(date -u +%H:%M:%S)] $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 known_version() {
   local v
