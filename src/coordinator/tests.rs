@@ -804,3 +804,79 @@ fn cooperative_leader_never_gives_back_a_negative_partition_id() {
     );
     assert!(out["m1"].assigned_partitions.is_empty() && out["m3"].assigned_partitions.is_empty(), "{out:?}");
 }
+
+/// librdkafka PR #5604: a session that expires while a rebalance is in flight must end in
+/// `onPartitionsLost`, never `onPartitionsRevoked`: the member no longer owns anything it could
+/// hand over cleanly (commits would fail, another member may already have the partitions).
+#[test]
+fn session_expiring_while_a_join_is_in_flight_loses_the_partitions_not_revokes_them() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0), ("t", 1)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let join = h.req();
+    assert!(matches!(join.request, Request::JoinGroup(_)));
+    assert!(h.events().is_empty(), "a cooperative member keeps its partitions while it rejoins");
+    // From here no heartbeat gets through (the broker expelled us, the network is gone).
+    let expiry = h.now + h.c.config().session_timeout_ms;
+    h.c.handle_timeout(expiry);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 0), ("t", 1)]))]);
+    assert_eq!((h.c.generation(), h.c.member_id()), (-1, ""));
+    // The broker then answers the parked JoinGroup with UNKNOWN_MEMBER_ID: nothing more to lose,
+    // and no revocation is reported for partitions that are already gone.
+    h.now = expiry + 1;
+    h.c.handle_response(
+        h.now,
+        join.id,
+        Response::JoinGroup(JoinGroupResponse { error: ErrorCode::UNKNOWN_MEMBER_ID, ..Default::default() }),
+    );
+    assert!(h.events().is_empty());
+    let rejoin = h.req();
+    let sub = Subscription::decode(&join_req(&rejoin).protocols[0].metadata).unwrap();
+    assert!(sub.owned_partitions.is_empty(), "a member that lost its partitions claims none");
+    assert_eq!((join_req(&rejoin).member_id.as_str(), sub.generation_id), ("", -1));
+}
+
+/// The PR #5604 case itself: the SyncGroup of a cooperative rebalance revoked part of the
+/// assignment (the follow-up JoinGroup is in flight) when the session expires. What was revoked
+/// stays revoked; everything still owned is lost, and the stale follow-up answer adds nothing.
+#[test]
+fn session_expiring_during_the_cooperative_follow_up_rebalance_reports_lost() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 0), ("t", 1), ("t", 2)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let s = h.join_ok(2, "m1");
+    h.sync_ok(s, &[("t", 1), ("t", 2)]);
+    assert_eq!(
+        h.events(),
+        [
+            Event::PartitionsRevoked(parts(&[("t", 0)])),
+            Event::Assignment { generation_id: 2, assignor: "x".into(), partitions: parts(&[("t", 1), ("t", 2)]) },
+            Event::PartitionsAssigned(vec![]),
+        ]
+    );
+    let follow_up = h.req();
+    assert!(matches!(follow_up.request, Request::JoinGroup(_)));
+    h.c.handle_timeout(h.now + h.c.config().session_timeout_ms);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 1), ("t", 2)]))]);
+    // Leaving now is silent: nothing is owned, and the reset member sends no LeaveGroup.
+    h.c.leave(h.now + h.c.config().session_timeout_ms);
+    assert!(h.events().is_empty());
+    assert!(h.c.owned().is_empty());
+    assert_eq!(h.c.poll_request(h.now), None);
+}
+
+/// Java's `onLeavePrepare`: leaving while a rebalance is in progress reports the partitions as
+/// lost (they may already be assigned elsewhere), in a stable group as revoked.
+#[test]
+fn leaving_during_a_rebalance_reports_lost_and_in_a_stable_group_revoked() {
+    let mut h = H::follower(Cooperative);
+    h.rebalance(1, &[("t", 3)]);
+    h.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
+    let _join = h.req();
+    h.c.leave(h.now);
+    assert_eq!(h.events(), [Event::PartitionsLost(parts(&[("t", 3)]))]);
+    let mut stable = H::follower(Cooperative);
+    stable.rebalance(1, &[("t", 3)]);
+    stable.c.leave(stable.now);
+    assert_eq!(stable.events(), [Event::PartitionsRevoked(parts(&[("t", 3)]))]);
+}
