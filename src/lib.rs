@@ -43,6 +43,8 @@
 #![warn(missing_docs)]
 
 pub mod assignor;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod codec;
 pub mod coordinator;
 pub mod group_api;

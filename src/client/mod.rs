@@ -1,0 +1,3 @@
+//! The network side (feature `client`).
+
+pub mod member;
