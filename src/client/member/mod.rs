@@ -19,7 +19,7 @@
 //!   inside `poll()`. Heartbeats keep going meanwhile, as Java's heartbeat thread does. The time
 //!   spent is recorded with [`Coordinator::record_listener_latency`].
 //!
-//! The network is a [`GroupTransport`]; the crate's [`ClientTransport`](super::ClientTransport)
+//! The network is a [`GroupTransport`]; the crate's `ClientTransport`
 //! speaks Kafka over TCP, and a client author can plug in their own connections instead.
 
 use std::collections::{BTreeSet, VecDeque};
