@@ -22,7 +22,7 @@
 //! The network is a [`GroupTransport`]; the crate's `ClientTransport`
 //! speaks Kafka over TCP, and a client author can plug in their own connections instead.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -34,10 +34,10 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::assignor::{ClusterMetadata, PartitionAssignor, RebalanceProtocol};
 use crate::coordinator::{
-    group_partitions, partition_set, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse,
-    JoinGroupResponse, LeaveGroupResponse, ListenerKind, Request, RequestId, Response, SyncGroupResponse, Tp, Transmit,
+    Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
+    ListenerKind, Request, RequestId, Response, SyncGroupResponse, Transmit,
 };
-use crate::TopicPartitions;
+use crate::{PartitionSet, TopicPartitions};
 
 #[cfg(all(test, feature = "sim"))]
 mod tests;
@@ -379,7 +379,7 @@ impl Member {
             events: events_tx,
             commands,
             commands_open: true,
-            owned: BTreeSet::new(),
+            owned: PartitionSet::new(),
             generation: -1,
             subscribed: false,
             metadata_due: Some(origin),
@@ -513,7 +513,7 @@ struct Driver<T> {
     commands: mpsc::UnboundedReceiver<Command>,
     commands_open: bool,
     /// What the application owns after the events handed out so far.
-    owned: BTreeSet<Tp>,
+    owned: PartitionSet,
     /// The generation of the last `joined` event.
     generation: i32,
     subscribed: bool,
@@ -650,18 +650,18 @@ impl<T: GroupTransport> Driver<T> {
         let generation_id = self.generation;
         let out = match event {
             Event::PartitionsRevoked(partitions) => {
-                let gone = partition_set(&partitions);
-                self.owned.retain(|tp| !gone.contains(tp));
-                MemberEvent::Revoked { generation_id, partitions, owned: group_partitions(&self.owned) }
+                let gone = PartitionSet::from_groups(&partitions);
+                self.owned.retain(|t, p| !gone.contains(t, p));
+                MemberEvent::Revoked { generation_id, partitions, owned: self.owned.to_groups() }
             }
             Event::PartitionsLost(partitions) => {
-                let gone = partition_set(&partitions);
-                self.owned.retain(|tp| !gone.contains(tp));
-                MemberEvent::Lost { generation_id, partitions, owned: group_partitions(&self.owned) }
+                let gone = PartitionSet::from_groups(&partitions);
+                self.owned.retain(|t, p| !gone.contains(t, p));
+                MemberEvent::Lost { generation_id, partitions, owned: self.owned.to_groups() }
             }
             Event::PartitionsAssigned(partitions) => {
-                self.owned.extend(partition_set(&partitions));
-                MemberEvent::Assigned { generation_id, partitions, owned: group_partitions(&self.owned) }
+                self.owned.extend(PartitionSet::from_groups(&partitions).iter());
+                MemberEvent::Assigned { generation_id, partitions, owned: self.owned.to_groups() }
             }
             Event::Assignment { .. } => return,
             Event::Error(e) => MemberEvent::Error { error: MemberError::Coordinator(e), fatal: false },
@@ -796,7 +796,7 @@ impl<T: GroupTransport> Driver<T> {
     fn leave_without_request(&mut self, now: u64) {
         let _ = now;
         if !self.owned.is_empty() {
-            let partitions = group_partitions(&self.owned);
+            let partitions = self.owned.to_groups();
             self.owned.clear();
             self.outbox.push_back(MemberEvent::Lost { generation_id: self.generation, partitions, owned: Vec::new() });
         }

@@ -2,7 +2,7 @@
 //! clock: real concurrency (parked JoinGroups, heartbeats beside them, the application's slow
 //! callbacks), deterministic time.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -174,13 +174,13 @@ struct Seen2 {
 }
 
 impl Seen2 {
-    fn owned(&self) -> BTreeSet<Tp> {
-        let mut owned = BTreeSet::new();
+    fn owned(&self) -> PartitionSet {
+        let mut owned = PartitionSet::new();
         for e in &self.events {
             match e {
                 MemberEvent::Revoked { owned: o, .. }
                 | MemberEvent::Assigned { owned: o, .. }
-                | MemberEvent::Lost { owned: o, .. } => owned = partition_set(o),
+                | MemberEvent::Lost { owned: o, .. } => owned = PartitionSet::from_groups(o),
                 _ => {}
             }
         }
@@ -218,8 +218,8 @@ async fn settle(a: &mut Member, sa: &mut Seen2, b: &mut Member, sb: &mut Seen2, 
     }
 }
 
-fn all(n: i32) -> BTreeSet<Tp> {
-    (0..n).map(|p| ("t".to_string(), p)).collect()
+fn all(n: i32) -> PartitionSet {
+    (0..n).map(|p| ("t", p)).collect()
 }
 
 fn is_assigned(e: &MemberEvent) -> bool {
@@ -241,10 +241,9 @@ async fn two_members_share_the_partitions_and_the_last_one_takes_all_after_a_lea
     assert_eq!((oa.len(), ob.len()), (2, 2), "a {oa:?} b {ob:?}");
     assert!(oa.is_disjoint(&ob));
     // Cooperative: a gave two partitions up without losing the other two.
-    assert!(sa
-        .events
-        .iter()
-        .any(|e| matches!(e, MemberEvent::Revoked { partitions, .. } if partition_set(partitions).len() == 2)));
+    assert!(sa.events.iter().any(
+        |e| matches!(e, MemberEvent::Revoked { partitions, .. } if PartitionSet::from_groups(partitions).len() == 2)
+    ));
     assert!(!sa.events.iter().any(|e| matches!(e, MemberEvent::Lost { .. })));
 
     a.leave();
@@ -367,10 +366,10 @@ async fn run_calls_the_listener_in_order_and_leaves_on_shutdown() {
         async fn on_partitions_assigned(&mut self, partitions: &[TopicPartitions]) {
             // An async callback that takes its time: the member waits for it.
             tokio::time::sleep(Duration::from_millis(500)).await;
-            self.0.push(format!("assigned {:?}", partition_set(partitions).len()));
+            self.0.push(format!("assigned {:?}", PartitionSet::from_groups(partitions).len()));
         }
         async fn on_partitions_revoked(&mut self, partitions: &[TopicPartitions]) {
-            self.0.push(format!("revoked {:?}", partition_set(partitions).len()));
+            self.0.push(format!("revoked {:?}", PartitionSet::from_groups(partitions).len()));
         }
     }
     let cluster = Cluster::new(3);
