@@ -67,11 +67,23 @@ fn java_and_librdkafka_members_share_a_cooperative_sticky_group_on_kafka_3_9() {
     let group = live::unique_name("smoke-coop-g");
     cluster.create_topic(&topic, 6);
     let opts = MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).session_timeout_ms(10_000);
+    // One member per listener: PLAINTEXT, SASL_SSL with SCRAM-SHA-512, mTLS (k39 has them all).
+    let secured = cluster.sasl_ssl.clone().expect("k39 is started with --sasl-ssl");
     let mut j1 = cluster.java(&opts.clone().client_id("j1"));
-    let mut j2 = cluster.java(&opts.clone().client_id("j2").rack("rack-b"));
-    let mut r1 = cluster.rdkafka(&opts.clone().client_id("r1"));
+    let mut j2 = cluster.java(&MemberOptions {
+        bootstrap: Some(secured.bootstrap.clone()),
+        command_config: Some(cluster.client_properties("scram-sha-512")),
+        ..opts.clone().client_id("j2").rack("rack-b")
+    });
+    let mut r1 = cluster.rdkafka(&MemberOptions {
+        bootstrap: Some(secured.mtls_bootstrap.clone()),
+        command_config: Some(cluster.rdkafka_properties("mtls")),
+        ..opts.clone().client_id("r1")
+    });
     let expected = live::partitions(&topic, 0..6);
     live::wait_settled(&mut [&mut j1, &mut j2, &mut r1], &expected, SETTLE, QUIET).unwrap_or_else(|e| panic!("{e}"));
+    let config = j2.events().into_iter().find(|e| e.event == "config").expect("a config line").raw.to_string();
+    assert!(!config.contains(&secured.scram_password), "the password is not printed: {config}");
     for m in [&j1, &j2, &r1] {
         assert_eq!(m.owned().len(), 2, "cooperative-sticky balances 6 partitions over 3 members: {}", m.diagnostics());
     }
