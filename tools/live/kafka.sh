@@ -37,26 +37,34 @@ known_version() {
 }
 
 # ---------------------------------------------------------------- fetch
+# The cache is shared by every checkout on the machine: fetch holds a lock, finished directories are
+# never removed, and our Java classes live in a directory named after their sources' hash, so
+# checkouts with different sources do not recompile over each other's classes.
 fetch_maven() {  # fetch_maven POM-NAME: copy its runtime dependencies into $CACHE/POM-NAME once
-  local name=$1 dest=$CACHE/$1
+  local name=$1 dest=$CACHE/$1 tmp
   [ -f "$dest/.complete" ] && return 0
   log "fetching $name (Maven Central)"
-  rm -rf "$dest"
+  tmp=$(mktemp -d "$CACHE/.tmp-$name.XXXXXX")
   mvn -q -B -Dstyle.color=never -f "$HERE/maven/$name.pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-    -DoutputDirectory="$dest" >&2
-  touch "$dest/.complete"
+    -DoutputDirectory="$tmp" >&2
+  touch "$tmp/.complete"
+  rm -rf "$dest" && mv "$tmp" "$dest"
 }
 
-compile_java() {  # compile_java VERSION: our harness against kafka-clients VERSION, when sources changed
-  local v=$1 dest=$CACHE/classes-$1 stamp
-  stamp=$(cat "$HERE"/java/*.java | sha256sum | cut -d' ' -f1)
-  [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] && return 0
+java_stamp() { cat "$HERE"/java/*.java | sha256sum | cut -c1-16; }
+classes_dir() { echo "$CACHE/classes-$1-$(java_stamp)"; }  # classes_dir VERSION
+
+compile_java() {  # compile_java VERSION: our harness against kafka-clients VERSION, once per source hash
+  local v=$1 dest tmp
+  dest=$(classes_dir "$v")
+  [ -f "$dest/.complete" ] && return 0
   log "compiling tools/live/java against kafka-clients $v"
-  rm -rf "$dest" && mkdir -p "$dest"
-  javac -nowarn -Xlint:none -d "$dest" -cp "$CACHE/clients-$v/*" "$HERE"/java/*.java 2>&1 \
+  tmp=$(mktemp -d "$CACHE/.tmp-classes-$v.XXXXXX")
+  javac -nowarn -Xlint:none -d "$tmp" -cp "$CACHE/clients-$v/*" "$HERE"/java/*.java 2>&1 \
     | grep -v -E '^Note: ' >&2 || true
-  [ -f "$dest/kcp/live/LiveConsumer.class" ] || die "javac failed for kafka-clients $v"
-  echo "$stamp" > "$dest/.stamp"
+  [ -f "$tmp/kcp/live/LiveConsumer.class" ] || { rm -rf "$tmp"; die "javac failed for kafka-clients $v"; }
+  touch "$tmp/.complete"
+  rm -rf "$dest" && mv "$tmp" "$dest"
 }
 
 fetch_venv() {
@@ -78,6 +86,8 @@ cmd_fetch() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null
   fi
   mkdir -p "$CACHE"
+  exec 9> "$CACHE/.fetch.lock"
+  flock -w 900 9 || die "another fetch holds $CACHE/.fetch.lock"
   local v
   for v in "${VERSIONS[@]}"; do
     fetch_maven "broker-$v"
@@ -88,7 +98,7 @@ cmd_fetch() {
 }
 
 need_fetched() {  # need_fetched VERSION
-  [ -f "$CACHE/broker-$1/.complete" ] && [ -f "$CACHE/classes-$1/.stamp" ] \
+  [ -f "$CACHE/broker-$1/.complete" ] && [ -f "$(classes_dir "$1")/.complete" ] \
     || die "Kafka $1 is not fetched: run tools/live/kafka.sh fetch"
 }
 
@@ -568,7 +578,7 @@ cmd_java() {  # java NAME CLASS ARGS...: the cluster's kafka-clients version
   register_client "$name"
   exec java -Xms32m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \
-    -cp "$CACHE/classes-$version:$CACHE/clients-$version/*" "kcp.live.$class" "$@"
+    -cp "$(classes_dir "$version"):$CACHE/clients-$version/*" "kcp.live.$class" "$@"
 }
 
 cmd_rdkafka() {  # rdkafka NAME ARGS...
