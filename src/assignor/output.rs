@@ -13,8 +13,7 @@ use bytes::Bytes;
 
 use super::common::FxMap;
 use super::PendingPartition;
-use crate::codec::assignment::merged_starts;
-use crate::codec::wire::{Counter, Sink};
+use crate::codec::assignment::{encode_groups, encoded_groups_len, merged_starts};
 use crate::{Assignment, EncodeError, TopicPartitions, Version};
 
 /// One member's place in the flat arrays.
@@ -340,30 +339,14 @@ impl<'a> MemberAssignment<'a> {
 
     /// Exact size of [`MemberAssignment::encode`]'s output.
     pub fn encoded_len(&self) -> usize {
-        let mut counter = Counter::default();
-        // A member that cannot be encoded has no length; this counts what would be written.
-        let _ = self.write(Version::V0, &mut counter);
-        counter.0
+        encoded_groups_len(Version::V0, self.topics().count(), self.topics(), self.slot.user_data.as_deref())
     }
 
     /// Encodes this member's `ConsumerProtocolAssignment` at `version` (what the leader sends
     /// in SyncGroup), with one allocation; the bytes equal encoding [`Self::to_assignment`].
     pub fn encode(&self, version: Version) -> Result<Vec<u8>, EncodeError> {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        self.write(version, &mut out)?;
-        Ok(out)
-    }
-
-    /// The wire form: each topic is one run already, so the groups are written as they are.
-    fn write<S: Sink>(&self, version: Version, sink: &mut S) -> Result<(), EncodeError> {
-        sink.i16(version.as_i16());
-        sink.count(self.topics().count(), "assigned_partitions")?;
-        for (topic, partitions) in self.topics() {
-            sink.string(topic, "assigned_partitions.topic")?;
-            sink.count(partitions.len(), "assigned_partitions.partitions")?;
-            sink.i32s(partitions);
-        }
-        sink.nullable_bytes(self.slot.user_data.as_deref(), "user_data")
+        // Each topic is one run already, so the codec writes the groups as they are.
+        encode_groups(version, self.topics().count(), self.topics(), self.slot.user_data.as_deref())
     }
 }
 

@@ -202,12 +202,7 @@ impl Assignment {
         // Java writes a flat partition list grouped by topic: an empty group cannot exist, and a
         // topic listed twice is merged into its first appearance.
         if canonical {
-            sink.count(groups.len(), "assigned_partitions")?;
-            for g in groups {
-                sink.string(&g.topic, "assigned_partitions.topic")?;
-                sink.count(g.partitions.len(), "assigned_partitions.partitions")?;
-                sink.i32s(&g.partitions);
-            }
+            write_groups(sink, groups.len(), groups.iter().map(|g| (g.topic.as_str(), g.partitions.as_slice())))?;
         } else {
             let same = |a: usize, b: usize| groups[a].topic == groups[b].topic;
             sink.count(merged_starts(groups, same).count(), "assigned_partitions")?;
@@ -221,6 +216,66 @@ impl Assignment {
         }
         sink.nullable_bytes(self.user_data.as_deref(), "user_data")
     }
+}
+
+/// The assigned partitions as given: the count, then each `{topic, partitions}` group. Callers
+/// pass groups that are already Java's (each topic once, none empty).
+fn write_groups<'g, S: Sink>(
+    sink: &mut S,
+    count: usize,
+    groups: impl Iterator<Item = (&'g str, &'g [i32])>,
+) -> Result<(), EncodeError> {
+    sink.count(count, "assigned_partitions")?;
+    for (topic, partitions) in groups {
+        sink.string(topic, "assigned_partitions.topic")?;
+        sink.count(partitions.len(), "assigned_partitions.partitions")?;
+        sink.i32s(partitions);
+    }
+    Ok(())
+}
+
+/// A whole `ConsumerProtocolAssignment` from borrowed groups that are already Java's (each topic
+/// once, none empty), such as the leader's [`GroupAssignment`](crate::assignor::GroupAssignment)
+/// members: the same writer as [`Assignment::encode`]'s general path. One allocation.
+pub(crate) fn encode_groups<'g, I>(
+    version: Version,
+    count: usize,
+    groups: I,
+    user_data: Option<&[u8]>,
+) -> Result<Vec<u8>, EncodeError>
+where
+    I: Iterator<Item = (&'g str, &'g [i32])> + Clone,
+{
+    let mut counter = Counter::default();
+    // A value that cannot be encoded has no length; the writer below reports why.
+    let _ = write_grouped(&mut counter, version, count, groups.clone(), user_data);
+    let mut out = Vec::with_capacity(counter.0);
+    write_grouped(&mut out, version, count, groups, user_data)?;
+    Ok(out)
+}
+
+/// The encoded size of [`encode_groups`]'s output.
+pub(crate) fn encoded_groups_len<'g>(
+    version: Version,
+    count: usize,
+    groups: impl Iterator<Item = (&'g str, &'g [i32])>,
+    user_data: Option<&[u8]>,
+) -> usize {
+    let mut counter = Counter::default();
+    let _ = write_grouped(&mut counter, version, count, groups, user_data);
+    counter.0
+}
+
+fn write_grouped<'g, S: Sink>(
+    sink: &mut S,
+    version: Version,
+    count: usize,
+    groups: impl Iterator<Item = (&'g str, &'g [i32])>,
+    user_data: Option<&[u8]>,
+) -> Result<(), EncodeError> {
+    sink.i16(version.as_i16());
+    write_groups(sink, count, groups)?;
+    sink.nullable_bytes(user_data, "user_data")
 }
 
 /// Where Java's flat partition list puts each topic of `groups`: the index of the topic's first
