@@ -21,16 +21,13 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 
 fn subscription(topics: usize, partitions_per_topic: i32) -> Subscription {
     let names: Vec<String> = (0..topics).map(|i| format!("orders-{i:04}")).collect();
-    Subscription {
-        owned_partitions: names
-            .iter()
-            .map(|t| TopicPartitions::new(t.clone(), (0..partitions_per_topic).collect::<Vec<_>>()))
-            .collect(),
-        topics: names,
-        user_data: Some(Bytes::from_static(&[0, 0, 0, 7])),
-        generation_id: 7,
-        rack_id: Some("use1-az1".into()),
-    }
+    let owned =
+        names.iter().map(|t| TopicPartitions::new(t.clone(), (0..partitions_per_topic).collect::<Vec<_>>())).collect();
+    Subscription::new(names)
+        .with_owned_partitions(owned)
+        .with_user_data(Bytes::from_static(&[0, 0, 0, 7]))
+        .with_generation_id(7)
+        .with_rack_id("use1-az1")
 }
 
 fn assignment() -> Assignment {

@@ -161,15 +161,16 @@ pub fn roundtrip_arbitrary(data: &[u8]) {
     let Ok(input) = ArbInput::arbitrary(&mut Unstructured::new(data)) else { return };
     let version = Version::ALL[usize::from(input.version % 4)];
     let user_data = input.user_data.map(Bytes::from);
-    let sub = Subscription {
-        topics: input.topics,
-        user_data: user_data.clone(),
-        owned_partitions: groups(input.owned),
-        generation_id: input.generation_id,
-        rack_id: input.rack_id,
+    let sub = {
+        let mut s = Subscription::new(input.topics)
+            .with_user_data(user_data.clone())
+            .with_owned_partitions(groups(input.owned))
+            .with_generation_id(input.generation_id);
+        s.rack_id = input.rack_id;
+        s
     };
     subscription_roundtrip(&sub, version);
-    assignment_roundtrip(&Assignment { assigned_partitions: groups(input.assigned), user_data }, version);
+    assignment_roundtrip(&Assignment::new(groups(input.assigned)).with_user_data(user_data), version);
 }
 
 /// Our decoder agrees with the `kafka-protocol` crate on v0..=3 payloads, except where it

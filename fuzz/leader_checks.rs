@@ -125,20 +125,24 @@ pub struct Input {
 }
 
 fn encode_sub(sub: &Sub, version: u8, high: i16, trailing: &[u8], cut: Option<u16>) -> Option<Vec<u8>> {
-    let s = Subscription {
-        topics: sub.topics.iter().take(8).map(Topic::name).collect(),
-        user_data: sub.user_data.clone().map(Bytes::from),
-        owned_partitions: sub
-            .owned
-            .iter()
-            .take(8)
-            .map(|(t, ps)| TopicPartitions::new(t.name(), ps.iter().take(16).map(|p| p.id()).collect::<Vec<_>>()))
-            .collect(),
-        generation_id: match sub.generation {
-            Generation::Small(g) => i32::from(g % 4) - 1,
-            Generation::Raw(g) => g,
-        },
-        rack_id: sub.rack.map(|r| format!("r{}", r % 3)),
+    let s = {
+        let mut s = Subscription::new(sub.topics.iter().take(8).map(Topic::name))
+            .with_user_data(sub.user_data.clone().map(Bytes::from))
+            .with_owned_partitions(
+                sub.owned
+                    .iter()
+                    .take(8)
+                    .map(|(t, ps)| {
+                        TopicPartitions::new(t.name(), ps.iter().take(16).map(|p| p.id()).collect::<Vec<_>>())
+                    })
+                    .collect(),
+            )
+            .with_generation_id(match sub.generation {
+                Generation::Small(g) => i32::from(g % 4) - 1,
+                Generation::Raw(g) => g,
+            });
+        s.rack_id = sub.rack.map(|r| format!("r{}", r % 3));
+        s
     };
     let mut bytes = match version % 5 {
         0 => s.encode(Version::V0),

@@ -15,12 +15,9 @@
 //! ```
 //! use kafka_consumer_protocol::{Subscription, SubscriptionView, TopicPartitions, Version};
 //!
-//! let sub = Subscription {
-//!     topics: vec!["orders".into()],
-//!     owned_partitions: vec![TopicPartitions::new("orders", [0, 1])],
-//!     generation_id: 4,
-//!     ..Subscription::default()
-//! };
+//! let sub = Subscription::new(["orders"])
+//!     .with_owned_partitions(vec![TopicPartitions::new("orders", [0, 1])])
+//!     .with_generation_id(4);
 //! let bytes = sub.encode(Version::V3)?;
 //! let view = SubscriptionView::decode(&bytes).expect("valid");
 //! assert_eq!(view.generation_id(), 4);

@@ -54,12 +54,7 @@ fn group(uniform: bool) -> impl Strategy<Value = Group> {
                 GroupMember {
                     member_id: format!("m{}", rnd(1000) * 10 + i as u64),
                     group_instance_id: (rnd(4) == 0).then(|| format!("i{}", rnd(100))),
-                    subscription: Subscription {
-                        topics,
-                        owned_partitions: owned,
-                        generation_id: generation,
-                        ..Subscription::default()
-                    },
+                    subscription: Subscription::new(topics).with_owned_partitions(owned).with_generation_id(generation),
                 }
             })
             .collect();
@@ -267,11 +262,9 @@ fn cooperative_user_data_generation_is_used_without_the_field() {
     let old = GroupMember {
         member_id: "old".into(),
         group_instance_id: None,
-        subscription: Subscription {
-            owned_partitions: vec![TopicPartitions::new("t", [0, 1])],
-            user_data: Some(CooperativeStickyUserData { generation: 5 }.encode()),
-            ..Subscription::new(["t"])
-        },
+        subscription: Subscription::new(["t"])
+            .with_owned_partitions(vec![TopicPartitions::new("t", [0, 1])])
+            .with_user_data(Some(CooperativeStickyUserData { generation: 5 }.encode())),
     };
     let stale = claimer("stale", &["t"], vec![TopicPartitions::new("t", [0, 1])], 4);
     let out = builtin("cooperative-sticky").unwrap().assign(&metadata, &[old, stale]).unwrap();
@@ -286,11 +279,7 @@ fn claimer(id: &str, topics: &[&str], owned: Vec<TopicPartitions>, generation: i
     GroupMember {
         member_id: id.into(),
         group_instance_id: None,
-        subscription: Subscription {
-            owned_partitions: owned,
-            generation_id: generation,
-            ..Subscription::new(topics.to_vec())
-        },
+        subscription: Subscription::new(topics.to_vec()).with_owned_partitions(owned).with_generation_id(generation),
     }
 }
 

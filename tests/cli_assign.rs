@@ -33,11 +33,9 @@ fn range_by_fields() {
 #[test]
 fn cooperative_pending_with_hex_subscription() {
     // m2 owns all of orders at generation 2 (given as an encoded v3 subscription); m1 joins.
-    let sub = Subscription {
-        owned_partitions: vec![TopicPartitions::new("orders", [0, 1, 2, 3])],
-        generation_id: 2,
-        ..Subscription::new(["orders"])
-    };
+    let sub = Subscription::new(["orders"])
+        .with_owned_partitions(vec![TopicPartitions::new("orders", [0, 1, 2, 3])])
+        .with_generation_id(2);
     let group = json!({"topics": {"orders": 4},
         "members": [
             {"member_id": "m1", "group_instance_id": null, "topics": ["orders"], "owned_partitions": [],

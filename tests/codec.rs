@@ -13,13 +13,10 @@ use kafka_consumer_protocol::{
 
 /// topics [foo], userData null, owned [foo-0], generation 5, rack "r1".
 fn foo_subscription() -> Subscription {
-    Subscription {
-        topics: vec!["foo".into()],
-        user_data: None,
-        owned_partitions: vec![TopicPartitions::new("foo", [0])],
-        generation_id: 5,
-        rack_id: Some("r1".into()),
-    }
+    Subscription::new(["foo"])
+        .with_owned_partitions(vec![TopicPartitions::new("foo", [0])])
+        .with_generation_id(5)
+        .with_rack_id("r1")
 }
 
 const FOO_V0: &str = "0000 00000001 0003666f6f ffffffff";
@@ -44,11 +41,23 @@ fn subscription_encodes_the_reference_bytes_at_every_version() {
 #[test]
 fn subscription_decodes_the_reference_bytes_with_version_defaults() {
     let v0 = SubscriptionView::decode(&hex(FOO_V0)[..]).unwrap().to_owned();
-    assert_eq!(v0, Subscription { owned_partitions: vec![], generation_id: -1, rack_id: None, ..foo_subscription() });
+    assert_eq!(v0, {
+        let mut s = foo_subscription().with_owned_partitions(vec![]).with_generation_id(-1);
+        s.rack_id = None;
+        s
+    });
     let v1 = SubscriptionView::decode(&hex(FOO_V1)[..]).unwrap().to_owned();
-    assert_eq!(v1, Subscription { generation_id: -1, rack_id: None, ..foo_subscription() });
+    assert_eq!(v1, {
+        let mut s = foo_subscription().with_generation_id(-1);
+        s.rack_id = None;
+        s
+    });
     let v2 = SubscriptionView::decode(&hex(FOO_V2)[..]).unwrap().to_owned();
-    assert_eq!(v2, Subscription { rack_id: None, ..foo_subscription() });
+    assert_eq!(v2, {
+        let mut s = foo_subscription();
+        s.rack_id = None;
+        s
+    });
     let v3_bytes = hex(FOO_V3);
     let v3 = SubscriptionView::decode(&v3_bytes).unwrap();
     assert_eq!(v3.to_owned(), foo_subscription());
@@ -60,7 +69,7 @@ fn empty_and_minimal_subscriptions_match_the_reference() {
     let empty_v3 = hex("0003 00000001 0003666f6f ffffffff 00000000 ffffffff ffff");
     assert_eq!(Subscription::new(["foo"]).encode(Version::V3).unwrap(), empty_v3);
     let minimal_v0 = hex("0000 00000000 00000000");
-    let sub = Subscription { user_data: Some(Bytes::new()), ..Subscription::default() };
+    let sub = Subscription::default().with_user_data(Some(Bytes::new()));
     assert_eq!(sub.encode(Version::V0).unwrap(), minimal_v0);
     let back = SubscriptionView::decode(&minimal_v0).unwrap();
     assert_eq!(back.user_data(), Some(&[][..]), "empty userData stays empty, not null");
@@ -132,20 +141,13 @@ fn an_older_reader_sees_a_prefix_and_ignores_the_rest() {
 
 #[test]
 fn subscriptions_are_encoded_canonically_like_java() {
-    let a = Subscription {
-        topics: vec!["foo".into(), "bar".into()],
-        owned_partitions: vec![TopicPartitions::new("foo", [1]), TopicPartitions::new("bar", [2])],
-        ..Subscription::default()
-    };
-    let b = Subscription {
-        topics: vec!["bar".into(), "foo".into()],
-        owned_partitions: vec![
-            TopicPartitions::new("foo", [1]),
-            TopicPartitions::new("bar", [2]),
-            TopicPartitions::new("foo", []),
-        ],
-        ..Subscription::default()
-    };
+    let a = Subscription::new(["foo", "bar"])
+        .with_owned_partitions(vec![TopicPartitions::new("foo", [1]), TopicPartitions::new("bar", [2])]);
+    let b = Subscription::new(["bar", "foo"]).with_owned_partitions(vec![
+        TopicPartitions::new("foo", [1]),
+        TopicPartitions::new("bar", [2]),
+        TopicPartitions::new("foo", []),
+    ]);
     for v in Version::ALL {
         assert_eq!(a.encode(v).unwrap(), b.encode(v).unwrap(), "{v}");
         assert_eq!(a.encoded_len(v), a.encode(v).unwrap().len());
@@ -156,14 +158,11 @@ fn subscriptions_are_encoded_canonically_like_java() {
     assert_eq!(back.owned_partitions, [TopicPartitions::new("bar", [2]), TopicPartitions::new("foo", [1])]);
 
     // Owned partitions of one topic given in two groups and out of order are merged and sorted.
-    let split = Subscription {
-        owned_partitions: vec![
-            TopicPartitions::new("t", [3, 1]),
-            TopicPartitions::new("a", [0]),
-            TopicPartitions::new("t", [2]),
-        ],
-        ..Subscription::default()
-    };
+    let split = Subscription::default().with_owned_partitions(vec![
+        TopicPartitions::new("t", [3, 1]),
+        TopicPartitions::new("a", [0]),
+        TopicPartitions::new("t", [2]),
+    ]);
     let back = Subscription::decode(&split.encode(Version::V3).unwrap()).unwrap();
     assert_eq!(back.owned_partitions, [TopicPartitions::new("a", [0]), TopicPartitions::new("t", [1, 2, 3])]);
     assert_eq!(split.encoded_len(Version::V3), split.encode(Version::V3).unwrap().len());

@@ -60,12 +60,13 @@ fn subscription() -> impl Strategy<Value = Subscription> {
         any::<bool>(),
     )
         .prop_map(|(topics, user_data, owned, generation_id, rack_id, canonical)| {
-            let sub = Subscription {
-                topics,
-                user_data: user_data.map(Bytes::from),
-                owned_partitions: owned,
-                generation_id,
-                rack_id,
+            let sub = {
+                let mut s = Subscription::new(topics)
+                    .with_user_data(user_data.map(Bytes::from))
+                    .with_owned_partitions(owned)
+                    .with_generation_id(generation_id);
+                s.rack_id = rack_id;
+                s
             };
             if canonical {
                 model(&sub)
@@ -90,7 +91,9 @@ fn model(sub: &Subscription) -> Subscription {
             _ => owned.push(TopicPartitions::new(t, [p])),
         }
     }
-    Subscription { topics, owned_partitions: owned, ..sub.clone() }
+    let mut canonical = sub.clone();
+    (canonical.topics, canonical.owned_partitions) = (topics, owned);
+    canonical
 }
 
 fn merged(groups: &[TopicPartitions]) -> Vec<TopicPartitions> {
@@ -202,7 +205,7 @@ proptest! {
 
     #[test]
     fn assignments_encode_like_the_model(groups in groups(), user_data in prop::option::of(prop::collection::vec(any::<u8>(), 0..20))) {
-        let asg = Assignment { assigned_partitions: groups, user_data: user_data.map(Bytes::from) };
+        let asg = Assignment::new(groups).with_user_data(user_data.map(Bytes::from));
         let bytes = asg.encode(Version::V3).unwrap();
         prop_assert_eq!(&bytes, &reference_assignment(&merged(&asg.assigned_partitions), asg.user_data.as_deref()));
         prop_assert_eq!(bytes.len(), asg.encoded_len(Version::V3));

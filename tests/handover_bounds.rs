@@ -13,7 +13,7 @@ fn subscribed_owning(id: &str, topic: &str, owned: Vec<TopicPartitions>) -> Grou
     GroupMember {
         member_id: id.into(),
         group_instance_id: None,
-        subscription: Subscription { owned_partitions: owned, ..Subscription::new([topic]) },
+        subscription: Subscription::new([topic]).with_owned_partitions(owned),
     }
 }
 

@@ -20,19 +20,13 @@ fn vector(path: &str) -> Bytes {
 }
 
 fn subscription(topics: &[&str], owned: &[(&str, &[i32])], generation: i32) -> Subscription {
-    Subscription {
-        topics: topics.iter().map(|t| t.to_string()).collect(),
-        owned_partitions: owned.iter().map(|(t, p)| TopicPartitions::new(*t, p.to_vec())).collect(),
-        generation_id: generation,
-        ..Subscription::default()
-    }
+    Subscription::new(topics.iter().map(|t| t.to_string()))
+        .with_owned_partitions(owned.iter().map(|(t, p)| TopicPartitions::new(*t, p.to_vec())).collect())
+        .with_generation_id(generation)
 }
 
 fn assignment(assigned: &[(&str, &[i32])]) -> Bytes {
-    let a = Assignment {
-        assigned_partitions: assigned.iter().map(|(t, p)| TopicPartitions::new(*t, p.to_vec())).collect(),
-        user_data: None,
-    };
+    let a = Assignment::new(assigned.iter().map(|(t, p)| TopicPartitions::new(*t, p.to_vec())).collect());
     Bytes::from(a.encode(Version::V3).unwrap())
 }
 
@@ -257,11 +251,7 @@ fn sticky_v0_subscriptions_take_generation_and_claims_from_user_data() {
             previous_assignment: vec![TopicPartitions::new("orders", previous.to_vec())],
             generation: Some(generation),
         };
-        let s = Subscription {
-            topics: vec!["orders".into()],
-            user_data: Some(data.encode().unwrap().into()),
-            ..Default::default()
-        };
+        let s = Subscription::new(["orders"]).with_user_data(Some(data.encode().unwrap().into()));
         Bytes::from(s.encode(Version::V0).unwrap())
     };
     let g = group(
@@ -357,7 +347,7 @@ fn kafka_go_v1_without_owned_partitions_is_a_named_third_party_defect() {
 #[test]
 fn kafka_python_sticky_user_data_is_repaired_and_named() {
     let user_data = vector("kafka-python-3.0.12/sticky-user-data");
-    let s = Subscription { topics: vec!["foo".into()], user_data: Some(user_data), ..Default::default() };
+    let s = Subscription::new(["foo"]).with_user_data(Some(user_data));
     let g = group(
         "sticky",
         vec![member("kp-a", Bytes::from(s.encode(Version::V0).unwrap()), assignment(&[("foo", &[0, 1])]))],
@@ -377,12 +367,9 @@ fn kafka_python_sticky_user_data_is_repaired_and_named() {
 #[test]
 fn cooperative_sticky_user_data_in_the_kip_341_layout_is_read_as_sticky() {
     // franz-go's (and librdkafka's) cooperative-sticky balancer sends KIP-341 sticky data.
-    let s = Subscription {
-        topics: vec!["foo".into()],
-        user_data: Some(vector("franz-go-1.22.3/kgo-cooperative-sticky-user-data")),
-        generation_id: 5,
-        ..Default::default()
-    };
+    let s = Subscription::new(["foo"])
+        .with_user_data(Some(vector("franz-go-1.22.3/kgo-cooperative-sticky-user-data")))
+        .with_generation_id(5);
     let g = group("cooperative-sticky", vec![member("kgo-a", v3(s), assignment(&[("foo", &[0])]))]);
     let report = inspect_classic(&g, &ClusterMetadata::from_counts([("foo", 1), ("bar", 2)]));
     assert!(
@@ -396,11 +383,7 @@ fn cooperative_sticky_user_data_in_the_kip_341_layout_is_read_as_sticky() {
 #[test]
 fn custom_user_data_blocks_the_upgrade() {
     let with_user_data = |bytes: &'static [u8]| {
-        let s = Subscription {
-            topics: vec!["orders".into()],
-            user_data: Some(Bytes::from_static(bytes)),
-            ..Default::default()
-        };
+        let s = Subscription::new(["orders"]).with_user_data(Some(Bytes::from_static(bytes)));
         v3(s)
     };
     // range carries no userData; a custom assignor's state is custom whatever its bytes.

@@ -44,13 +44,12 @@ fn allocations_in<R>(f: impl FnOnce() -> R) -> (R, usize) {
 
 fn large_subscription() -> Subscription {
     let topics: Vec<String> = (0..1000).map(|i| format!("topic-{i:04}")).collect();
-    Subscription {
-        owned_partitions: topics.iter().map(|t| TopicPartitions::new(t.clone(), (0..10).collect::<Vec<_>>())).collect(),
-        topics,
-        user_data: Some(Bytes::from_static(&[0, 0, 0, 4])),
-        generation_id: 12,
-        rack_id: Some("use1-az1".into()),
-    }
+    let owned = topics.iter().map(|t| TopicPartitions::new(t.clone(), (0..10).collect::<Vec<_>>())).collect();
+    Subscription::new(topics)
+        .with_owned_partitions(owned)
+        .with_user_data(Some(Bytes::from_static(&[0, 0, 0, 4])))
+        .with_generation_id(12)
+        .with_rack_id("use1-az1")
 }
 
 #[test]

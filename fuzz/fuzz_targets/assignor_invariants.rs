@@ -64,23 +64,25 @@ fn build(input: &Input) -> (ClusterMetadata, Vec<GroupMember>) {
         .map(|m| GroupMember {
             member_id: format!("m{}", m.id),
             group_instance_id: m.instance.map(|i| format!("i{}", i % 4)),
-            subscription: Subscription {
+            subscription: {
                 // Topic 8 and 9 do not exist.
-                topics: m.topics.iter().take(10).map(|t| format!("t{}", t % 10)).collect(),
-                user_data: m.user_data.clone().map(Into::into),
-                owned_partitions: m
-                    .owned
-                    .iter()
-                    .take(10)
-                    .map(|(t, ps)| {
-                        TopicPartitions::new(
-                            format!("t{}", t % 10),
-                            ps.iter().take(50).map(|p| p % 64).collect::<Vec<_>>(),
-                        )
-                    })
-                    .collect(),
-                generation_id: m.generation % 8,
-                rack_id: m.rack.map(|r| format!("r{}", r % 4)),
+                let mut s = Subscription::new(m.topics.iter().take(10).map(|t| format!("t{}", t % 10)))
+                    .with_user_data(m.user_data.clone().map(Into::into))
+                    .with_owned_partitions(
+                        m.owned
+                            .iter()
+                            .take(10)
+                            .map(|(t, ps)| {
+                                TopicPartitions::new(
+                                    format!("t{}", t % 10),
+                                    ps.iter().take(50).map(|p| p % 64).collect::<Vec<_>>(),
+                                )
+                            })
+                            .collect(),
+                    )
+                    .with_generation_id(m.generation % 8);
+                s.rack_id = m.rack.map(|r| format!("r{}", r % 4));
+                s
             },
         })
         .collect();

@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PendingPartition, TopicInfo};
 use crate::codec::lists::{TopicNames, TopicPartitionsList};
-use crate::codec::wire::java_string_cmp;
+use crate::java_string_cmp;
 use crate::TopicPartitions;
 
 /// One member as the built-in assignors read it, whichever form it came in: owned

@@ -125,6 +125,7 @@ impl PartialEq for AssignmentView<'_> {
 /// # Ok::<(), kafka_consumer_protocol::EncodeError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct Assignment {
     /// Assigned partitions, grouped per topic.
     pub assigned_partitions: Vec<TopicPartitions>,
@@ -138,6 +139,12 @@ impl Assignment {
     /// An assignment of these partitions with null userData.
     pub fn new(assigned_partitions: Vec<TopicPartitions>) -> Self {
         Assignment { assigned_partitions, user_data: None }
+    }
+
+    /// With this userData (`None`, the default, is null on the wire).
+    pub fn with_user_data(mut self, user_data: impl Into<Option<Bytes>>) -> Self {
+        self.user_data = user_data.into();
+        self
     }
 
     /// Decodes into owned values (copies names and userData).

@@ -199,15 +199,16 @@ impl PartialEq for SubscriptionView<'_> {
 
 /// A subscription as values: what you build to encode, and what the assignors read.
 ///
+/// New versions of the protocol append fields, so the struct is `#[non_exhaustive]`: build one
+/// with [`Subscription::new`] and the `with_*` setters (the fields stay public to read and
+/// assign).
+///
 /// ```
 /// use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
-/// let sub = Subscription {
-///     topics: vec!["payments".into(), "orders".into()],
-///     owned_partitions: vec![TopicPartitions::new("orders", [1, 0])],
-///     generation_id: 7,
-///     rack_id: Some("use1-az1".into()),
-///     ..Subscription::default()
-/// };
+/// let sub = Subscription::new(["payments", "orders"])
+///     .with_owned_partitions(vec![TopicPartitions::new("orders", [1, 0])])
+///     .with_generation_id(7)
+///     .with_rack_id("use1-az1");
 /// let bytes = sub.encode(Version::V3)?;
 /// assert_eq!(bytes.len(), sub.encoded_len(Version::V3));
 /// // Written canonically, as Apache Kafka's Java client writes it: topics and owned partitions sorted.
@@ -220,6 +221,7 @@ impl PartialEq for SubscriptionView<'_> {
 /// # Ok::<(), kafka_consumer_protocol::EncodeError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Subscription {
     /// Subscribed topics.
     pub topics: Vec<String>,
@@ -255,6 +257,30 @@ impl Subscription {
         T: Into<String>,
     {
         Subscription { topics: topics.into_iter().map(Into::into).collect(), ..Self::default() }
+    }
+
+    /// With this userData (`None`, the default, is null on the wire).
+    pub fn with_user_data(mut self, user_data: impl Into<Option<Bytes>>) -> Self {
+        self.user_data = user_data.into();
+        self
+    }
+
+    /// With these owned partitions (v1+).
+    pub fn with_owned_partitions(mut self, owned_partitions: Vec<TopicPartitions>) -> Self {
+        self.owned_partitions = owned_partitions;
+        self
+    }
+
+    /// With this generation (v2+; `-1`, the default, means none).
+    pub fn with_generation_id(mut self, generation_id: i32) -> Self {
+        self.generation_id = generation_id;
+        self
+    }
+
+    /// With this rack (v3+).
+    pub fn with_rack_id(mut self, rack_id: impl Into<String>) -> Self {
+        self.rack_id = Some(rack_id.into());
+        self
     }
 
     /// Decodes into owned values (copies names and userData). Use [`SubscriptionView`] or

@@ -2,13 +2,14 @@
 //! responses it is handed back, and the id that pairs them. The messages themselves are the
 //! [`group_api`](crate::group_api) values.
 
-pub use crate::group_api::{
-    ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+use crate::group_api::{
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
 
-/// A request to send to the group coordinator.
+/// A request to send to the group coordinator. `#[non_exhaustive]`: new APIs may join.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Request {
     /// JoinGroup.
     JoinGroup(JoinGroupRequest),
@@ -32,8 +33,9 @@ impl Request {
     }
 }
 
-/// A response from the group coordinator.
+/// A response from the group coordinator. `#[non_exhaustive]`: new APIs may join.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Response {
     /// JoinGroup.
     JoinGroup(JoinGroupResponse),

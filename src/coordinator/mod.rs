@@ -69,7 +69,12 @@ use std::fmt;
 
 use bytes::Bytes;
 
-pub use io::*;
+/// The messages the coordinator sends and receives, re-exported from [`group_api`](crate::group_api).
+pub use crate::group_api::{
+    ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+};
+pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
 
 use crate::assignor::leader::{self, LeaderError};
@@ -77,7 +82,17 @@ use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAs
 use crate::{AssignmentView, DecodeError, EncodeError, PartitionSet, Subscription, TopicPartitions, Version};
 
 /// Member configuration (Java consumer config names in the field docs).
+///
+/// `#[non_exhaustive]` (Java keeps adding consumer settings): start from [`Config::new`], then
+/// the `with_*` setters or assign the public fields.
+///
+/// ```
+/// use kafka_consumer_protocol::coordinator::Config;
+/// let config = Config::new("orders").with_group_instance_id("host-a").with_session_timeout_ms(10_000);
+/// assert_eq!((config.session_timeout_ms, config.heartbeat_interval_ms), (10_000, 3_000));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// `group.id`.
     pub group_id: String,
@@ -110,6 +125,48 @@ impl Config {
             retry_backoff_ms: 100,
             request_timeout_ms: 30_000,
         }
+    }
+
+    /// With a `group.instance.id` (static membership).
+    pub fn with_group_instance_id(mut self, id: impl Into<String>) -> Self {
+        self.group_instance_id = Some(id.into());
+        self
+    }
+
+    /// With a `client.rack`.
+    pub fn with_client_rack(mut self, rack: impl Into<String>) -> Self {
+        self.client_rack = Some(rack.into());
+        self
+    }
+
+    /// With this `session.timeout.ms`.
+    pub fn with_session_timeout_ms(mut self, ms: u64) -> Self {
+        self.session_timeout_ms = ms;
+        self
+    }
+
+    /// With this `max.poll.interval.ms` (the rebalance timeout).
+    pub fn with_rebalance_timeout_ms(mut self, ms: u64) -> Self {
+        self.rebalance_timeout_ms = ms;
+        self
+    }
+
+    /// With this `heartbeat.interval.ms`.
+    pub fn with_heartbeat_interval_ms(mut self, ms: u64) -> Self {
+        self.heartbeat_interval_ms = ms;
+        self
+    }
+
+    /// With this `retry.backoff.ms`.
+    pub fn with_retry_backoff_ms(mut self, ms: u64) -> Self {
+        self.retry_backoff_ms = ms;
+        self
+    }
+
+    /// With this `request.timeout.ms`.
+    pub fn with_request_timeout_ms(mut self, ms: u64) -> Self {
+        self.request_timeout_ms = ms;
+        self
     }
 }
 
@@ -203,8 +260,9 @@ impl From<LeaderError> for CoordinatorError {
 }
 
 /// What the application sees, in the order the KIP prescribes: lost, revoked, the assignor's
-/// `onAssignment`, assigned.
+/// `onAssignment`, assigned. `#[non_exhaustive]`: match with a `_` arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// `onPartitionsLost`: the member fell out of the group (never empty).
     PartitionsLost(Vec<TopicPartitions>),

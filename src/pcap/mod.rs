@@ -400,17 +400,24 @@ impl Default for ReaderOptions {
     }
 }
 
-/// Why a capture cannot be read at all.
+/// Why a capture cannot be read at all: its first bytes are no pcap or pcapng header. The
+/// `pcap-parser` error is the [`source`](std::error::Error::source).
 #[derive(Debug)]
-pub struct CaptureError(String);
+pub struct CaptureError {
+    source: PcapError<&'static [u8]>,
+}
 
 impl std::fmt::Display for CaptureError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "not a pcap or pcapng capture ({:?})", self.source)
     }
 }
 
-impl std::error::Error for CaptureError {}
+impl std::error::Error for CaptureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
 
 /// Bytes held while a connection's role is unknown, per direction.
 const MAX_UNKNOWN: usize = 64 * 1024;
@@ -529,7 +536,7 @@ impl<'a> GroupReader<'a> {
         let read = Arc::new(AtomicU64::new(0));
         let capacity = options.read_buffer.clamp(4096, MAX_BLOCK);
         let reader = pcap_parser::create_reader(capacity, Counting { inner: reader, read: read.clone() })
-            .map_err(|e| CaptureError(format!("not a pcap or pcapng capture ({e:?})")))?;
+            .map_err(|source| CaptureError { source })?;
         Ok(GroupReader {
             reader,
             read,

@@ -28,6 +28,7 @@ fn list(l: &[&str]) -> Vec<String> {
 
 /// One step as the fuzzer and the generator see it: a kind byte and two parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct RawStep {
     /// Which step (taken modulo the number of kinds).
     pub kind: u8,
@@ -39,6 +40,7 @@ pub struct RawStep {
 
 /// Builds a valid scenario from raw bytes: member references are mapped onto live members,
 /// counts are clamped, so every input is a runnable scenario.
+#[doc(hidden)]
 pub fn scenario_from_raw(seed: u64, family: u8, members: u8, topics: u8, steps: &[RawStep]) -> Scenario {
     let fam = FAMILIES[family as usize % FAMILIES.len()];
     let heterogeneous_ok = fam.iter().all(|l| l.iter().all(|a| a.contains("sticky")));

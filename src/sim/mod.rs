@@ -23,20 +23,24 @@ pub mod gen;
 #[cfg(feature = "cli")]
 /// JSON scenario files and output (feature `cli`).
 pub mod json;
-/// SVG rendering of a timeline.
+/// SVG rendering of a timeline (the CLI's `--svg`; its markup is not a stable API).
+#[doc(hidden)]
 pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
-pub use broker::{Broker, GroupState, Reply};
+pub use broker::GroupState;
+#[doc(hidden)]
+pub use broker::{Broker, Reply};
 
 use crate::assignor::{builtin, ClusterMetadata, TopicInfo};
-use crate::coordinator::{Config, Coordinator, Event, Request, RequestId, Response, State};
+use crate::coordinator::{Config, Coordinator, CoordinatorError, Event, Request, RequestId, Response, State};
 use crate::PartitionSet;
 use crate::TopicPartitions;
 
-/// A tiny deterministic PRNG (SplitMix64).
+/// A tiny deterministic PRNG (SplitMix64). Scaffolding of the simulator and its fuzz target,
+/// not part of the supported API.
 ///
 /// ```
 /// use kafka_consumer_protocol::sim::Rng;
@@ -45,6 +49,7 @@ use crate::TopicPartitions;
 /// assert!(a.below(10) < 10);
 /// ```
 #[derive(Clone, Debug)]
+#[doc(hidden)]
 pub struct Rng(u64);
 
 impl Rng {
@@ -367,26 +372,40 @@ pub struct Outcome {
 
 /// A scenario that cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SimError {
     /// An assignor name no built-in assignor has.
     UnknownAssignor(String),
-    /// A step names a member that does not exist (or already does).
-    BadMember(String),
-    /// A member's configuration is invalid.
-    Config(String),
+    /// A step needs the group's leader and there is none.
+    NoLeader,
+    /// A step names a member that is not alive.
+    NoLiveMember(String),
+    /// A member joins under an id that already exists.
+    MemberExists(String),
+    /// A member's configuration is invalid (the coordinator refused it).
+    Config(CoordinatorError),
 }
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::UnknownAssignor(a) => write!(f, "unknown assignor {a:?}"),
-            SimError::BadMember(m) => write!(f, "{m}"),
+            SimError::NoLeader => write!(f, "there is no leader"),
+            SimError::NoLiveMember(id) => write!(f, "no live member {id:?}"),
+            SimError::MemberExists(id) => write!(f, "member {id:?} already exists"),
             SimError::Config(m) => write!(f, "invalid member configuration: {m}"),
         }
     }
 }
 
-impl std::error::Error for SimError {}
+impl std::error::Error for SimError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SimError::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 struct SimMember {
     spec: MemberSpec,
@@ -538,11 +557,11 @@ impl Sim {
                 .iter()
                 .find(|(_, m)| m.alive && m.coord.member_id() == leader)
                 .map(|(n, _)| n.clone())
-                .ok_or_else(|| SimError::BadMember("there is no leader".into()));
+                .ok_or(SimError::NoLeader);
         }
         match self.members.get(id) {
             Some(m) if m.alive => Ok(id.to_string()),
-            _ => Err(SimError::BadMember(format!("no live member {id:?}"))),
+            _ => Err(SimError::NoLiveMember(id.to_string())),
         }
     }
 
@@ -561,7 +580,7 @@ impl Sim {
             request_timeout_ms: self.cfg.request_timeout_ms,
             ..Config::new("sim")
         };
-        let coord = Coordinator::new(config, assignors, self.now).map_err(|e| SimError::Config(e.to_string()))?;
+        let coord = Coordinator::new(config, assignors, self.now).map_err(SimError::Config)?;
         let incarnation = self.members.get(&spec.id).map_or(0, |m| m.incarnation + 1);
         let name = spec.id.clone();
         self.members.insert(
@@ -598,7 +617,7 @@ impl Sim {
         match step {
             Step::Join(spec) => {
                 if self.members.get(&spec.id).is_some_and(|m| m.alive) {
-                    return Err(SimError::BadMember(format!("member {:?} already exists", spec.id)));
+                    return Err(SimError::MemberExists(spec.id.clone()));
                 }
                 self.start_member(spec.clone())?;
             }

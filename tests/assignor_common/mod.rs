@@ -60,12 +60,15 @@ pub fn parse_group(input: &Value) -> (ClusterMetadata, Vec<GroupMember>) {
             let subscription = if let Some(h) = m.get("subscription").and_then(Value::as_str) {
                 Subscription::decode(&hex_decode(h)).unwrap()
             } else {
-                Subscription {
-                    topics: m["topics"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect(),
-                    user_data: m.get("user_data").and_then(Value::as_str).map(|h| hex_decode(h).into()),
-                    owned_partitions: tps(&m["owned_partitions"]),
-                    generation_id: m.get("generation_id").and_then(Value::as_i64).unwrap_or(-1) as i32,
-                    rack_id: m.get("rack_id").and_then(Value::as_str).map(str::to_string),
+                {
+                    let mut s = Subscription::new(
+                        m["topics"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()),
+                    )
+                    .with_user_data(m.get("user_data").and_then(Value::as_str).map(|h| hex_decode(h).into()))
+                    .with_owned_partitions(tps(&m["owned_partitions"]))
+                    .with_generation_id(m.get("generation_id").and_then(Value::as_i64).unwrap_or(-1) as i32);
+                    s.rack_id = m.get("rack_id").and_then(Value::as_str).map(str::to_string);
+                    s
                 }
             };
             GroupMember {

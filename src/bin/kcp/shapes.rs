@@ -137,20 +137,20 @@ pub fn subscription_from(value: &Value) -> Result<Subscription, CliError> {
         None => None,
         Some(v) => Some(v.as_str().ok_or_else(|| CliError::input("rack_id must be a string or null"))?.to_owned()),
     };
-    Ok(Subscription {
-        topics,
-        user_data: user_data_from(obj)?,
-        owned_partitions: partitions_from(obj.get("owned_partitions"), "owned_partitions")?,
-        generation_id,
-        rack_id,
-    })
+    let mut subscription = Subscription::new(topics)
+        .with_user_data(user_data_from(obj)?)
+        .with_owned_partitions(partitions_from(obj.get("owned_partitions"), "owned_partitions")?)
+        .with_generation_id(generation_id);
+    subscription.rack_id = rack_id;
+    Ok(subscription)
 }
 
 /// An assignment from the decode shape.
 pub fn assignment_from(value: &Value) -> Result<kafka_consumer_protocol::Assignment, CliError> {
     let obj = value.as_object().ok_or_else(|| CliError::input("an assignment must be a JSON object"))?;
-    Ok(kafka_consumer_protocol::Assignment {
-        assigned_partitions: partitions_from(obj.get("assigned_partitions"), "assigned_partitions")?,
-        user_data: user_data_from(obj)?,
-    })
+    Ok(kafka_consumer_protocol::Assignment::new(partitions_from(
+        obj.get("assigned_partitions"),
+        "assigned_partitions",
+    )?)
+    .with_user_data(user_data_from(obj)?))
 }
