@@ -134,6 +134,7 @@ const NO_GENERATION: i32 = -1;
 ///
 /// ```
 /// use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupMember, PartitionAssignor, StickyAssignor};
+/// use bytes::Bytes;
 /// use kafka_consumer_protocol::{StickyUserData, Subscription, TopicPartitions};
 /// let metadata = ClusterMetadata::from_counts([("orders", 4)]);
 /// // "a" owned everything at generation 3; "b" joins.
@@ -141,7 +142,7 @@ const NO_GENERATION: i32 = -1;
 /// let a = GroupMember {
 ///     member_id: "a".into(),
 ///     group_instance_id: None,
-///     subscription: Subscription { user_data: Some(owned.encode()?.into()), ..Subscription::new(["orders"]) },
+///     subscription: Subscription::new(["orders"]).with_user_data(Bytes::from(owned.encode()?)),
 /// };
 /// let b = GroupMember { member_id: "b".into(), group_instance_id: None, subscription: Subscription::new(["orders"]) };
 /// let out = StickyAssignor::new().assign(&metadata, &[a, b]).unwrap();
@@ -201,11 +202,9 @@ impl PartitionAssignor for StickyAssignor {
 /// let a = GroupMember {
 ///     member_id: "a".into(),
 ///     group_instance_id: None,
-///     subscription: Subscription {
-///         owned_partitions: vec![TopicPartitions::new("orders", [0, 1, 2, 3])],
-///         generation_id: 3,
-///         ..Subscription::new(["orders"])
-///     },
+///     subscription: Subscription::new(["orders"])
+///         .with_owned_partitions(vec![TopicPartitions::new("orders", [0, 1, 2, 3])])
+///         .with_generation_id(3),
 /// };
 /// let b = GroupMember { member_id: "b".into(), group_instance_id: None, subscription: Subscription::new(["orders"]) };
 /// let out = CooperativeStickyAssignor::new().assign(&metadata, &[a, b]).unwrap();
@@ -267,11 +266,9 @@ impl PartitionAssignor for CooperativeStickyAssignor {
 /// ```
 /// use kafka_consumer_protocol::assignor::member_claim;
 /// use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions};
-/// let sub = Subscription {
-///     owned_partitions: vec![TopicPartitions::new("t", [1])],
-///     user_data: Some(CooperativeStickyUserData { generation: 4 }.encode()),
-///     ..Subscription::new(["t"])
-/// };
+/// let sub = Subscription::new(["t"])
+///     .with_owned_partitions(vec![TopicPartitions::new("t", [1])])
+///     .with_user_data(CooperativeStickyUserData { generation: 4 }.encode());
 /// // No generation field: cooperative-sticky falls back to the userData generation.
 /// let (owned, generation) = member_claim(&sub, true);
 /// assert_eq!((owned.as_ref(), generation), (&[TopicPartitions::new("t", [1])][..], Some(4)));

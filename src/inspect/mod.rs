@@ -19,17 +19,14 @@
 //! let member = |id: &str, owned: Vec<i32>, assigned: Vec<i32>| ClassicMember {
 //!     member_id: id.into(),
 //!     metadata: Bytes::from(
-//!         Subscription {
-//!             topics: vec!["orders".into()],
-//!             owned_partitions: vec![TopicPartitions::new("orders", owned)],
-//!             generation_id: 3,
-//!             ..Subscription::default()
-//!         }
-//!         .encode(Version::V3)
+//!         Subscription::new(["orders"])
+//!             .with_owned_partitions(vec![TopicPartitions::new("orders", owned)])
+//!             .with_generation_id(3)
+//!             .encode(Version::V3)
 //!         .unwrap(),
 //!     ),
 //!     assignment: Bytes::from(
-//!         Assignment { assigned_partitions: vec![TopicPartitions::new("orders", assigned)], user_data: None }
+//!         Assignment::new(vec![TopicPartitions::new("orders", assigned)])
 //!             .encode(Version::V3)
 //!             .unwrap(),
 //!     ),
