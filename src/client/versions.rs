@@ -1,0 +1,73 @@
+//! The API versions a broker advertises (ApiVersions), and the choice of the version to use
+//! for each request: the highest that both the broker and `kafka-protocol` support.
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::ApiVersionsResponse;
+use kafka_protocol::protocol::Request;
+
+use super::codec::api_name;
+use super::error::ClientError;
+
+/// What one broker supports: API key to (min, max) version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ApiVersionTable {
+    ranges: HashMap<i16, (i16, i16)>,
+}
+
+impl ApiVersionTable {
+    pub(crate) fn from_response(response: &ApiVersionsResponse) -> Self {
+        let ranges = response.api_keys.iter().map(|k| (k.api_key, (k.min_version, k.max_version))).collect();
+        ApiVersionTable { ranges }
+    }
+
+    /// The broker's range for an API key.
+    pub(crate) fn range(&self, api_key: i16) -> Option<(i16, i16)> {
+        self.ranges.get(&api_key).copied()
+    }
+
+    /// The version to send `R` at: the highest both sides support, at most `cap`.
+    pub(crate) fn pick<R: Request>(&self, cap: Option<i16>, broker: &str) -> Result<i16, ClientError> {
+        let name = api_name(R::KEY);
+        let (broker_min, broker_max) =
+            self.range(R::KEY).ok_or_else(|| ClientError::protocol(format!("{broker} does not support {name}")))?;
+        let ours = R::VERSIONS;
+        let high = broker_max.min(ours.max).min(cap.unwrap_or(i16::MAX));
+        let low = broker_min.max(ours.min);
+        if high < low {
+            let capped = cap.map(|c| format!(", capped at v{c}")).unwrap_or_default();
+            return Err(ClientError::protocol(format!(
+                "{broker} supports {name} v{broker_min}-v{broker_max} and kcp v{}-v{}{capped}: no common version",
+                ours.min, ours.max
+            )));
+        }
+        Ok(high)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+    use kafka_protocol::messages::JoinGroupRequest;
+
+    fn table(min: i16, max: i16) -> ApiVersionTable {
+        ApiVersionTable::from_response(
+            &ApiVersionsResponse::default().with_api_keys(vec![ApiVersion::default()
+                .with_api_key(11)
+                .with_min_version(min)
+                .with_max_version(max)]),
+        )
+    }
+
+    #[test]
+    fn highest_common_version() {
+        assert_eq!(table(2, 9).pick::<JoinGroupRequest>(None, "b"), Ok(9));
+        assert_eq!(table(0, 42).pick::<JoinGroupRequest>(None, "b"), Ok(9), "kafka-protocol stops at 9");
+        assert_eq!(table(0, 9).pick::<JoinGroupRequest>(Some(5), "b"), Ok(5));
+        let e = table(2, 9).pick::<JoinGroupRequest>(Some(1), "b").unwrap_err();
+        assert!(e.message().contains("no common version"), "{e}");
+        let e = ApiVersionTable::default().pick::<JoinGroupRequest>(None, "broker 1").unwrap_err();
+        assert_eq!(e.message(), "broker 1 does not support JoinGroup");
+    }
+}
