@@ -19,7 +19,9 @@ use kafka_protocol::messages::describe_groups_response::{DescribedGroup, Describ
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
-use kafka_protocol::messages::metadata_response::{MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, HeaderVersion, Message, StrBytes};
 
@@ -84,17 +86,24 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         let tp = cgd::TopicPartitions::default().with_topic_name(TopicName(s("t"))).with_partitions(vec![0]);
         let r = ConsumerGroupDescribeResponse::default().with_groups(vec![cgd::DescribedGroup::default()
             .with_group_id(GroupId(s("g")))
-            .with_members(vec![cgd::Member::default()
-                .with_assignment(cgd::Assignment::default().with_topic_partitions(vec![tp]))])]);
+            .with_members(vec![
+                cgd::Member::default().with_assignment(cgd::Assignment::default().with_topic_partitions(vec![tp]))
+            ])]);
         add(format!("consumer-group-describe-v{v}"), 69, v, frame(&r, v));
     }
     for v in versions::<JoinGroupResponse>() {
-        let r = JoinGroupResponse::default()
-            .with_members(vec![JoinGroupResponseMember::default().with_member_id(s("m")).with_metadata(vec![1].into())]);
+        let r = JoinGroupResponse::default().with_members(vec![JoinGroupResponseMember::default()
+            .with_member_id(s("m"))
+            .with_metadata(vec![1].into())]);
         add(format!("join-group-v{v}"), 11, v, frame(&r, v));
     }
     for v in versions::<SyncGroupResponse>() {
-        add(format!("sync-group-v{v}"), 14, v, frame(&SyncGroupResponse::default().with_assignment(vec![0, 3].into()), v));
+        add(
+            format!("sync-group-v{v}"),
+            14,
+            v,
+            frame(&SyncGroupResponse::default().with_assignment(vec![0, 3].into()), v),
+        );
     }
     for v in versions::<HeartbeatResponse>() {
         add(format!("heartbeat-v{v}"), 12, v, frame(&HeartbeatResponse::default(), v));
@@ -103,7 +112,12 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         add(format!("leave-group-v{v}"), 13, v, frame(&LeaveGroupResponse::default(), v));
     }
     for v in versions::<SaslHandshakeResponse>() {
-        add(format!("sasl-handshake-v{v}"), 17, v, frame(&SaslHandshakeResponse::default().with_mechanisms(vec![s("PLAIN")]), v));
+        add(
+            format!("sasl-handshake-v{v}"),
+            17,
+            v,
+            frame(&SaslHandshakeResponse::default().with_mechanisms(vec![s("PLAIN")]), v),
+        );
     }
     for v in versions::<SaslAuthenticateResponse>() {
         add(format!("sasl-authenticate-v{v}"), 36, v, frame(&SaslAuthenticateResponse::default(), v));
@@ -114,7 +128,12 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
     huge.put_i16(0);
     huge.put_i32(i32::MAX);
     add("hostile-list-groups-v0-count".into(), 16, 0, huge.to_vec());
-    add("hostile-list-groups-v3-count".into(), 16, 3, vec![0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+    add(
+        "hostile-list-groups-v3-count".into(),
+        16,
+        3,
+        vec![0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f],
+    );
     add("hostile-metadata-v0-replicas".into(), 3, 0, {
         let mut b = BytesMut::new();
         b.put_i32(7);

@@ -71,7 +71,8 @@ pub(crate) const DECODED_APIS: [i16; 12] = [3, 10, 11, 12, 13, 14, 15, 16, 17, 1
 /// Decodes a response frame of any API in [`DECODED_APIS`].
 pub(crate) fn decode_any(api_key: i16, version: i16, frame: Bytes) -> Result<DecodedResponse, ClientError> {
     use kafka_protocol::messages::*;
-    let unsupported = || ClientError::protocol(format!("{} v{version} responses are not decoded here", api_name(api_key)));
+    let unsupported =
+        || ClientError::protocol(format!("{} v{version} responses are not decoded here", api_name(api_key)));
     let supported = |range: kafka_protocol::protocol::VersionRange| {
         if (range.min..=range.max).contains(&version) {
             Ok(())
