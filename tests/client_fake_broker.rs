@@ -575,3 +575,30 @@ async fn bootstrap_tries_each_broker() {
     let client = client_for(&format!("{dead},{}", broker.address()));
     client.metadata(None, deadline()).await.unwrap();
 }
+
+#[tokio::test]
+async fn lanes_are_connections_of_their_own() {
+    // A JoinGroup held by the broker does not hold up a heartbeat sent on another lane.
+    let broker = single_broker_cluster(|_, r| match r.api_key {
+        11 => Some(Reply::Silent),
+        _ => None,
+    })
+    .await;
+    let client = client_for(&broker.address());
+    let target = Target::Coordinator("orders".into());
+    let join = client.send(&target, SendOptions::new(Deadline::after(Duration::from_millis(500))), |_| {
+        JoinGroupRequest::default().with_group_id(GroupId(s("orders"))).with_protocol_type(s("consumer"))
+    });
+    let heartbeat = async {
+        while !broker.calls().iter().any(|(key, _)| *key == 11) {
+            tokio::task::yield_now().await;
+        }
+        client.send(&target, SendOptions::new(deadline()).lane(1), |_| HeartbeatRequest::default()).await
+    };
+    let (join, heartbeat) = tokio::join!(join, heartbeat);
+    assert_eq!(join.unwrap_err().kind(), ErrorKind::Timeout);
+    assert_eq!(heartbeat.unwrap().response.error_code, 27);
+    let join_connection = broker.seen().iter().find(|s| s.api_key == 11).unwrap().connection;
+    let heartbeat_connection = broker.seen().iter().find(|s| s.api_key == 12).unwrap().connection;
+    assert_ne!(join_connection, heartbeat_connection);
+}

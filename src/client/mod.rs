@@ -428,12 +428,18 @@ pub struct SendOptions {
     /// How long the broker may take to answer, instead of `request.timeout.ms` (a JoinGroup
     /// waits up to the rebalance timeout).
     pub request_timeout: Option<Duration>,
+    /// Which connection to the broker carries the request: each lane is a connection of its
+    /// own (0, the default, is shared with the client's other calls). A broker answers one
+    /// connection's requests in order, so a member sends its heartbeats on another lane than
+    /// its JoinGroup, which the broker holds until the rebalance completes. Ignored for
+    /// [`Target::AnyBroker`].
+    pub lane: u8,
 }
 
 impl SendOptions {
     /// Options with a deadline, the negotiated version and `request.timeout.ms`.
     pub fn new(deadline: Deadline) -> Self {
-        SendOptions { deadline, max_version: None, request_timeout: None }
+        SendOptions { deadline, max_version: None, request_timeout: None, lane: 0 }
     }
 
     /// Caps the version.
@@ -445,6 +451,12 @@ impl SendOptions {
     /// Overrides `request.timeout.ms` for this request.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Sends on connection `lane` of the broker (see [`lane`](Self::lane)).
+    pub fn lane(mut self, lane: u8) -> Self {
+        self.lane = lane;
         self
     }
 }
@@ -474,8 +486,8 @@ type Slot = Arc<tokio::sync::Mutex<Option<Arc<Live>>>>;
 struct Inner {
     config: ClientConfig,
     tls: Option<Arc<rustls::ClientConfig>>,
-    /// Connections by address (bootstrap addresses and brokers alike), one per address.
-    slots: Mutex<HashMap<BrokerAddress, Slot>>,
+    /// Connections by address (bootstrap addresses and brokers alike) and lane: one per pair.
+    slots: Mutex<HashMap<(BrokerAddress, u8), Slot>>,
     /// Brokers by node id, from the last Metadata.
     brokers: Mutex<HashMap<i32, Broker>>,
     /// Group coordinators found, by group id.
@@ -582,8 +594,8 @@ impl Client {
         &self.inner.config
     }
 
-    fn slot(&self, address: &BrokerAddress) -> Slot {
-        lock(&self.inner.slots).entry(address.clone()).or_default().clone()
+    fn slot(&self, address: &BrokerAddress, lane: u8) -> Slot {
+        lock(&self.inner.slots).entry((address.clone(), lane)).or_default().clone()
     }
 
     /// The connection to `address`, reusing a live one.
@@ -591,9 +603,10 @@ impl Client {
         &self,
         address: &BrokerAddress,
         label: &str,
+        lane: u8,
         deadline: Deadline,
     ) -> Result<Arc<Live>, ClientError> {
-        let slot = self.slot(address);
+        let slot = self.slot(address, lane);
         let mut held = tokio::time::timeout_at(deadline.instant(), slot.lock())
             .await
             .map_err(|_| ClientError::timeout(format!("connecting to {label}: the deadline passed")))?;
@@ -657,7 +670,7 @@ impl Client {
         let mut errors = Vec::new();
         for address in &self.inner.config.bootstrap_servers {
             let label = format!("bootstrap broker {address}");
-            match self.connection(address, &label, deadline).await {
+            match self.connection(address, &label, 0, deadline).await {
                 Ok(live) => return Ok((live, None)),
                 // A wrong password or CA is the answer, not a reason to try the next broker.
                 Err(e) if matches!(e.kind(), ErrorKind::Authentication | ErrorKind::Tls) => return Err(e),
@@ -688,8 +701,8 @@ impl Client {
             .ok_or_else(|| ClientError::protocol(format!("broker {node_id} is not in the cluster metadata")))
     }
 
-    async fn broker_connection(&self, broker: &Broker, deadline: Deadline) -> Result<Arc<Live>, ClientError> {
-        self.connection(&broker.address(), &broker.label(), deadline).await
+    async fn broker_connection(&self, broker: &Broker, lane: u8, deadline: Deadline) -> Result<Arc<Live>, ClientError> {
+        self.connection(&broker.address(), &broker.label(), lane, deadline).await
     }
 
     /// Sends one request built for the negotiated version on `live`.
@@ -744,7 +757,7 @@ impl Client {
         let deadline = options.deadline;
         let mut backoff = Backoff::new(&self.inner.config);
         loop {
-            let connected = self.target_connection(target, deadline).await;
+            let connected = self.target_connection(target, options.lane, deadline).await;
             let (live, broker) = match (connected, target) {
                 (Ok(found), _) => found,
                 // A coordinator that cannot be reached may have moved: find it again.
@@ -767,6 +780,7 @@ impl Client {
     fn target_connection<'a>(
         &'a self,
         target: &'a Target,
+        lane: u8,
         deadline: Deadline,
     ) -> BoxFuture<'a, Result<(Arc<Live>, Broker), ClientError>> {
         Box::pin(async move {
@@ -779,11 +793,11 @@ impl Client {
                 }
                 Target::Node(id) => {
                     let broker = self.broker(*id, deadline).await?;
-                    Ok((self.broker_connection(&broker, deadline).await?, broker))
+                    Ok((self.broker_connection(&broker, lane, deadline).await?, broker))
                 }
                 Target::Coordinator(group) => {
                     let broker = self.coordinator(group, deadline).await?;
-                    Ok((self.broker_connection(&broker, deadline).await?, broker))
+                    Ok((self.broker_connection(&broker, lane, deadline).await?, broker))
                 }
             }
         })
@@ -821,7 +835,7 @@ impl Client {
         api_key: i16,
         deadline: Deadline,
     ) -> Result<Option<(i16, i16)>, ClientError> {
-        let (live, _) = self.target_connection(target, deadline).await?;
+        let (live, _) = self.target_connection(target, 0, deadline).await?;
         Ok(live.versions.range(api_key))
     }
 
