@@ -147,7 +147,7 @@ async fn write_loop(
         };
         if let Err(e) = written {
             if let Ok(mut pending) = pending.lock() {
-                pending.close(ClientError::unreachable(format!("writing to {label} failed: {e}")));
+                pending.close(io_error("writing", &e).context(format!("to {label}")));
             }
             return;
         }
@@ -180,6 +180,15 @@ async fn read_loop(stream: impl AsyncRead + Unpin, pending: Arc<Mutex<Pending>>,
     }
 }
 
+/// A failed read or write: `tls` when TLS failed (an alert from the broker, such as a client
+/// certificate it refuses), else `unreachable`.
+fn io_error(doing: &str, e: &std::io::Error) -> ClientError {
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        Some(tls) => ClientError::new(ErrorKind::Tls, format!("{doing} failed: TLS: {tls}")),
+        None => ClientError::unreachable(format!("{doing} failed: {e}")),
+    }
+}
+
 /// The largest piece of a frame allocated before its bytes have arrived: a broker that
 /// announces a large frame must send it to make the client hold it.
 const READ_CHUNK: usize = 64 * 1024;
@@ -189,11 +198,11 @@ const READ_CHUNK: usize = 64 * 1024;
 pub(crate) async fn read_frame(stream: &mut (impl AsyncRead + Unpin), max_frame: usize) -> Result<Bytes, ClientError> {
     let mut size = [0u8; 4];
     if let Err(e) = stream.read_exact(&mut size).await {
-        return Err(ClientError::unreachable(if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            "the broker closed the connection".to_string()
+        return Err(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            ClientError::unreachable("the broker closed the connection")
         } else {
-            format!("reading failed: {e}")
-        }));
+            io_error("reading", &e)
+        });
     }
     let announced = i32::from_be_bytes(size);
     // A TLS record (alert 0x15 or handshake 0x16, version 3.x) read as a frame size: the broker
@@ -223,7 +232,7 @@ pub(crate) async fn read_frame(stream: &mut (impl AsyncRead + Unpin), max_frame:
                 )))
             }
             Ok(_) => {}
-            Err(e) => return Err(ClientError::unreachable(format!("reading failed: {e}"))),
+            Err(e) => return Err(io_error("reading", &e)),
         }
     }
     Ok(frame.freeze())

@@ -127,7 +127,13 @@ async fn serve(
         if stream.read_exact(&mut size).await.is_err() {
             return;
         }
-        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
+        // As a broker refuses a request above socket.request.max.bytes (a TLS ClientHello read
+        // as a size, say): it closes the connection.
+        let size = i32::from_be_bytes(size);
+        if !(0..=100 << 20).contains(&size) {
+            return;
+        }
+        let mut frame = vec![0u8; size as usize];
         if stream.read_exact(&mut frame).await.is_err() {
             return;
         }
