@@ -66,7 +66,7 @@ fn describe_a_java_group(name: &str) {
         let m = &g.members[0];
         assert_eq!(m.client_id, "j1");
         let subscription = Subscription::decode(&m.metadata).unwrap();
-        assert_eq!(subscription.topics, [topic.clone()]);
+        assert_eq!(subscription.topics, [topic.as_str()]);
         let assignment = Assignment::decode(&m.assignment).unwrap();
         assert_eq!(assignment.assigned_partitions, [TopicPartitions::new(topic.as_str(), [0, 1, 2])]);
 
@@ -115,7 +115,7 @@ fn consumer_group_describe_on_kafka_4_1() {
         assert!(g.group_epoch >= 1);
         let m = &g.members[0];
         assert_eq!(m.client_id, "c1");
-        assert_eq!(m.subscribed_topic_names, [topic.clone()]);
+        assert_eq!(m.subscribed_topic_names, [topic.as_str()]);
         assert_ne!(m.is_classic(), Some(true), "a consumer-protocol member");
         let mut partitions: Vec<i32> = m.assignment.iter().flat_map(|t| t.partitions.clone()).collect();
         partitions.sort();
