@@ -580,25 +580,50 @@ async fn bootstrap_tries_each_broker() {
 async fn lanes_are_connections_of_their_own() {
     // A JoinGroup held by the broker does not hold up a heartbeat sent on another lane.
     let broker = single_broker_cluster(|_, r| match r.api_key {
-        11 => Some(Reply::Silent),
+        11 => Some(Reply::Hold),
         _ => None,
     })
     .await;
     let client = client_for(&broker.address());
     let target = Target::Coordinator("orders".into());
-    let join = client.send(&target, SendOptions::new(Deadline::after(Duration::from_millis(500))), |_| {
+    let join = client.send(&target, SendOptions::new(Deadline::after(Duration::from_millis(500))).lane(1), |_| {
         JoinGroupRequest::default().with_group_id(GroupId(s("orders"))).with_protocol_type(s("consumer"))
     });
-    let heartbeat = async {
+    let others = async {
         while !broker.calls().iter().any(|(key, _)| *key == 11) {
             tokio::task::yield_now().await;
         }
-        client.send(&target, SendOptions::new(deadline()).lane(1), |_| HeartbeatRequest::default()).await
+        let heartbeat =
+            client.send(&target, SendOptions::new(deadline()).lane(2), |_| HeartbeatRequest::default()).await;
+        // The client's own requests do not go on the JoinGroup's lane either.
+        let metadata = client.metadata(Some(&[]), deadline()).await;
+        (heartbeat, metadata)
     };
-    let (join, heartbeat) = tokio::join!(join, heartbeat);
+    let (join, (heartbeat, metadata)) = tokio::join!(join, others);
     assert_eq!(join.unwrap_err().kind(), ErrorKind::Timeout);
     assert_eq!(heartbeat.unwrap().response.error_code, 27);
+    metadata.unwrap();
     let join_connection = broker.seen().iter().find(|s| s.api_key == 11).unwrap().connection;
     let heartbeat_connection = broker.seen().iter().find(|s| s.api_key == 12).unwrap().connection;
     assert_ne!(join_connection, heartbeat_connection);
+}
+
+#[tokio::test]
+async fn a_request_timeout_ends_the_connection_and_the_call_reconnects() {
+    // The first Metadata is never answered (and holds its connection); the retry on a new
+    // connection is.
+    let first = Arc::new(AtomicUsize::new(0));
+    let f = first.clone();
+    let broker = single_broker_cluster(move |_, r| {
+        (r.api_key == 3 && f.fetch_add(1, Ordering::SeqCst) == 0).then_some(Reply::Hold)
+    })
+    .await;
+    let mut config = ClientConfig::new([broker.address()]).unwrap();
+    config.request_timeout = Duration::from_millis(200);
+    config.retry_backoff = Duration::from_millis(5);
+    let client = Client::new(config).unwrap();
+    client.metadata(Some(&[]), deadline()).await.unwrap();
+    let metadata_connections: Vec<usize> =
+        broker.seen().iter().filter(|s| s.api_key == 3).map(|s| s.connection).collect();
+    assert_eq!(metadata_connections, [0, 1]);
 }

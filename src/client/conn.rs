@@ -78,17 +78,17 @@ impl Connection {
     /// Sends `request` at `version` and waits for its response until `deadline`, then decodes
     /// it.
     ///
-    /// A deadline that passes abandons the request (a late response is dropped) but keeps the
-    /// connection, which may carry other requests; `close_on_timeout` ends it instead, for a
-    /// request the broker should have answered by now (`request.timeout.ms`).
+    /// A request that gets no answer by its deadline ends the connection, as Java's client does:
+    /// the broker answers a connection's requests in order, so nothing sent after it could be
+    /// answered first, and a broker that does not answer is best reached again afresh. The other
+    /// requests in flight on it fail with the same timeout.
     pub(crate) async fn call<R: Request>(
         &self,
         request: &R,
         version: i16,
         deadline: Instant,
-        close_on_timeout: bool,
     ) -> Result<R::Response, ClientError> {
-        let frame = self.call_frame(request, version, deadline, close_on_timeout).await?;
+        let frame = self.call_frame(request, version, deadline).await?;
         codec::decode_response::<R::Response>(R::KEY, version, frame)
             .map_err(|e| e.context(format!("from {}", self.label)))
     }
@@ -99,7 +99,6 @@ impl Connection {
         request: &R,
         version: i16,
         deadline: Instant,
-        close_on_timeout: bool,
     ) -> Result<Bytes, ClientError> {
         let correlation = self.next_correlation.fetch_add(1, Ordering::Relaxed) & i32::MAX;
         let frame = codec::encode_request(request, version, correlation, &self.client_id)?;
@@ -124,10 +123,8 @@ impl Connection {
                     self.pending.lock().map_err(|_| ClientError::protocol("connection state poisoned"))?;
                 pending.waiting.remove(&correlation);
                 let error = ClientError::timeout(format!("{}: no response before the deadline", what()));
-                if close_on_timeout {
-                    pending.close(error.clone());
-                    self.reader.abort();
-                }
+                pending.close(error.clone());
+                self.reader.abort();
                 Err(error)
             }
         }

@@ -429,10 +429,11 @@ pub struct SendOptions {
     /// waits up to the rebalance timeout).
     pub request_timeout: Option<Duration>,
     /// Which connection to the broker carries the request: each lane is a connection of its
-    /// own (0, the default, is shared with the client's other calls). A broker answers one
-    /// connection's requests in order, so a member sends its heartbeats on another lane than
-    /// its JoinGroup, which the broker holds until the rebalance completes. Ignored for
-    /// [`Target::AnyBroker`].
+    /// own. A broker answers one connection's requests in order, so a request it holds (a
+    /// JoinGroup waits for the whole rebalance) delays everything behind it on its lane. Lane 0,
+    /// the default, carries the client's own requests (Metadata, FindCoordinator, the describe
+    /// calls): send JoinGroup/SyncGroup on one other lane and heartbeats on another. Ignored
+    /// for [`Target::AnyBroker`] (always lane 0).
     pub lane: u8,
 }
 
@@ -659,7 +660,9 @@ impl Client {
 
     /// A live connection to any broker: one already open, else the bootstrap brokers in order.
     async fn any_connection(&self, deadline: Deadline) -> Result<(Arc<Live>, Option<Broker>), ClientError> {
-        let open: Vec<Slot> = lock(&self.inner.slots).values().cloned().collect();
+        // Lane 0 only: the other lanes may hold a JoinGroup the broker answers minutes later.
+        let open: Vec<Slot> =
+            lock(&self.inner.slots).iter().filter(|((_, lane), _)| *lane == 0).map(|(_, slot)| slot.clone()).collect();
         for slot in open {
             if let Ok(held) = slot.try_lock() {
                 if let Some(live) = held.as_ref().filter(|live| !live.conn.is_closed()) {
@@ -716,8 +719,7 @@ impl Client {
         let request = build(version);
         let timeout = options.request_timeout.unwrap_or(self.inner.config.request_timeout);
         let request_deadline = options.deadline.within(timeout);
-        let close_on_timeout = request_deadline < options.deadline.instant();
-        let response = live.conn.call(&request, version, request_deadline, close_on_timeout).await?;
+        let response = live.conn.call(&request, version, request_deadline).await?;
         Ok((version, response))
     }
 
@@ -729,6 +731,11 @@ impl Client {
     /// error is `unreachable` and the caller decides. Error codes inside the response are the
     /// caller's to read; after NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE call
     /// [`forget_coordinator`](Self::forget_coordinator) before sending again.
+    ///
+    /// The responses of the APIs in [`DECODED_API_KEYS`] are checked against the bytes present
+    /// before they are decoded. Other APIs' responses go straight to `kafka-protocol`, which
+    /// pre-allocates each array by the count the broker sent: the frame cap bounds the bytes
+    /// read, not that allocation, so only send them to brokers you trust.
     ///
     /// ```no_run
     /// use kafka_consumer_protocol::client::messages::{GroupId, HeartbeatRequest};
@@ -1376,7 +1383,7 @@ async fn negotiate(conn: &Connection, deadline: Instant) -> Result<ApiVersionTab
         .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
     let mut version: i16 = 3;
     loop {
-        let frame = conn.call_frame(&request, version, deadline, true).await?;
+        let frame = conn.call_frame(&request, version, deadline).await?;
         let decoded = codec::decode_response::<ApiVersionsResponse>(ApiVersionsRequest::KEY, version, frame.clone());
         let response = match decoded {
             Ok(response) if response.error_code == 0 => return Ok(ApiVersionTable::from_response(&response)),

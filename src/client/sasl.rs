@@ -43,7 +43,7 @@ pub(crate) async fn authenticate(
         )));
     }
     let request = SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism));
-    let response = conn.call(&request, handshake_version, deadline, true).await?;
+    let response = conn.call(&request, handshake_version, deadline).await?;
     if response.error_code != 0 {
         let offered: Vec<&str> = response.mechanisms.iter().map(|m| m.as_str()).collect();
         return Err(ClientError::from_code(
@@ -56,7 +56,7 @@ pub(crate) async fn authenticate(
     let version = versions.pick::<SaslAuthenticateRequest>(None, &conn.label)?;
     let exchange = |token: Vec<u8>| async move {
         let request = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
-        let response = conn.call(&request, version, deadline, true).await?;
+        let response = conn.call(&request, version, deadline).await?;
         if response.error_code != 0 {
             let message = response.error_message.as_ref().map(|m| m.as_str().to_string());
             return Err(ClientError::from_code(

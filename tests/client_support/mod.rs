@@ -43,6 +43,9 @@ pub enum Reply {
     Close,
     /// Answer this request only after the next one, whose answer goes first.
     Later(Vec<u8>),
+    /// Answer neither this request nor any later one on this connection, as a broker holds a
+    /// connection's later requests behind one it has not answered yet (a JoinGroup).
+    Hold,
 }
 
 /// Encodes a response message at `version` as a [`Reply::Body`].
@@ -122,6 +125,7 @@ async fn serve(
     id: usize,
 ) {
     let mut held: Option<(Seen, Vec<u8>)> = None;
+    let mut muted = false;
     loop {
         let mut size = [0u8; 4];
         if stream.read_exact(&mut size).await.is_err() {
@@ -148,12 +152,19 @@ async fn serve(
             connection: id,
         };
         log.lock().unwrap().push(seen.clone());
+        if muted {
+            continue;
+        }
         let reply = handler(&seen);
         let mut out = Vec::new();
         match reply {
             Reply::Body(body) => out.extend(frame_response(&seen, &body)),
             Reply::Raw(bytes) => out.extend(bytes),
             Reply::Silent => {}
+            Reply::Hold => {
+                muted = true;
+                continue;
+            }
             Reply::Close => return,
             Reply::Later(body) => {
                 held = Some((seen, body));
