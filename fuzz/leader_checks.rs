@@ -22,7 +22,9 @@ use kafka_consumer_protocol::coordinator::{
     Config, Coordinator, CoordinatorError, Event, JoinGroupMember, JoinGroupResponse, Request, Response, State,
     SyncGroupAssignment, SyncGroupResponse, Transmit,
 };
-use kafka_consumer_protocol::{Assignment, AssignmentView, Subscription, SubscriptionView, TopicPartitions, Version};
+use kafka_consumer_protocol::{
+    Assignment, AssignmentView, CooperativeStickyUserData, Subscription, SubscriptionView, TopicPartitions, Version,
+};
 
 /// Topic names the input picks from: the leader's metadata uses the first few, members and the
 /// custom assignor also name the rest (missing from the metadata: step 2.6 territory).
@@ -240,7 +242,8 @@ enum Expect {
 /// - otherwise the SyncGroup has one decodable assignment per distinct member id of the
 ///   JoinGroup response; every partition in it exists in the leader's metadata, except (KIP-429
 ///   step 2.6, cooperative only) a partition of a topic missing from the metadata given back to
-///   a member that claims it; no partition another member claims is given to a member this round
+///   a member that claims it; no partition another member claims (eager: at the group's highest
+///   claim generation) is given to a member this round
 ///   (the hand-over withholds it); built-in assignors never give a partition twice; `chaos`
 ///   gets exactly its plan minus what the leader filters and withholds.
 pub fn check(data: &[u8]) {
@@ -366,10 +369,17 @@ fn decode_members(members: &[JoinGroupMember]) -> Option<Vec<GroupMember>> {
         .collect()
 }
 
-/// Every `(member id, topic, partition)` some member claims to own.
-fn claims(group: &[GroupMember]) -> BTreeSet<(String, String, i32)> {
-    group
-        .iter()
+/// Every `(member id, topic, partition)` some member claims to own; in eager mode only the claims
+/// at the group's highest claim generation (a lower one is stale: the hand-over ignores it).
+fn claims(group: &[GroupMember], cooperative: bool) -> BTreeSet<(String, String, i32)> {
+    let generation = |m: &GroupMember| match m.subscription.generation_id {
+        g if g >= 0 => g,
+        _ => CooperativeStickyUserData::java_generation(m.subscription.user_data.as_deref()).unwrap_or(-1),
+    };
+    let claimers = || group.iter().filter(|m| !m.subscription.owned_partitions.is_empty());
+    let current = if cooperative { i32::MIN } else { claimers().map(generation).max().unwrap_or(-1) };
+    claimers()
+        .filter(|m| generation(m) >= current)
         .flat_map(|m| {
             partition_set(&m.subscription.owned_partitions).into_iter().map(move |(t, p)| (m.member_id.clone(), t, p))
         })
@@ -408,7 +418,7 @@ fn expected(
     }
     // `chaos`: the leader keeps what its metadata has (and, cooperative, a claimed partition of
     // a topic it does not know for its claimer), validates, then withholds what others claim.
-    let claimed = claims(group);
+    let claimed = claims(group, cooperative);
     let mut filtered: BTreeMap<String, Set> = group.iter().map(|m| (m.member_id.clone(), Set::new())).collect();
     for (m, list) in chaos_plan(plan, group) {
         let keep = list.into_iter().filter(|(t, p)| match metadata.topics.get(t) {
@@ -450,7 +460,7 @@ fn check_sync(
     let got_ids: Vec<&str> = assignments.iter().map(|a| a.member_id.as_str()).collect();
     assert_eq!(got_ids.iter().copied().collect::<BTreeSet<_>>(), ids, "one assignment per member");
     assert_eq!(got_ids.len(), ids.len(), "one assignment per member: {got_ids:?}");
-    let claimed = claims(group);
+    let claimed = claims(group, cooperative);
     let mut got: BTreeMap<String, Set> = BTreeMap::new();
     let mut everything = Set::new();
     for a in assignments {

@@ -15,7 +15,9 @@
 //!    [`validate_cooperative_assignment`] (the built-in `cooperative-sticky` is trusted, as in
 //!    Java);
 //! 5. the KIP-429 hand-over ([`apply_cooperative_handover`]): a partition another member still
-//!    claims is withheld from its new owner this round;
+//!    claims is withheld from its new owner this round (eager protocol: only for claims at the
+//!    group's highest claim generation; a stale one would withhold a partition with nothing to
+//!    trigger the follow-up round);
 //! 6. encode each member's Assignment (v3, what the leader puts in SyncGroup).
 //!
 //! ```
@@ -64,7 +66,7 @@ use super::{
 };
 use crate::group_api::{JoinGroupMember, SyncGroupAssignment};
 use crate::partition_set::PartitionSet;
-use crate::{DecodeError, EncodeError, SubscriptionView, Version};
+use crate::{CooperativeStickyUserData, DecodeError, EncodeError, SubscriptionView, Version};
 
 /// The name of the built-in cooperative assignor, whose assignments are not validated (Java
 /// skips them too, KAFKA-13406).
@@ -187,10 +189,37 @@ pub fn assign(
         let owned: Vec<GroupMember> = group.iter().map(GroupMemberView::to_owned).collect();
         validate_cooperative_assignment(&owned, &result)?;
     }
-    let claims: Vec<(&str, OwnedList<'_>)> =
-        group.iter().map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions()))).collect();
+    let claims: Vec<(&str, OwnedList<'_>)> = handover_claimers(group, cooperative)
+        .map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions())))
+        .collect();
     handover(&claims, &mut result);
     Ok(result)
+}
+
+/// The members whose claims the hand-over honours. Cooperative: every claimer. Eager: the
+/// claimers at the group's highest claim generation. The hand-over runs in eager mode too (a
+/// group can choose a cooperative assignor while its leader rebalances eagerly, during an
+/// upgrade, and its cooperative members keep what they own across the rebalance), but an eager
+/// member revokes everything before it rejoins and nothing triggers the follow-up round a
+/// withheld partition waits for: a stale claim (a member that missed a rebalance still listing
+/// partitions) would keep a partition unassigned until the next rebalance. Java's assignors
+/// discard claims below the highest generation too.
+fn handover_claimers<'g, 'a>(
+    group: &'g [GroupMemberView<'a>],
+    cooperative: bool,
+) -> impl Iterator<Item = &'g GroupMemberView<'a>> + 'g {
+    let claimers = move || group.iter().filter(|m| !m.subscription.owned_partitions().is_empty());
+    let current = if cooperative { i32::MIN } else { claimers().map(claim_generation).max().unwrap_or(-1) };
+    claimers().filter(move |m| claim_generation(m) >= current)
+}
+
+/// The generation of a member's owned partitions: the subscription's (v2+), else the one in its
+/// cooperative userData, else -1 (as `cooperative-sticky` reads it).
+fn claim_generation(m: &GroupMemberView<'_>) -> i32 {
+    match m.subscription.generation_id() {
+        g if g >= 0 => g,
+        _ => CooperativeStickyUserData::java_generation(m.subscription.user_data()).unwrap_or(-1),
+    }
 }
 
 /// Every topic the members subscribe to.
@@ -355,6 +384,49 @@ impl<'a> Claimants<'a> {
         match self {
             Claimants::Dense(slots) => slots.get(i),
             Claimants::Sparse(slots) => slots.get(&i),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assignor::StickyAssignor;
+    use crate::{Subscription, TopicPartitions};
+
+    fn member(id: &str, owned: &[i32], generation: i32) -> JoinGroupMember {
+        let mut subscription = Subscription::new(["t"]);
+        subscription.owned_partitions = vec![TopicPartitions::new("t", owned.to_vec())];
+        subscription.generation_id = generation;
+        JoinGroupMember {
+            member_id: id.into(),
+            group_instance_id: None,
+            metadata: Bytes::from(subscription.encode(Version::V3).unwrap()),
+        }
+    }
+
+    /// Eager rebalancing has no follow-up round to finish a hand-over. The eager `sticky`
+    /// assignor reads claims from userData (there is none here), so it deals t-0 and t-2 to m1
+    /// and t-1 and t-3 to m2, against the owned partitions the members list: m1 t-1 at generation
+    /// 2, m2 t-0 at generation 1 (stale: m2 missed a rebalance). The stale claim withholds
+    /// nothing; m1's claim at the highest generation still withholds t-1 (an upgrading group's
+    /// cooperative members keep what they own across an eager rebalance).
+    #[test]
+    fn an_eager_round_ignores_stale_claims_in_the_hand_over() {
+        let metadata = ClusterMetadata::from_counts([("t", 4)]);
+        for m2_generation in [1, 2] {
+            let members = [member("m1", &[1], 2), member("m2", &[0], m2_generation)];
+            let round = lead(&StickyAssignor::new(), RebalanceProtocol::Eager, &metadata, &members).unwrap();
+            let pending: Vec<(i32, &str)> =
+                round.assignment.pending.iter().map(|p| (p.partition, p.from.as_str())).collect();
+            let m1: Vec<i32> = round.assignment.partitions_of("m1").iter().flat_map(|g| g.partitions.clone()).collect();
+            if m2_generation == 1 {
+                assert_eq!(pending, [(1, "m1")], "only the current claim withholds");
+                assert_eq!(m1, [0, 2], "t-0 goes to m1 now");
+            } else {
+                assert_eq!(pending, [(0, "m2"), (1, "m1")], "both claims are current");
+                assert_eq!(m1, [2]);
+            }
         }
     }
 }
