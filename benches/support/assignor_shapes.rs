@@ -53,6 +53,21 @@ pub fn uniform(topics: usize, partitions: i32, members: usize) -> Shape {
     Shape { name: format!("uniform {topics}x{partitions} / {}", w), metadata, members }
 }
 
+/// `shape` with KIP-881 racks: member `i` on `rack{i % racks}`, partition `p` of every topic with
+/// `rf` replicas on racks `p, p + 1, ...` (mod `racks`), so Java's rack logic applies (`rf <
+/// racks`). Java's rack tests use 3 racks.
+pub fn with_racks(mut shape: Shape, racks: usize, rf: usize) -> Shape {
+    for (i, m) in shape.members.iter_mut().enumerate() {
+        m.subscription.rack_id = Some(format!("rack{}", i % racks));
+    }
+    for info in shape.metadata.topics.values_mut() {
+        info.partition_racks = (0..info.partitions as usize)
+            .map(|p| (0..rf).map(|j| format!("rack{}", (p + j) % racks)).collect())
+            .collect();
+    }
+    shape
+}
+
 /// Java's non-equal shape: as `uniform`, but the last member subscribes to the first topic only.
 pub fn last_on_first_topic(topics: usize, partitions: i32, members: usize) -> Shape {
     let mut s = uniform(topics, partitions, members);
@@ -175,6 +190,11 @@ pub fn cases(assignor: &dyn PartitionAssignor) -> Vec<(String, Shape)> {
     both("java-large-uniform-1M-2000", uniform(500, 2000, 2000));
     both("java-large-nonequal-1M-2000", last_on_first_topic(500, 2000, 2000));
     both("java-mixed-halves-20k-500", halves(100, 200, 500));
+    // The rack variants of Java's large tests (50 topics, as its `hasRack` cases), 3 racks, RF 2:
+    // the constrained path's and the general path's rack passes.
+    both("java-rack-uniform-100k-2000", with_racks(uniform(50, 2000, 2000), 3, 2));
+    both("java-rack-nonequal-100k-2000", with_racks(last_on_first_topic(50, 2000, 2000), 3, 2));
+    both("java-rack-mixed-halves-10k-500", with_racks(halves(50, 200, 500), 3, 2));
     let large = franz_large();
     let imbalanced = plus_member_on_first_topic(&large, "imbalance");
     let first = assignor.assign(&large.metadata, &large.members).unwrap();
