@@ -101,8 +101,9 @@ impl Snapshot {
     }
 }
 
-/// One change.
+/// One change. New kinds of events may be added.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// The state changed (`previous` is `None` on the first poll).
     State {

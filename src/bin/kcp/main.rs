@@ -4,6 +4,7 @@
 mod assign;
 mod decode;
 mod encode;
+mod group;
 mod input;
 mod pcap;
 mod shapes;
@@ -96,6 +97,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run a built-in assignor on a group described in JSON.
     Assign(assign::AssignArgs),
+    /// A running cluster's consumer groups: list, describe (decoded, with diagnostics), watch.
+    #[command(subcommand)]
+    Group(group::GroupCommand),
 }
 
 fn print_json(value: &Value) {
@@ -133,5 +137,6 @@ fn main() -> ExitCode {
         Command::Pcap(args) => pcap::run_pcap(&args),
         Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
         Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
+        Command::Group(command) => group::run_group(&command, &mut group::Out::stdout()),
     }
 }
