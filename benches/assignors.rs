@@ -3,18 +3,16 @@
 //! `cargo bench --bench assignors` (all four assignors), or e.g.
 //! `cargo bench --bench assignors -- cooperative-sticky` for one. Each case is a first
 //! assignment (`fresh`) or a re-assignment where every member but the first owns its previous
-//! assignment at generation 1 (`existing`); see `support/assignor_shapes.rs`.
+//! assignment at generation 1 (`existing`); see `testkit/src/assignor_shapes.rs`.
 
 #![allow(missing_docs)]
-
-#[path = "support/assignor_shapes.rs"]
-mod assignor_shapes;
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kafka_consumer_protocol::assignor::builtin;
+use kcp_testkit::assignor_shapes;
 
 fn assignors(c: &mut Criterion) {
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();

@@ -5,14 +5,12 @@
 //! then the same for `assign_views` on the members' encoded subscriptions (`-views`).
 #![allow(unsafe_code)]
 
-#[path = "../benches/support/assignor_shapes.rs"]
-mod assignor_shapes;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use kafka_consumer_protocol::assignor::{builtin, GroupAssignment};
+use kcp_testkit::assignor_shapes;
 
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);

@@ -4,8 +4,6 @@
 //! (minimal movement excepted: rack alignment may move owned partitions, as Java).
 
 mod assignor_common;
-#[path = "../benches/support/assignor_shapes.rs"]
-mod assignor_shapes;
 
 use std::collections::BTreeMap;
 
@@ -14,6 +12,7 @@ use kafka_consumer_protocol::assignor::{
     builtin, AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, RangeAssignor,
 };
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+use kcp_testkit::assignor_shapes;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

@@ -172,8 +172,7 @@ fn contract_checker_passes_with_a_capture() {
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
 
-#[path = "../fuzz/pcap_checks.rs"]
-mod pcap_checks;
+use kcp_testkit::pcap_checks;
 
 /// A JoinGroup v0 request frame with one protocol.
 fn join_v0(correlation: i32, protocol_type: &str, metadata: &[u8]) -> Vec<u8> {

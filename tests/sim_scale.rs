@@ -2,9 +2,7 @@
 
 use std::time::Instant;
 
-#[path = "../benches/simulator.rs"]
-#[allow(dead_code)]
-mod bench;
+use kcp_testkit::sim_shapes::rolling_bounce;
 
 #[test]
 #[ignore = "large; release mode"]
@@ -13,7 +11,7 @@ fn rolling_bounce_at_scale() {
     let partitions: i32 = std::env::var("PARTITIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let wave: usize = std::env::var("WAVE").ok().and_then(|s| s.parse().ok()).unwrap_or(100);
     let t = Instant::now();
-    let out = kafka_consumer_protocol::sim::run(&bench::rolling_bounce(members, partitions, wave, false)).unwrap();
+    let out = kafka_consumer_protocol::sim::run(&rolling_bounce(members, partitions, wave, false)).unwrap();
     println!("{:.2?} {:?}", t.elapsed(), out.summary);
     assert!(out.summary.converged && out.summary.violations.is_empty());
 }

@@ -5,8 +5,7 @@
 //! with `-malloc_limit_mb=512 -rss_limit_mb=1024` so an allocation sized by a claim is a crash.
 #![no_main]
 
-#[path = "../leader_checks.rs"]
-mod leader_checks;
+use kcp_testkit::leader_checks;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -1,6 +1,5 @@
 #![no_main]
 
-#[path = "../pcap_checks.rs"]
-mod pcap_checks;
+use kcp_testkit::pcap_checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| pcap_checks::kafka_framing(data));

@@ -1,6 +1,5 @@
 #![no_main]
 
-#[path = "../checks.rs"]
-mod checks;
+use kcp_testkit::codec_checks as checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::roundtrip_arbitrary(data));

@@ -3,8 +3,7 @@
 //! members of the group, no partition held long after expulsion, and convergence.
 #![no_main]
 
-#[path = "../sim_checks.rs"]
-mod sim_checks;
+use kcp_testkit::sim_checks;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -6,6 +6,11 @@
 //! [`CooperativeStickyAssignor`] (`cooperative-sticky`). [`builtin`] makes one by name.
 //! Each module documents where it deliberately differs from Java.
 //!
+//! [`leader`] is the leader's round around an assignor (decode, assign, filter, validate, hand
+//! over, encode), run by the coordinator and `kcp assign`. The assignors read members through
+//! the codec's views and write through its encoder, never the wire layer; inside their hot loops
+//! they keep flat integer ids instead of [`PartitionSet`](crate::PartitionSet)s.
+//!
 //! ```
 //! use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, RebalanceProtocol};
 //! use kafka_consumer_protocol::Subscription;

@@ -60,6 +60,11 @@
 //! let events: Vec<Event> = std::iter::from_fn(|| c.poll_event()).collect();
 //! assert!(matches!(events.last(), Some(Event::PartitionsAssigned(p)) if p[0].partitions == [0, 1]));
 //! ```
+//!
+//! To keep: the order of the drains above (the handshake a driver follows) and the
+//! `#[must_use]` on the polls. The leader's work lives in
+//! [`assignor::leader`](crate::assignor::leader), the messages in [`group_api`](crate::group_api),
+//! the network driver in `client::member`.
 
 mod io;
 mod metrics;

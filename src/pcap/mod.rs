@@ -8,6 +8,10 @@
 //! `kafka-protocol` crate and the embedded Subscriptions/Assignments with this crate's codec.
 //! Whatever it cannot use is skipped and counted in a [`Summary`], never a panic.
 //!
+//! The message fields come from [`group_api::kafka`](crate::group_api::kafka)'s conversions, so
+//! a capture speaks the same vocabulary as the coordinator (`ErrorCode`, one field name each);
+//! the bodies add the decoded payloads and the matching request's context.
+//!
 //! ```no_run
 //! use kafka_consumer_protocol::pcap::{GroupBody, GroupReader, ReaderOptions};
 //!

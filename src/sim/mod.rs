@@ -1,8 +1,10 @@
-//! A whole consumer group in virtual time: the broker's group coordinator ([`Broker`]), every
+//! A whole consumer group in virtual time (feature `sim`): the broker's group coordinator (the
+//! `Broker` scaffolding), every
 //! member's sans-IO [`Coordinator`] with its assignors, message latency from a seeded PRNG,
 //! injected faults, and an invariant checker. The checker runs after every event in small
 //! groups (members x partitions up to about 4,000, which covers every test scenario) and, for
-//! speed, at every settle point in larger ones.
+//! speed, at every settle point in larger ones. That checker is the point of the simulator and
+//! must be kept: a scenario that ever lets two members of the group own one partition fails.
 //!
 //! ```
 //! use kafka_consumer_protocol::sim::{MemberSpec, Scenario, Step};

@@ -2,7 +2,7 @@
 //! (the response header, the structural check of every length and count, then
 //! `kafka-protocol`'s decoder) never panics on arbitrary bytes, whatever the API and version,
 //! and its errors are `protocol` errors naming the API and version. Shared with
-//! `tests/fuzz_client_corpus.rs`.
+//! `tests/client_corpus.rs`.
 #![allow(dead_code)]
 
 use bytes::Bytes;

@@ -1,5 +1,5 @@
 //! The `coordinator_leader` fuzz input and check, shared by the fuzz target and the corpus
-//! replay in `tests/fuzz_corpus.rs`.
+//! replay in `tests/coordinator_corpus.rs`.
 //!
 //! A real [`Coordinator`] is made the leader of a group whose members' JoinGroup metadata is
 //! hostile: raw bytes, or valid encodings (any version, also above 3) of subscriptions with

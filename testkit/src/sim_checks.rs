@@ -1,5 +1,5 @@
 //! The `simulator_steps` fuzz input and check, shared by the fuzz target and the corpus replay
-//! in `tests/sim_fuzz_corpus.rs`.
+//! in `tests/sim_corpus.rs`.
 
 use arbitrary::{Arbitrary, Unstructured};
 use kafka_consumer_protocol::sim::gen::{scenario_from_raw, RawStep};

@@ -1,22 +1,12 @@
 //! Replays the committed `kafka_framing` fuzz corpus (`fuzz/corpus/kafka_framing/`) through the
 //! same check the fuzz target runs.
 
-#[path = "../fuzz/pcap_checks.rs"]
-mod pcap_checks;
-
-use std::path::Path;
+use kcp_testkit::{pcap_checks, replay};
 
 #[test]
 fn kafka_framing_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/kafka_framing");
-    let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in &entries {
-        let data = std::fs::read(path).unwrap();
-        let result = std::panic::catch_unwind(|| pcap_checks::kafka_framing(&data));
-        assert!(result.is_ok(), "{} fails its check", path.display());
-    }
-    assert!(entries.len() >= 20, "{} corpus files", entries.len());
+    let n = replay("kafka_framing", pcap_checks::kafka_framing);
+    assert!(n >= 20, "{n} corpus files");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The properties the fuzz targets check. Shared with `tests/fuzz_corpus.rs`, which replays the
+//! The properties the fuzz targets check. Shared with `tests/codec_corpus.rs`, which replays the
 //! committed corpus through the same functions in `cargo test`.
 #![allow(dead_code)]
 

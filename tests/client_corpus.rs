@@ -3,10 +3,9 @@
 //! reached `kafka-protocol`'s pre-allocation unchecked would fail here).
 //!
 //! The seeds are encodings of every decoded response at several versions and a few hostile
-//! frames; `KCP_WRITE_CORPUS=1 cargo test --test fuzz_client_corpus` writes them again.
+//! frames; `KCP_WRITE_CORPUS=1 cargo test --test client_corpus` writes them again.
 
-#[path = "../fuzz/client_checks.rs"]
-mod client_checks;
+use kcp_testkit::client_checks;
 
 mod capped_alloc;
 
