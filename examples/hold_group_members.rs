@@ -142,8 +142,7 @@ fn assignments(o: &Options, members: &[String]) -> Vec<SyncGroupAssignment> {
 
 /// Forms one group with its members on `clients` (one connection each: a JoinGroup holds its
 /// connection until the group's join completes, so members of one group need their own). Each
-/// member joins, syncs and then heartbeats until the leader has synced a generation with every
-/// member in it; a heartbeat that says the group is rebalancing sends the member back to join
+/// member joins, syncs and then heartbeats until every member has synced the same generation; a heartbeat that says the group is rebalancing sends the member back to join
 /// (with the broker's `group.initial.rebalance.delay.ms=0` the first join completes alone).
 async fn form_group(clients: &[Client], o: &Options, group: &str, metadata: &Bytes) -> Result<(), ClientError> {
     let complete: Mutex<Option<(i32, usize)>> = Mutex::new(None);
@@ -200,10 +199,16 @@ async fn member(
             }
             other => return Err(failed("SyncGroup", other)),
         }
-        if leader {
-            *complete.lock().unwrap_or_else(|e| e.into_inner()) = Some((joined.generation_id, member_ids.len()));
+        {
+            // Count the members synced in this generation.
+            let mut synced = complete.lock().unwrap_or_else(|e| e.into_inner());
+            match &mut *synced {
+                Some((generation, count)) if *generation == joined.generation_id => *count += 1,
+                other => *other = Some((joined.generation_id, 1)),
+            }
         }
-        // Wait (heartbeating) until the leader has synced this generation with everyone.
+        // Heartbeat until every member has synced this generation: a member that stopped
+        // earlier could not answer a rebalance another one starts.
         loop {
             if *complete.lock().unwrap_or_else(|e| e.into_inner()) == Some((joined.generation_id, size)) {
                 return Ok(());

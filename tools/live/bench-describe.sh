@@ -60,6 +60,12 @@ log "starting one Kafka $version broker on 127.0.0.1:$port_base"
 bootstrap=127.0.0.1:$port_base
 "$HERE/kafka.sh" java bench LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
 
+# The first group request creates __consumer_offsets: wait until a coordinator answers.
+for _ in $(seq 1 120); do
+  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>/dev/null \
+    | grep -q '"not_found"' && break
+  sleep 0.5
+done
 log "forming $groups groups of $members members"
 fifo=$KCP_LIVE_RUN/holder.stdin
 mkfifo "$fifo"
