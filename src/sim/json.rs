@@ -10,242 +10,567 @@
 //! assert_eq!(out["timeline"].as_array().unwrap().last().unwrap()["owned"]["b"][0]["partitions"].as_array().unwrap().len(), 2);
 //! ```
 
+//!
+//! # The scenario shape
+//!
+//! Every key is optional; unknown keys are refused (a typo is an error naming the key, never
+//! silently ignored):
+//!
+//! ```json
+//! {"description": "free text",
+//!  "seed": 1,
+//!  "topics": {"orders": 12},
+//!  "members": [{"id": "a", "assignors": ["range"], "topics": ["orders"], "rack": null, "static_id": null}],
+//!  "config": {"session_timeout_ms": 10000, "rebalance_timeout_ms": 30000, "heartbeat_interval_ms": 1000,
+//!             "retry_backoff_ms": 100, "request_timeout_ms": 30000, "initial_rebalance_delay_ms": 3000,
+//!             "latency_ms": 2, "jitter_ms": 3, "metadata_delay_ms": 100, "restart_delay_ms": 1000,
+//!             "settle_limit_ms": 600000, "record_timeline": true, "max_events": 10000000},
+//!  "steps": [
+//!    {"join": {"id": "d", "assignors": ["cooperative-sticky", "range"], "topics": ["orders"]}},
+//!    {"restart": {"id": "a", "assignors": ["cooperative-sticky"], "topics": ["orders"]}},
+//!    {"leave": "b"}, {"crash": "c"}, {"miss_rebalance": "d"},
+//!    {"subscribe": {"id": "d", "topics": ["orders", "audit"]}},
+//!    {"create_topic": {"name": "audit", "partitions": 4}},
+//!    {"add_partitions": {"topic": "orders", "count": 16}}, {"delete_topic": "audit"},
+//!    {"wait": 5000}, {"wait": {"ms": 5000}},
+//!    {"delay_responses": {"id": "a", "ms": 4000, "count": 2}},
+//!    {"lose_responses": {"id": "leader", "count": 1}},
+//!    {"stale_metadata": {"id": "leader", "ms": 2000}},
+//!    {"settle": {}},
+//!    {"leave": "d", "settle": false}]}
+//! ```
+//!
+//! Each step object holds one step; `"settle": true|false` beside it overrides whether the group
+//! settles afterwards (faults and `wait` do not settle by default). A member named by a step can
+//! be given as `"x"` or `{"id": "x"}`; `"leader"` names the current leader. The limits of
+//! [`crate::sim::limits`] are checked while parsing: a scenario above one is refused with an error
+//! that names the limit.
+
+use serde::de::{Deserializer, IgnoredAny};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::{MemberSpec, Outcome, Scenario, SimConfig, Step, StepSpec};
+use super::limits::{MAX_DURATION_MS, MAX_MEMBERS, MAX_PARTITIONS, MAX_STEPS};
+use super::{MemberSpec, Outcome, Scenario, SimConfig, Step, StepSpec, Summary, TimelineEntry};
 use crate::TopicPartitions;
 
-fn field<'a>(v: &'a Value, key: &str, ctx: &str) -> Result<&'a Value, String> {
-    v.get(key).ok_or_else(|| format!("{ctx}: missing \"{key}\""))
+/// Why a scenario file was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    kind: ScenarioErrorKind,
+    message: String,
 }
 
-fn string(v: &Value, ctx: &str) -> Result<String, String> {
-    v.as_str().map(str::to_string).ok_or_else(|| format!("{ctx}: expected a string, got {v}"))
+/// What kind of problem a [`ScenarioError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScenarioErrorKind {
+    /// Not JSON at all.
+    Syntax,
+    /// JSON of the wrong shape: an unknown key, a value of the wrong type, two steps in one object.
+    Shape,
+    /// A value out of range (a partition count of 0, a limit exceeded).
+    Value,
 }
 
-fn strings(v: &Value, ctx: &str) -> Result<Vec<String>, String> {
-    v.as_array().ok_or_else(|| format!("{ctx}: expected an array of strings"))?.iter().map(|x| string(x, ctx)).collect()
-}
+impl ScenarioError {
+    fn new(kind: ScenarioErrorKind, message: impl Into<String>) -> Self {
+        ScenarioError { kind, message: message.into() }
+    }
 
-fn int(v: &Value, ctx: &str) -> Result<i64, String> {
-    v.as_i64().ok_or_else(|| format!("{ctx}: expected an integer, got {v}"))
-}
-
-fn opt_string(v: Option<&Value>, ctx: &str) -> Result<Option<String>, String> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => string(x, ctx).map(Some),
+    /// What kind of problem it is.
+    pub fn kind(&self) -> ScenarioErrorKind {
+        self.kind
     }
 }
 
-fn member(v: &Value, ctx: &str) -> Result<MemberSpec, String> {
-    Ok(MemberSpec {
-        id: string(field(v, "id", ctx)?, ctx)?,
-        assignors: strings(field(v, "assignors", ctx)?, ctx)?,
-        topics: strings(field(v, "topics", ctx)?, ctx)?,
-        rack: opt_string(v.get("rack"), ctx)?,
-        static_id: opt_string(v.get("static_id"), ctx)?,
-    })
-}
-
-/// `"x"` or `{"id": "x", ...}`.
-fn id_of(v: &Value, ctx: &str) -> Result<String, String> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        _ => string(field(v, "id", ctx)?, ctx),
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
-fn count(v: &Value, key: &str, default: i64, ctx: &str) -> Result<i64, String> {
-    match v.get(key) {
-        None => Ok(default),
-        Some(x) => int(x, ctx),
+impl std::error::Error for ScenarioError {}
+
+fn value_error(message: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(ScenarioErrorKind::Value, message)
+}
+
+fn shape_error(message: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(ScenarioErrorKind::Shape, message)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a scenario object {\"topics\", \"members\", \"steps\", ...}")]
+struct ScenarioDoc {
+    #[serde(rename = "description")]
+    _description: Option<IgnoredAny>,
+    seed: Option<u64>,
+    topics: Option<std::collections::BTreeMap<String, i64>>,
+    members: Option<Vec<MemberDoc>>,
+    steps: Option<Vec<StepDoc>>,
+    config: Option<ConfigDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\"}")]
+struct MemberDoc {
+    id: String,
+    assignors: Vec<String>,
+    topics: Vec<String>,
+    rack: Option<String>,
+    static_id: Option<String>,
+}
+
+impl From<MemberDoc> for MemberSpec {
+    fn from(m: MemberDoc) -> Self {
+        MemberSpec { id: m.id, assignors: m.assignors, topics: m.topics, rack: m.rack, static_id: m.static_id }
     }
 }
 
-fn positive(n: i64, ctx: &str) -> Result<i32, String> {
-    i32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| format!("{ctx}: partition count must be 1..2^31"))
+/// `"x"` or `{"id": "x"}`.
+struct Id(String);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Obj {
+            id: String,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "a member name: \"x\" or {\"id\": \"x\"}")]
+        enum Form {
+            Name(String),
+            Obj(Obj),
+        }
+        Ok(Id(match Form::deserialize(d)? {
+            Form::Name(n) => n,
+            Form::Obj(o) => o.id,
+        }))
+    }
 }
 
-fn step(v: &Value, i: usize) -> Result<StepSpec, String> {
+/// `"t"` or `{"name": "t"}`.
+struct TopicName(String);
+
+impl<'de> Deserialize<'de> for TopicName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Obj {
+            name: String,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "a topic name: \"t\" or {\"name\": \"t\"}")]
+        enum Form {
+            Name(String),
+            Obj(Obj),
+        }
+        Ok(TopicName(match Form::deserialize(d)? {
+            Form::Name(n) => n,
+            Form::Obj(o) => o.name,
+        }))
+    }
+}
+
+/// `5000` or `{"ms": 5000}`.
+struct Ms(u64);
+
+impl<'de> Deserialize<'de> for Ms {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Obj {
+            ms: u64,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "milliseconds: a non-negative integer or {\"ms\": n}")]
+        enum Form {
+            Number(u64),
+            Obj(Obj),
+        }
+        Ok(Ms(match Form::deserialize(d)? {
+            Form::Number(n) => n,
+            Form::Obj(o) => o.ms,
+        }))
+    }
+}
+
+/// The `settle` key: a step (`{}`) or the flag beside another step (`true`/`false`).
+enum SettleKey {
+    Flag(bool),
+    Step,
+}
+
+impl<'de> Deserialize<'de> for SettleKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Empty {}
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "`{}` (a settle step) or a boolean (settle after this step or not)")]
+        enum Form {
+            Flag(bool),
+            Step(Empty),
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Flag(b) => SettleKey::Flag(b),
+            Form::Step(Empty {}) => SettleKey::Step,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestartDoc {
+    id: String,
+    assignors: Option<Vec<String>>,
+    topics: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubscribeDoc {
+    id: String,
+    topics: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateTopicDoc {
+    name: String,
+    partitions: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddPartitionsDoc {
+    topic: String,
+    count: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelayDoc {
+    id: String,
+    ms: u64,
+    count: Option<u32>,
+}
+
+/// `"x"`, `{"id": "x"}` or `{"id": "x", "count": n}`.
+struct LoseDoc {
+    id: String,
+    count: Option<u32>,
+}
+
+impl<'de> Deserialize<'de> for LoseDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Obj {
+            id: String,
+            count: Option<u32>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "a member name \"x\" or {\"id\": \"x\", \"count\": n}")]
+        enum Form {
+            Name(String),
+            Obj(Obj),
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Name(id) => LoseDoc { id, count: None },
+            Form::Obj(o) => LoseDoc { id: o.id, count: o.count },
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaleDoc {
+    id: String,
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a step object such as {\"join\": {...}} or {\"leave\": \"a\"}")]
+struct StepDoc {
+    join: Option<MemberDoc>,
+    restart: Option<RestartDoc>,
+    leave: Option<Id>,
+    crash: Option<Id>,
+    miss_rebalance: Option<Id>,
+    subscribe: Option<SubscribeDoc>,
+    create_topic: Option<CreateTopicDoc>,
+    add_partitions: Option<AddPartitionsDoc>,
+    delete_topic: Option<TopicName>,
+    settle: Option<SettleKey>,
+    wait: Option<Ms>,
+    delay_responses: Option<DelayDoc>,
+    lose_responses: Option<LoseDoc>,
+    stale_metadata: Option<StaleDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a config object of millisecond settings")]
+struct ConfigDoc {
+    session_timeout_ms: Option<u64>,
+    rebalance_timeout_ms: Option<u64>,
+    heartbeat_interval_ms: Option<u64>,
+    retry_backoff_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+    initial_rebalance_delay_ms: Option<u64>,
+    latency_ms: Option<u64>,
+    jitter_ms: Option<u64>,
+    metadata_delay_ms: Option<u64>,
+    restart_delay_ms: Option<u64>,
+    settle_limit_ms: Option<u64>,
+    record_timeline: Option<bool>,
+    max_events: Option<u64>,
+}
+
+fn duration(ms: u64, ctx: &str) -> Result<u64, ScenarioError> {
+    if ms > MAX_DURATION_MS {
+        return Err(value_error(format!(
+            "{ctx}: {ms} ms is longer than the limit of {MAX_DURATION_MS} ms (one virtual day)"
+        )));
+    }
+    Ok(ms)
+}
+
+/// Partition counts, checked against the running total over all topics.
+struct PartitionBudget {
+    total: u64,
+}
+
+impl PartitionBudget {
+    fn count(&mut self, n: i64, ctx: &str) -> Result<i32, ScenarioError> {
+        let n = i32::try_from(n)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| value_error(format!("{ctx}: partition count must be 1..2^31, got {n}")))?;
+        self.total += n as u64;
+        if self.total > MAX_PARTITIONS {
+            return Err(value_error(format!(
+                "{ctx}: the scenario has more than {MAX_PARTITIONS} partitions in all, the simulator's limit"
+            )));
+        }
+        Ok(n)
+    }
+}
+
+fn step(doc: StepDoc, i: usize, budget: &mut PartitionBudget, members: &mut usize) -> Result<StepSpec, ScenarioError> {
     let ctx = format!("steps[{i}]");
-    let obj = v.as_object().ok_or_else(|| format!("{ctx}: expected an object"))?;
-    let settle_flag = match obj.get("settle") {
-        Some(Value::Bool(b)) => Some(*b),
-        _ => None,
+    let StepDoc {
+        join,
+        restart,
+        leave,
+        crash,
+        miss_rebalance,
+        subscribe,
+        create_topic,
+        add_partitions,
+        delete_topic,
+        settle,
+        wait,
+        delay_responses,
+        lose_responses,
+        stale_metadata,
+    } = doc;
+    let (settle_flag, settle_step) = match settle {
+        Some(SettleKey::Flag(b)) => (Some(b), None),
+        Some(SettleKey::Step) => (None, Some(())),
+        None => (None, None),
     };
-    let mut keys = obj.keys().filter(|k| !(k.as_str() == "settle" && settle_flag.is_some()));
-    let key = keys.next().ok_or_else(|| format!("{ctx}: empty step"))?.clone();
-    if let Some(extra) = keys.next() {
-        return Err(format!("{ctx}: one step per object, found \"{key}\" and \"{extra}\""));
+    let mut found: Vec<(&str, Step)> = Vec::new();
+    if let Some(m) = join {
+        *members += 1;
+        found.push(("join", Step::Join(m.into())));
     }
-    let a = &obj[&key];
-    let ms = |a: &Value| -> Result<u64, String> {
-        let n = match a {
-            Value::Number(_) => int(a, &ctx)?,
-            _ => int(field(a, "ms", &ctx)?, &ctx)?,
-        };
-        u64::try_from(n).map_err(|_| format!("{ctx}: negative time"))
-    };
-    let step = match key.as_str() {
-        "join" => Step::Join(member(a, &ctx)?),
-        "restart" => Step::Restart {
-            id: id_of(a, &ctx)?,
-            assignors: a.get("assignors").map(|x| strings(x, &ctx)).transpose()?,
-            topics: a.get("topics").map(|x| strings(x, &ctx)).transpose()?,
-        },
-        "leave" => Step::Leave(id_of(a, &ctx)?),
-        "crash" => Step::Crash(id_of(a, &ctx)?),
-        "miss_rebalance" => Step::MissRebalance(id_of(a, &ctx)?),
-        "subscribe" => Step::Subscribe { id: id_of(a, &ctx)?, topics: strings(field(a, "topics", &ctx)?, &ctx)? },
-        "create_topic" => Step::CreateTopic {
-            name: string(field(a, "name", &ctx)?, &ctx)?,
-            partitions: positive(int(field(a, "partitions", &ctx)?, &ctx)?, &ctx)?,
-        },
-        "add_partitions" => Step::AddPartitions {
-            topic: string(field(a, "topic", &ctx)?, &ctx)?,
-            count: positive(int(field(a, "count", &ctx)?, &ctx)?, &ctx)?,
-        },
-        "delete_topic" => Step::DeleteTopic(match a {
-            Value::String(s) => s.clone(),
-            _ => string(field(a, "name", &ctx)?, &ctx)?,
-        }),
-        "settle" => Step::Settle,
-        "wait" => Step::Wait(ms(a)?),
-        "delay_responses" => Step::DelayResponses {
-            id: id_of(a, &ctx)?,
-            ms: ms(a)?,
-            count: u32::try_from(count(a, "count", 1, &ctx)?).map_err(|_| format!("{ctx}: bad count"))?,
-        },
-        "lose_responses" => Step::LoseResponses {
-            id: id_of(a, &ctx)?,
-            count: u32::try_from(count(a, "count", 1, &ctx)?).map_err(|_| format!("{ctx}: bad count"))?,
-        },
-        "stale_metadata" => Step::StaleMetadata { id: id_of(a, &ctx)?, ms: ms(a)? },
-        other => return Err(format!("{ctx}: unknown step \"{other}\"")),
-    };
+    if let Some(r) = restart {
+        found.push(("restart", Step::Restart { id: r.id, assignors: r.assignors, topics: r.topics }));
+    }
+    if let Some(Id(id)) = leave {
+        found.push(("leave", Step::Leave(id)));
+    }
+    if let Some(Id(id)) = crash {
+        found.push(("crash", Step::Crash(id)));
+    }
+    if let Some(Id(id)) = miss_rebalance {
+        found.push(("miss_rebalance", Step::MissRebalance(id)));
+    }
+    if let Some(s) = subscribe {
+        found.push(("subscribe", Step::Subscribe { id: s.id, topics: s.topics }));
+    }
+    if let Some(c) = create_topic {
+        let partitions = budget.count(c.partitions, &format!("{ctx}.create_topic.partitions"))?;
+        found.push(("create_topic", Step::CreateTopic { name: c.name, partitions }));
+    }
+    if let Some(a) = add_partitions {
+        let count = budget.count(a.count, &format!("{ctx}.add_partitions.count"))?;
+        found.push(("add_partitions", Step::AddPartitions { topic: a.topic, count }));
+    }
+    if let Some(TopicName(name)) = delete_topic {
+        found.push(("delete_topic", Step::DeleteTopic(name)));
+    }
+    if settle_step.is_some() {
+        found.push(("settle", Step::Settle));
+    }
+    if let Some(Ms(ms)) = wait {
+        found.push(("wait", Step::Wait(duration(ms, &format!("{ctx}.wait"))?)));
+    }
+    if let Some(d) = delay_responses {
+        let ms = duration(d.ms, &format!("{ctx}.delay_responses.ms"))?;
+        found.push(("delay_responses", Step::DelayResponses { id: d.id, ms, count: d.count.unwrap_or(1) }));
+    }
+    if let Some(l) = lose_responses {
+        found.push(("lose_responses", Step::LoseResponses { id: l.id, count: l.count.unwrap_or(1) }));
+    }
+    if let Some(s) = stale_metadata {
+        let ms = duration(s.ms, &format!("{ctx}.stale_metadata.ms"))?;
+        found.push(("stale_metadata", Step::StaleMetadata { id: s.id, ms }));
+    }
+    let mut found = found.into_iter();
+    let (first, step) = found.next().ok_or_else(|| shape_error(format!("{ctx}: empty step")))?;
+    if let Some((second, _)) = found.next() {
+        return Err(shape_error(format!("{ctx}: one step per object, found \"{first}\" and \"{second}\"")));
+    }
     let settle = settle_flag.unwrap_or_else(|| step.settles_by_default());
     Ok(StepSpec { step, settle })
 }
 
-fn config(v: Option<&Value>) -> Result<SimConfig, String> {
+fn config(doc: Option<ConfigDoc>) -> Result<SimConfig, ScenarioError> {
     let mut c = SimConfig::default();
-    let Some(v) = v else { return Ok(c) };
-    let obj = v.as_object().ok_or("config: expected an object")?;
-    for (k, x) in obj {
-        let ctx = format!("config.{k}");
-        if k == "record_timeline" {
-            c.record_timeline = x.as_bool().ok_or(format!("{ctx}: expected a boolean"))?;
-            continue;
+    let Some(doc) = doc else { return Ok(c) };
+    let set = |target: &mut u64, value: Option<u64>, key: &str| -> Result<(), ScenarioError> {
+        if let Some(v) = value {
+            *target = duration(v, &format!("config.{key}"))?;
         }
-        let n = u64::try_from(int(x, &ctx)?).map_err(|_| format!("{ctx}: negative"))?;
-        match k.as_str() {
-            "session_timeout_ms" => c.session_timeout_ms = n,
-            "rebalance_timeout_ms" => c.rebalance_timeout_ms = n,
-            "heartbeat_interval_ms" => c.heartbeat_interval_ms = n,
-            "retry_backoff_ms" => c.retry_backoff_ms = n,
-            "request_timeout_ms" => c.request_timeout_ms = n,
-            "initial_rebalance_delay_ms" => c.initial_rebalance_delay_ms = n,
-            "latency_ms" => c.latency_ms = n,
-            "jitter_ms" => c.jitter_ms = n,
-            "metadata_delay_ms" => c.metadata_delay_ms = n,
-            "restart_delay_ms" => c.restart_delay_ms = n,
-            "settle_limit_ms" => c.settle_limit_ms = n,
-            _ => return Err(format!("{ctx}: unknown setting")),
+        Ok(())
+    };
+    set(&mut c.session_timeout_ms, doc.session_timeout_ms, "session_timeout_ms")?;
+    set(&mut c.rebalance_timeout_ms, doc.rebalance_timeout_ms, "rebalance_timeout_ms")?;
+    set(&mut c.heartbeat_interval_ms, doc.heartbeat_interval_ms, "heartbeat_interval_ms")?;
+    set(&mut c.retry_backoff_ms, doc.retry_backoff_ms, "retry_backoff_ms")?;
+    set(&mut c.request_timeout_ms, doc.request_timeout_ms, "request_timeout_ms")?;
+    set(&mut c.initial_rebalance_delay_ms, doc.initial_rebalance_delay_ms, "initial_rebalance_delay_ms")?;
+    set(&mut c.latency_ms, doc.latency_ms, "latency_ms")?;
+    set(&mut c.jitter_ms, doc.jitter_ms, "jitter_ms")?;
+    set(&mut c.metadata_delay_ms, doc.metadata_delay_ms, "metadata_delay_ms")?;
+    set(&mut c.restart_delay_ms, doc.restart_delay_ms, "restart_delay_ms")?;
+    set(&mut c.settle_limit_ms, doc.settle_limit_ms, "settle_limit_ms")?;
+    if let Some(b) = doc.record_timeline {
+        c.record_timeline = b;
+    }
+    if let Some(n) = doc.max_events {
+        if n > super::limits::MAX_EVENTS {
+            return Err(value_error(format!(
+                "config.max_events: {n} is above the limit of {}",
+                super::limits::MAX_EVENTS
+            )));
         }
+        c.max_events = n;
     }
     if c.heartbeat_interval_ms == 0 || c.session_timeout_ms == 0 {
-        return Err("config: heartbeat_interval_ms and session_timeout_ms must be positive".into());
+        return Err(value_error("config: heartbeat_interval_ms and session_timeout_ms must be positive"));
     }
     Ok(c)
 }
 
-/// Parses a scenario file (the `kcp simulate` input shape).
-pub fn parse_scenario(text: &str) -> Result<Scenario, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("scenario is not JSON: {e}"))?;
-    scenario_from_value(&v)
+fn serde_error(e: serde_json::Error) -> ScenarioError {
+    // serde_json's messages name the key or type and the line and column; long ones are cut.
+    let mut message = e.to_string();
+    if message.len() > 400 {
+        let cut = (0..=400).rev().find(|&i| message.is_char_boundary(i)).unwrap_or(0);
+        message = format!("{}... ({} bytes)", &message[..cut], message.len());
+    }
+    match e.classify() {
+        serde_json::error::Category::Data => shape_error(format!("scenario: {message}")),
+        _ => ScenarioError::new(ScenarioErrorKind::Syntax, format!("scenario is not JSON: {message}")),
+    }
 }
 
-/// Reads a scenario from a JSON value.
-pub fn scenario_from_value(v: &Value) -> Result<Scenario, String> {
-    let seed = match v.get("seed") {
-        None => 0,
-        Some(x) => x.as_u64().ok_or("seed: expected a non-negative integer")?,
-    };
+/// Parses a scenario file (the `kcp simulate` input shape described above).
+pub fn parse_scenario(text: &str) -> Result<Scenario, ScenarioError> {
+    let doc: ScenarioDoc = serde_json::from_str(text).map_err(serde_error)?;
+    scenario_from_doc(doc)
+}
+
+/// Reads a scenario from a JSON value (the same shape and checks as [`parse_scenario`]).
+pub fn scenario_from_value(v: &Value) -> Result<Scenario, ScenarioError> {
+    scenario_from_doc(ScenarioDoc::deserialize(v).map_err(serde_error)?)
+}
+
+fn scenario_from_doc(doc: ScenarioDoc) -> Result<Scenario, ScenarioError> {
+    let mut budget = PartitionBudget { total: 0 };
     let mut topics = std::collections::BTreeMap::new();
-    if let Some(t) = v.get("topics") {
-        for (name, n) in t.as_object().ok_or("topics: expected an object")? {
-            topics.insert(name.clone(), positive(int(n, &format!("topics.{name}"))?, &format!("topics.{name}"))?);
-        }
+    for (name, n) in doc.topics.unwrap_or_default() {
+        let count = budget.count(n, &format!("topics.{name:?}"))?;
+        topics.insert(name, count);
     }
-    let members = match v.get("members") {
-        None => Vec::new(),
-        Some(m) => m
-            .as_array()
-            .ok_or("members: expected an array")?
-            .iter()
-            .enumerate()
-            .map(|(i, x)| member(x, &format!("members[{i}]")))
-            .collect::<Result<_, _>>()?,
-    };
-    let steps = match v.get("steps") {
-        None => Vec::new(),
-        Some(s) => s
-            .as_array()
-            .ok_or("steps: expected an array")?
-            .iter()
-            .enumerate()
-            .map(|(i, x)| step(x, i))
-            .collect::<Result<_, _>>()?,
-    };
-    Ok(Scenario { seed, topics, members, steps, config: config(v.get("config"))? })
+    let members: Vec<MemberSpec> = doc.members.unwrap_or_default().into_iter().map(MemberSpec::from).collect();
+    let mut member_count = members.len();
+    let step_docs = doc.steps.unwrap_or_default();
+    if step_docs.len() > MAX_STEPS {
+        return Err(value_error(format!("steps: {} steps, more than the limit of {MAX_STEPS}", step_docs.len())));
+    }
+    let steps = step_docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| step(d, i, &mut budget, &mut member_count))
+        .collect::<Result<Vec<_>, _>>()?;
+    if member_count > MAX_MEMBERS {
+        return Err(value_error(format!(
+            "members: {member_count} members (initial and joining), more than the limit of {MAX_MEMBERS}"
+        )));
+    }
+    Ok(Scenario { seed: doc.seed.unwrap_or(0), topics, members, steps, config: config(doc.config)? })
 }
 
 fn partitions_json(p: &[TopicPartitions]) -> Value {
     Value::Array(p.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions})).collect())
 }
 
-/// The output document: `{"timeline": [...], "summary": {...}}`.
-pub fn outcome_json(o: &Outcome) -> Value {
-    let timeline: Vec<Value> = o
-        .timeline
-        .iter()
-        .map(|e| {
-            let mut m = Map::new();
-            m.insert("seq".into(), json!(e.seq));
-            m.insert("t_ms".into(), json!(e.t_ms));
-            m.insert("generation".into(), json!(e.generation));
-            m.insert("event".into(), json!(e.event));
-            m.insert("member".into(), json!(e.member));
-            m.insert("protocol".into(), json!(e.protocol));
-            m.insert("assignor".into(), json!(e.assignor));
-            if !e.partitions.is_empty() || e.event == "assigned" {
-                m.insert("partitions".into(), partitions_json(&e.partitions));
-            }
-            if let Some(d) = &e.detail {
-                m.insert("detail".into(), json!(d));
-            }
-            m.insert(
-                "owned".into(),
-                Value::Object(e.owned.iter().map(|(k, v)| (k.clone(), partitions_json(v))).collect()),
-            );
-            m.insert("generations".into(), json!(e.generations));
-            Value::Object(m)
-        })
-        .collect();
-    let s = &o.summary;
+/// One timeline entry as JSON.
+pub fn entry_json(e: &TimelineEntry) -> Value {
+    let mut m = Map::new();
+    m.insert("seq".into(), json!(e.seq));
+    m.insert("t_ms".into(), json!(e.t_ms));
+    m.insert("generation".into(), json!(e.generation));
+    m.insert("event".into(), json!(e.event));
+    m.insert("member".into(), json!(e.member));
+    m.insert("protocol".into(), json!(e.protocol));
+    m.insert("assignor".into(), json!(e.assignor));
+    if !e.partitions.is_empty() || e.event == "assigned" {
+        m.insert("partitions".into(), partitions_json(&e.partitions));
+    }
+    if let Some(d) = &e.detail {
+        m.insert("detail".into(), json!(d));
+    }
+    m.insert("owned".into(), Value::Object(e.owned.iter().map(|(k, v)| (k.clone(), partitions_json(v))).collect()));
+    m.insert("generations".into(), json!(e.generations));
+    Value::Object(m)
+}
+
+/// The summary as JSON.
+pub fn summary_json(s: &Summary) -> Value {
     json!({
-        "timeline": timeline,
-        "summary": {
-            "rebalances": s.rebalances,
-            "partitions_moved": s.partitions_moved,
-            "converged": s.converged,
-            "violations": s.violations,
-            "unconverged": s.unconverged,
-            "fatal": s.fatal.iter().map(|(m, e)| json!({"member": m, "error": e})).collect::<Vec<_>>(),
-            "duration_ms": s.duration_ms,
-            "final_generation": s.final_generation,
-            "events": s.events,
-        }
+        "rebalances": s.rebalances,
+        "partitions_moved": s.partitions_moved,
+        "converged": s.converged,
+        "violations": s.violations,
+        "unconverged": s.unconverged,
+        "fatal": s.fatal.iter().map(|(m, e)| json!({"member": m, "error": e})).collect::<Vec<_>>(),
+        "duration_ms": s.duration_ms,
+        "final_generation": s.final_generation,
+        "events": s.events,
+    })
+}
+
+/// The output document: `{"timeline": [...], "summary": {...}}` (a streaming writer of the same
+/// document is `kcp simulate`'s: see [`crate::sim::run_with`]).
+pub fn outcome_json(o: &Outcome) -> Value {
+    json!({
+        "timeline": o.timeline.iter().map(entry_json).collect::<Vec<_>>(),
+        "summary": summary_json(&o.summary),
     })
 }

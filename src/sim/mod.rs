@@ -29,6 +29,26 @@ pub mod json;
 #[doc(hidden)]
 pub mod svg;
 
+/// The simulator's limits: a scenario above one is refused (by [`run`] and by the scenario
+/// parser, with an error that names the limit), so memory and run time stay bounded whatever
+/// the scenario says.
+pub mod limits {
+    /// Partitions over all topics, counting every `create_topic` and `add_partitions`.
+    pub const MAX_PARTITIONS: u64 = 100_000;
+    /// Members: the initial ones plus every `join`.
+    pub const MAX_MEMBERS: usize = 10_000;
+    /// Steps of a scenario.
+    pub const MAX_STEPS: usize = 10_000;
+    /// Any duration: a `wait`, a delay, a timeout or latency setting (one virtual day). With
+    /// [`MAX_STEPS`], virtual time stays far below `u64::MAX` milliseconds.
+    pub const MAX_DURATION_MS: u64 = 86_400_000;
+    /// The largest `max_events` a scenario may set.
+    pub const MAX_EVENTS: u64 = 100_000_000;
+    /// Events (messages and timers) processed before a run stops, unless the scenario's
+    /// `config.max_events` says otherwise.
+    pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000;
+}
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
@@ -254,6 +274,9 @@ pub struct SimConfig {
     pub settle_limit_ms: u64,
     /// Record the timeline (turn off for large groups).
     pub record_timeline: bool,
+    /// Events processed before the run stops (the summary then says so); at most
+    /// [`limits::MAX_EVENTS`].
+    pub max_events: u64,
 }
 
 impl Default for SimConfig {
@@ -271,6 +294,7 @@ impl Default for SimConfig {
             restart_delay_ms: 1_000,
             settle_limit_ms: 600_000,
             record_timeline: true,
+            max_events: limits::DEFAULT_MAX_EVENTS,
         }
     }
 }
@@ -386,6 +410,8 @@ pub enum SimError {
     MemberExists(String),
     /// A member's configuration is invalid (the coordinator refused it).
     Config(CoordinatorError),
+    /// The scenario is above one of the [`limits`].
+    Limit(String),
 }
 
 impl fmt::Display for SimError {
@@ -396,6 +422,7 @@ impl fmt::Display for SimError {
             SimError::NoLiveMember(id) => write!(f, "no live member {id:?}"),
             SimError::MemberExists(id) => write!(f, "member {id:?} already exists"),
             SimError::Config(m) => write!(f, "invalid member configuration: {m}"),
+            SimError::Limit(m) => write!(f, "{m}"),
         }
     }
 }
@@ -436,8 +463,14 @@ enum Msg {
     BrokerTimer(u64),
 }
 
-struct Sim {
+/// Where timeline entries go: kept in the outcome, or handed to the caller as they happen.
+type Sink<'s> = Option<&'s mut dyn FnMut(&TimelineEntry) -> bool>;
+
+struct Sim<'s> {
     cfg: SimConfig,
+    sink: Sink<'s>,
+    /// The sink asked to stop, or the event budget ran out.
+    stopped: bool,
     now: u64,
     order: u64,
     queue: BTreeMap<(u64, u64), Msg>,
@@ -466,12 +499,93 @@ struct Sim {
 
 /// Runs a scenario.
 pub fn run(scenario: &Scenario) -> Result<Outcome, SimError> {
-    let mut sim = Sim::new(scenario);
+    run_inner(scenario, None)
+}
+
+/// Runs a scenario, handing each timeline entry to `on_entry` as it happens instead of keeping
+/// it: memory then stays proportional to the group, not to the length of the run (the returned
+/// outcome's timeline is empty). `on_entry` returning `false` stops the run early (for example
+/// when the output it writes to was closed); the outcome describes the run up to there.
+///
+/// ```
+/// use kafka_consumer_protocol::sim::{run_with, MemberSpec, Scenario};
+/// let mut s = Scenario::new(1, [("orders", 4)]);
+/// s.members.push(MemberSpec::new("a", ["range"], ["orders"]));
+/// let mut events = 0;
+/// let out = run_with(&s, &mut |_entry| {
+///     events += 1;
+///     true
+/// })
+/// .unwrap();
+/// assert!(events > 0 && out.timeline.is_empty() && out.summary.converged);
+/// ```
+pub fn run_with(scenario: &Scenario, on_entry: &mut dyn FnMut(&TimelineEntry) -> bool) -> Result<Outcome, SimError> {
+    run_inner(scenario, Some(on_entry))
+}
+
+/// Refuses a scenario above the [`limits`] before anything is allocated for it.
+fn check_limits(s: &Scenario) -> Result<(), SimError> {
+    use limits::*;
+    let limit = |what: String| Err(SimError::Limit(what));
+    if s.steps.len() > MAX_STEPS {
+        return limit(format!("{} steps, more than the limit of {MAX_STEPS}", s.steps.len()));
+    }
+    let joins = s.steps.iter().filter(|st| matches!(st.step, Step::Join(_))).count();
+    if s.members.len() + joins > MAX_MEMBERS {
+        return limit(format!(
+            "{} members (initial and joining), more than the limit of {MAX_MEMBERS}",
+            s.members.len() + joins
+        ));
+    }
+    let mut partitions: u64 = s.topics.values().map(|n| (*n).max(0) as u64).sum();
+    let c = &s.config;
+    let mut durations = vec![
+        ("session_timeout_ms", c.session_timeout_ms),
+        ("rebalance_timeout_ms", c.rebalance_timeout_ms),
+        ("heartbeat_interval_ms", c.heartbeat_interval_ms),
+        ("retry_backoff_ms", c.retry_backoff_ms),
+        ("request_timeout_ms", c.request_timeout_ms),
+        ("initial_rebalance_delay_ms", c.initial_rebalance_delay_ms),
+        ("latency_ms", c.latency_ms),
+        ("jitter_ms", c.jitter_ms),
+        ("metadata_delay_ms", c.metadata_delay_ms),
+        ("restart_delay_ms", c.restart_delay_ms),
+        ("settle_limit_ms", c.settle_limit_ms),
+    ];
+    for st in &s.steps {
+        match &st.step {
+            Step::CreateTopic { partitions: n, .. } | Step::AddPartitions { count: n, .. } => {
+                partitions += (*n).max(0) as u64
+            }
+            Step::Wait(ms) => durations.push(("wait", *ms)),
+            Step::DelayResponses { ms, .. } => durations.push(("delay_responses", *ms)),
+            Step::StaleMetadata { ms, .. } => durations.push(("stale_metadata", *ms)),
+            _ => {}
+        }
+    }
+    if partitions > MAX_PARTITIONS {
+        return limit(format!("more than {MAX_PARTITIONS} partitions in all, the simulator's limit"));
+    }
+    if let Some((what, ms)) = durations.iter().find(|(_, ms)| *ms > MAX_DURATION_MS) {
+        return limit(format!("{what}: {ms} ms is longer than the limit of {MAX_DURATION_MS} ms (one virtual day)"));
+    }
+    if c.max_events > MAX_EVENTS {
+        return limit(format!("max_events: {} is above the limit of {MAX_EVENTS}", c.max_events));
+    }
+    Ok(())
+}
+
+fn run_inner(scenario: &Scenario, sink: Sink<'_>) -> Result<Outcome, SimError> {
+    check_limits(scenario)?;
+    let mut sim = Sim::new(scenario, sink);
     for m in &scenario.members {
         sim.apply(&Step::Join(m.clone()))?;
     }
     sim.settle("the initial join");
     for (i, s) in scenario.steps.iter().enumerate() {
+        if sim.stopped {
+            break;
+        }
         sim.apply(&s.step)?;
         if s.settle {
             sim.settle(&format!("step {} ({})", i, s.step.name()));
@@ -481,12 +595,14 @@ pub fn run(scenario: &Scenario) -> Result<Outcome, SimError> {
     Ok(sim.finish())
 }
 
-impl Sim {
-    fn new(s: &Scenario) -> Self {
+impl<'s> Sim<'s> {
+    fn new(s: &Scenario, sink: Sink<'s>) -> Self {
         let cluster = ClusterMetadata::from_counts(s.topics.iter().map(|(t, n)| (t.clone(), *n)));
         let total: i64 = s.topics.values().map(|n| *n as i64).sum();
         let mut sim = Sim {
             cfg: s.config.clone(),
+            sink,
+            stopped: false,
             now: 0,
             order: 0,
             queue: BTreeMap::new(),
@@ -535,7 +651,7 @@ impl Sim {
     }
 
     fn latency(&mut self) -> u64 {
-        self.cfg.latency_ms + self.rng.below(self.cfg.jitter_ms + 1)
+        self.cfg.latency_ms.saturating_add(self.rng.below(self.cfg.jitter_ms.saturating_add(1)))
     }
 
     /// Arrival time on `member`'s connection, never before an earlier message on it.
@@ -639,7 +755,7 @@ impl Sim {
                 }
                 self.record_step("restart", Some(&name), Some(spec.assignors.join(",")));
                 self.stop(&name, true);
-                let at = now + self.cfg.restart_delay_ms;
+                let at = now.saturating_add(self.cfg.restart_delay_ms);
                 self.push(at, Msg::Start(spec));
             }
             Step::Leave(id) => {
@@ -658,7 +774,7 @@ impl Sim {
                 m.frozen = true;
                 let inc = m.incarnation;
                 self.record_step("miss_rebalance", Some(&name), None);
-                let at = now + self.cfg.rebalance_timeout_ms + 1_000;
+                let at = now.saturating_add(self.cfg.rebalance_timeout_ms).saturating_add(1_000);
                 self.push(at, Msg::Thaw(name, inc));
             }
             Step::Subscribe { id, topics } => {
@@ -690,7 +806,9 @@ impl Sim {
             }
             Step::Settle => self.settle("a settle step"),
             Step::Wait(ms) => {
-                let until = now + ms;
+                let until = now.checked_add(*ms).ok_or_else(|| {
+                    SimError::Limit(format!("wait: {ms} ms from t={now}ms is beyond the end of virtual time"))
+                })?;
                 self.run_until(until, |_| false);
                 self.now = self.now.max(until);
             }
@@ -718,7 +836,7 @@ impl Sim {
         let names: Vec<(String, u32, u64)> =
             self.members.iter().filter(|(_, m)| m.alive).map(|(n, m)| (n.clone(), m.incarnation, m.stale_ms)).collect();
         for (n, inc, stale) in names {
-            let at = self.now + self.cfg.metadata_delay_ms + stale;
+            let at = self.now.saturating_add(self.cfg.metadata_delay_ms).saturating_add(stale);
             let md = self.cluster.clone();
             self.push(at, Msg::Metadata(n, inc, md));
         }
@@ -746,7 +864,7 @@ impl Sim {
     }
 
     fn record(&mut self, event: &str, name: Option<&str>, partitions: Vec<TopicPartitions>, detail: Option<String>) {
-        if !self.cfg.record_timeline {
+        if !self.cfg.record_timeline || self.stopped {
             return;
         }
         let m = name.and_then(|n| self.members.get(n));
@@ -759,7 +877,7 @@ impl Sim {
             }
         }
         self.seq += 1;
-        self.timeline.push(TimelineEntry {
+        let entry = TimelineEntry {
             seq: self.seq,
             t_ms: self.now,
             generation: self.broker.generation(),
@@ -771,7 +889,15 @@ impl Sim {
             owned,
             generations,
             detail,
-        });
+        };
+        match &mut self.sink {
+            Some(sink) => {
+                if !sink(&entry) {
+                    self.stopped = true;
+                }
+            }
+            None => self.timeline.push(entry),
+        }
     }
 
     fn record_step(&mut self, event: &str, name: Option<&str>, detail: Option<String>) {
@@ -839,7 +965,7 @@ impl Sim {
             sends.push(t);
         }
         for t in sends {
-            let at = now + self.latency();
+            let at = now.saturating_add(self.latency());
             let at = self.fifo(name, true, at);
             self.push(at, Msg::ToBroker(Reply { member: name.to_string(), incarnation: inc, id: t.id }, t.request));
         }
@@ -869,7 +995,7 @@ impl Sim {
 
     fn deliver_broker_out(&mut self, out: Vec<(Reply, Response)>) {
         for (reply, resp) in out {
-            let mut at = self.now + self.latency();
+            let mut at = self.now.saturating_add(self.latency());
             if let Some(m) = self.members.get_mut(&reply.member) {
                 if m.incarnation == reply.incarnation && !matches!(resp, Response::LeaveGroup(_)) {
                     if m.lose > 0 {
@@ -878,7 +1004,7 @@ impl Sim {
                     }
                     if m.delay.1 > 0 {
                         m.delay.1 -= 1;
-                        at += m.delay.0;
+                        at = at.saturating_add(m.delay.0);
                     }
                 }
             }
@@ -955,6 +1081,18 @@ impl Sim {
 
     /// Processes one queued message or timer; false when nothing is left before `limit`.
     fn step(&mut self, limit: u64) -> bool {
+        if self.stopped {
+            return false;
+        }
+        if self.events >= self.cfg.max_events {
+            self.stopped = true;
+            self.unconverged.push(format!(
+                "the run stopped after {} events, the limit (config.max_events; at most {})",
+                self.events,
+                limits::MAX_EVENTS
+            ));
+            return false;
+        }
         let Some((&(at, order), _)) = self.queue.first_key_value() else { return false };
         if at > limit {
             return false;
@@ -1098,8 +1236,11 @@ impl Sim {
     }
 
     fn settle(&mut self, what: &str) {
-        let limit = self.now + self.cfg.settle_limit_ms;
-        if !self.run_until(limit, |s| s.quiet()) {
+        if self.stopped {
+            return;
+        }
+        let limit = self.now.saturating_add(self.cfg.settle_limit_ms);
+        if !self.run_until(limit, |s| s.quiet()) && !self.stopped {
             self.unconverged.push(format!("the group did not settle after {what}"));
         }
         self.full_check();

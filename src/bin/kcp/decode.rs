@@ -1,11 +1,17 @@
 //! `kcp decode` and `kcp compat`.
 
-use kafka_consumer_protocol::{AssignmentView, DecodeError, DecodeOptions, SubscriptionView, Version};
-use serde_json::{json, Value};
+use std::io::Write;
 
-use crate::input::PayloadInput;
-use crate::shapes::{assignment_json, decode_error_json, subscription_json};
-use crate::{CliError, Format, Output};
+use kafka_consumer_protocol::{
+    AssignmentView, DecodeError, DecodeOptions, SubscriptionView, TopicPartitionsList, Version,
+};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use crate::input::{to_hex, PayloadInput};
+use crate::shapes::{assignment_warnings, decode_error_json, subscription_warnings, AssignmentJson, SubscriptionJson};
+use crate::text::clean;
+use crate::{CliError, Format, Out, WriteFailed};
 
 /// Which message the payload is.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +34,7 @@ pub struct DecodeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub reader_version: Option<u8>,
     /// Trailing bytes (and nullable lengths below -1) are errors.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lenient")]
     pub strict: bool,
     /// Accept the malformed payloads real clients send and name the repair in `warnings`.
     #[arg(long)]
@@ -38,6 +44,14 @@ pub struct DecodeArgs {
     pub format: Format,
     #[command(flatten)]
     pub input: PayloadInput,
+}
+
+/// `kcp compat` arguments: those of `decode`; `--reader-version` is refused, since compat shows
+/// every reader version.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompatArgs {
+    #[command(flatten)]
+    pub decode: DecodeArgs,
 }
 
 impl DecodeArgs {
@@ -55,95 +69,191 @@ pub enum Decoded<'a> {
     Assignment(AssignmentView<'a>),
 }
 
-impl Decoded<'_> {
-    /// The decode JSON shape.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Decoded::Subscription(s) => subscription_json(s),
-            Decoded::Assignment(a) => assignment_json(a),
+/// The decode shape of either kind, with notes added to its warnings.
+pub struct DecodedJson<'v, 'a> {
+    decoded: &'v Decoded<'a>,
+    notes: &'v [String],
+}
+
+impl Serialize for DecodedJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.decoded {
+            Decoded::Subscription(view) => SubscriptionJson { view, notes: self.notes }.serialize(s),
+            Decoded::Assignment(view) => AssignmentJson { view, notes: self.notes }.serialize(s),
         }
     }
 }
 
-/// Decodes as `kind`, resolving `auto` by which layout reads the payload exactly.
-pub fn decode_kind<'a>(
-    bytes: &'a [u8],
+/// Decodes as `kind`, resolving `auto` by which layout reads the payload exactly. The notes say
+/// how `auto` chose when that is not plain (a tie, or a fall-back and why the other kind failed).
+pub fn decode_kind(
+    bytes: &[u8],
     kind: KindArg,
     options: DecodeOptions,
-) -> Result<(Decoded<'a>, Option<String>), DecodeError> {
+) -> Result<(Decoded<'_>, Vec<String>), DecodeError> {
     match kind {
-        KindArg::Subscription => Ok((Decoded::Subscription(SubscriptionView::decode_with(bytes, options)?), None)),
-        KindArg::Assignment => Ok((Decoded::Assignment(AssignmentView::decode_with(bytes, options)?), None)),
+        KindArg::Subscription => Ok((Decoded::Subscription(SubscriptionView::decode_with(bytes, options)?), Vec::new())),
+        KindArg::Assignment => Ok((Decoded::Assignment(AssignmentView::decode_with(bytes, options)?), Vec::new())),
         KindArg::Auto => {
             let sub = SubscriptionView::decode_with(bytes, options);
             let asg = AssignmentView::decode_with(bytes, options);
             let sub_exact = sub.as_ref().is_ok_and(|s| s.trailing_bytes() == 0);
             let asg_exact = asg.as_ref().is_ok_and(|a| a.trailing_bytes() == 0);
-            match (sub, asg) {
-                (Ok(s), Ok(_)) if sub_exact && asg_exact => Ok((
-                    Decoded::Subscription(s),
-                    Some(
-                        "--kind auto: the payload reads exactly as both a subscription and an assignment; \
-                          shown as a subscription (pass --kind assignment for the other reading)"
-                            .to_owned(),
-                    ),
-                )),
-                (_, Ok(a)) if asg_exact && !sub_exact => Ok((Decoded::Assignment(a), None)),
-                (Ok(s), _) => Ok((Decoded::Subscription(s), None)),
-                (Err(_), Ok(a)) => Ok((Decoded::Assignment(a), None)),
-                (Err(e), Err(_)) => Err(e),
+            let why_not = |what: &str, result: Result<usize, &DecodeError>| match result {
+                Ok(trailing) => format!("as {what} it leaves {trailing} trailing bytes"),
+                Err(e) => format!("as {what} it does not decode: {e}"),
+            };
+            if sub_exact && asg_exact {
+                let note = "--kind auto: the payload reads exactly as both a subscription and an assignment; \
+                            shown as a subscription (pass --kind assignment for the other reading)";
+                return Ok((Decoded::Subscription(sub?), vec![note.to_owned()]));
+            }
+            if asg_exact {
+                let reason = why_not("a subscription", sub.as_ref().map(|s| s.trailing_bytes()));
+                let note = format!("--kind auto: read as an assignment, since {reason} (pass --kind subscription to insist)");
+                return Ok((Decoded::Assignment(asg?), vec![note]));
+            }
+            match sub {
+                Ok(s) => {
+                    let notes = if sub_exact {
+                        Vec::new()
+                    } else {
+                        let reason = why_not("an assignment", asg.as_ref().map(|a| a.trailing_bytes()));
+                        vec![format!("--kind auto: read as a subscription, which reads the most; {reason}")]
+                    };
+                    Ok((Decoded::Subscription(s), notes))
+                }
+                Err(e) => {
+                    let a = asg.map_err(|_| e.clone())?;
+                    let reason = why_not("a subscription", Err(&e));
+                    Ok((Decoded::Assignment(a), vec![format!("--kind auto: read as an assignment, since {reason}")]))
+                }
             }
         }
     }
 }
 
-fn text_of(value: &Value) -> String {
-    let mut out = String::new();
-    if let Some(obj) = value.as_object() {
-        for (k, v) in obj {
-            if k == "warnings" {
-                for w in v.as_array().into_iter().flatten() {
-                    out.push_str(&format!("warning: {}\n", w.as_str().unwrap_or_default()));
-                }
-                continue;
-            }
-            let shown = match v {
-                Value::Array(items) if items.iter().all(|i| i.get("topic").is_some()) => items
-                    .iter()
-                    .map(|i| format!("{}{}", i["topic"].as_str().unwrap_or_default(), i["partitions"]))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                Value::Null => "null".to_owned(),
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            out.push_str(&format!("{k:<17} {shown}\n"));
+fn partitions_text(w: &mut dyn Write, list: TopicPartitionsList<'_>) -> std::io::Result<()> {
+    for (i, g) in list.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b" ")?;
         }
+        write!(w, "{}[", clean(g.topic))?;
+        for (j, p) in g.partitions.iter().enumerate() {
+            write!(w, "{}{p}", if j > 0 { "," } else { "" })?;
+        }
+        w.write_all(b"]")?;
     }
-    out
+    Ok(())
+}
+
+fn text_of(w: &mut dyn Write, decoded: &Decoded<'_>, notes: &[String]) -> std::io::Result<()> {
+    let row = |w: &mut dyn Write, key: &str, value: &dyn std::fmt::Display| writeln!(w, "{key:<17} {value}");
+    let null_or = |s: Option<String>| s.unwrap_or_else(|| "null".into());
+    let warnings = match decoded {
+        Decoded::Subscription(s) => {
+            row(w, "kind", &"subscription")?;
+            row(w, "version", &s.version())?;
+            row(w, "read_as_version", &s.read_as().as_i16())?;
+            write!(w, "{:<17} [", "topics")?;
+            for (i, t) in s.topics().iter().enumerate() {
+                write!(w, "{}{}", if i > 0 { "," } else { "" }, serde_json::to_string(t).unwrap_or_default())?;
+            }
+            writeln!(w, "]")?;
+            row(w, "user_data", &null_or(s.user_data().map(to_hex)))?;
+            write!(w, "{:<17} ", "owned_partitions")?;
+            partitions_text(w, s.owned_partitions())?;
+            writeln!(w)?;
+            row(w, "generation_id", &s.generation_id())?;
+            row(w, "rack_id", &null_or(s.rack_id().map(|r| clean(r).into_owned())))?;
+            row(w, "trailing_bytes", &s.trailing_bytes())?;
+            subscription_warnings(s)
+        }
+        Decoded::Assignment(a) => {
+            row(w, "kind", &"assignment")?;
+            row(w, "version", &a.version())?;
+            row(w, "read_as_version", &a.read_as().as_i16())?;
+            write!(w, "{:<17} ", "assigned_partitions")?;
+            partitions_text(w, a.assigned_partitions())?;
+            writeln!(w)?;
+            row(w, "user_data", &null_or(a.user_data().map(to_hex)))?;
+            row(w, "trailing_bytes", &a.trailing_bytes())?;
+            assignment_warnings(a)
+        }
+    };
+    for warning in warnings.iter().chain(notes) {
+        writeln!(w, "warning: {}", clean(warning))?;
+    }
+    Ok(())
 }
 
 /// `kcp decode`.
-pub fn run_decode(args: &DecodeArgs) -> Result<Output, CliError> {
+pub fn run_decode(args: &DecodeArgs, out: &mut Out) -> Result<(), CliError> {
     let bytes = args.input.read()?;
-    let (decoded, note) = decode_kind(&bytes, args.kind, args.options()).map_err(CliError::Decode)?;
-    let mut value = decoded.to_json();
-    if let Some(note) = note {
-        value["warnings"].as_array_mut().expect("warnings is an array").push(Value::String(note));
+    let (decoded, notes) = decode_kind(&bytes, args.kind, args.options()).map_err(CliError::Decode)?;
+    match args.format {
+        Format::Text => text_of(out.writer(), &decoded, &notes).map_err(WriteFailed)?,
+        Format::Json => out.json_pretty(&DecodedJson { decoded: &decoded, notes: &notes })?,
     }
-    Ok(match args.format {
-        Format::Text => Output::Text(text_of(&value)),
-        Format::Json => Output::Json(value),
-    })
+    Ok(())
 }
 
 /// Fields appended after v0, with the version that added them.
 const SUBSCRIPTION_FIELDS: [(Version, &str); 3] =
     [(Version::V1, "owned_partitions"), (Version::V2, "generation_id"), (Version::V3, "rack_id")];
 
+/// One reader's line of the compat table, decoded when it is written.
+struct ReaderJson<'a> {
+    bytes: &'a [u8],
+    kind: KindArg,
+    written_layout: Version,
+    options: DecodeOptions,
+}
+
+impl ReaderJson<'_> {
+    fn dropped(&self, reader: Version) -> Vec<&'static str> {
+        match self.kind {
+            KindArg::Subscription => SUBSCRIPTION_FIELDS
+                .iter()
+                .filter(|(v, _)| *v <= self.written_layout && *v > reader)
+                .map(|(_, f)| *f)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Serialize for ReaderJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let reader = self.options.get_reader_version();
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("reader_version", &reader.as_i16())?;
+        match decode_kind(self.bytes, self.kind, self.options) {
+            Ok((decoded, _)) => {
+                m.serialize_entry("ok", &true)?;
+                m.serialize_entry("decoded", &DecodedJson { decoded: &decoded, notes: &[] })?;
+                m.serialize_entry("dropped_fields", &self.dropped(reader))?;
+            }
+            Err(e) => {
+                m.serialize_entry("ok", &false)?;
+                m.serialize_entry("error", &decode_error_json(&e)["error"])?;
+                m.serialize_entry("dropped_fields", &[] as &[&str])?;
+            }
+        }
+        m.end()
+    }
+}
+
 /// `kcp compat`: what every reader version sees of one payload. A payload that only older
 /// readers can read (for example a v2 that ends before its generation) still gets a full table.
-pub fn run_compat(args: &DecodeArgs) -> Result<Output, CliError> {
+/// Each reader's decoding is written as it is made: the payload is never held as JSON.
+pub fn run_compat(args: &CompatArgs, out: &mut Out) -> Result<(), CliError> {
+    let args = &args.decode;
+    if args.reader_version.is_some() {
+        return Err(CliError::usage(
+            "compat shows what every reader version 0..3 sees; --reader-version is for `kcp decode`",
+        ));
+    }
     let bytes = args.input.read()?;
     let base = args.options().reader_version(Version::LATEST);
     let mut newest_first = Version::ALL;
@@ -161,50 +271,60 @@ pub fn run_compat(args: &DecodeArgs) -> Result<Output, CliError> {
             }
         }
     }
-    let Some((decoded, note)) = resolved else {
+    let Some((decoded, notes)) = resolved else {
         return Err(CliError::Decode(first_error.expect("at least one reader ran")));
     };
     let (kind, written) = match &decoded {
         Decoded::Subscription(s) => (KindArg::Subscription, s.version()),
         Decoded::Assignment(a) => (KindArg::Assignment, a.version()),
     };
+    let kind_name = if kind == KindArg::Subscription { "subscription" } else { "assignment" };
     let written_layout = Version::layout_for_wire(written).unwrap_or(Version::LATEST);
-    let readers: Vec<Value> = Version::ALL
+    let readers: Vec<ReaderJson<'_>> = Version::ALL
         .iter()
-        .map(|&reader| match decode_kind(&bytes, kind, base.reader_version(reader)) {
-            Ok((d, _)) => {
-                let dropped: Vec<&str> = match kind {
-                    KindArg::Subscription => SUBSCRIPTION_FIELDS
-                        .iter()
-                        .filter(|(v, _)| *v <= written_layout && *v > reader)
-                        .map(|(_, f)| *f)
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                json!({"reader_version": reader.as_i16(), "ok": true, "decoded": d.to_json(), "dropped_fields": dropped})
-            }
-            Err(e) => json!({"reader_version": reader.as_i16(), "ok": false,
-                             "error": decode_error_json(&e)["error"].clone(), "dropped_fields": []}),
-        })
+        .map(|&reader| ReaderJson { bytes: &bytes, kind, written_layout, options: base.reader_version(reader) })
         .collect();
-    let value = json!({
-        "kind": if kind == KindArg::Subscription { "subscription" } else { "assignment" },
-        "written_version": written,
-        "readers": readers,
-        "warnings": note.into_iter().collect::<Vec<_>>(),
-    });
     if args.format == Format::Text {
-        let mut out = format!("{} written as version {written}\n", value["kind"].as_str().unwrap_or_default());
-        for r in value["readers"].as_array().into_iter().flatten() {
-            let status = if r["ok"] == true { "reads it".to_owned() } else { format!("fails: {}", r["error"]) };
-            let dropped = r["dropped_fields"].as_array().map(|d| d.len()).unwrap_or(0);
-            out.push_str(&format!(
-                "reader v{}: {status}{}\n",
-                r["reader_version"],
-                if dropped > 0 { format!(", ignores {}", r["dropped_fields"]) } else { String::new() }
-            ));
-        }
-        return Ok(Output::Text(out));
+        let w = out.writer();
+        let mut text = || -> std::io::Result<()> {
+            writeln!(w, "{kind_name} written as version {written}")?;
+            for r in &readers {
+                let reader = r.options.get_reader_version();
+                let status = match decode_kind(&bytes, kind, r.options) {
+                    Ok(_) => "reads it".to_owned(),
+                    Err(e) => format!("fails: {}", clean(&e.to_string())),
+                };
+                let dropped = r.dropped(reader);
+                let ignores = if dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", ignores {}", serde_json::to_string(&dropped).unwrap_or_default())
+                };
+                writeln!(w, "reader v{}: {status}{ignores}", reader.as_i16())?;
+            }
+            for note in &notes {
+                writeln!(w, "warning: {}", clean(note))?;
+            }
+            Ok(())
+        };
+        return text().map_err(|e| CliError::Output(WriteFailed(e)));
     }
-    Ok(Output::Json(value))
+    struct Table<'a> {
+        kind: &'a str,
+        written: i16,
+        readers: &'a [ReaderJson<'a>],
+        notes: &'a [String],
+    }
+    impl Serialize for Table<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(4))?;
+            m.serialize_entry("kind", self.kind)?;
+            m.serialize_entry("written_version", &self.written)?;
+            m.serialize_entry("readers", self.readers)?;
+            m.serialize_entry("warnings", self.notes)?;
+            m.end()
+        }
+    }
+    out.json_pretty(&Table { kind: kind_name, written, readers: &readers, notes: &notes })?;
+    Ok(())
 }

@@ -1,13 +1,10 @@
 //! `kcp encode`.
 
-use std::io::Read;
-
 use kafka_consumer_protocol::Version;
-use serde_json::Value;
 
-use crate::input::to_hex;
-use crate::shapes::{assignment_from, subscription_from};
-use crate::{CliError, Output};
+use crate::input::{read_document, to_hex};
+use crate::shapes::{parse_document, AssignmentShape, SubscriptionShape};
+use crate::{CliError, Out};
 
 /// Which message to encode.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,20 +30,19 @@ pub struct EncodeArgs {
 }
 
 /// `kcp encode`: prints lowercase hex.
-pub fn run_encode(args: &EncodeArgs) -> Result<Output, CliError> {
-    let text = if args.json == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| CliError::input(format!("cannot read stdin: {e}")))?;
-        s
-    } else {
-        std::fs::read_to_string(&args.json).map_err(|e| CliError::input(format!("cannot read {}: {e}", args.json)))?
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|e| CliError::input(format!("invalid JSON: {e}")))?;
+pub fn run_encode(args: &EncodeArgs, out: &mut Out) -> Result<(), CliError> {
+    let text = read_document(&args.json)?;
     let version = Version::try_from(args.version.min(Version::LATEST.as_i16())).unwrap_or(Version::LATEST);
     let bytes = match args.kind {
-        EncodeKind::Subscription => subscription_from(&value)?.encode(version),
-        EncodeKind::Assignment => assignment_from(&value)?.encode(version),
+        EncodeKind::Subscription => {
+            parse_document::<SubscriptionShape>(&text, "the subscription")?.into_subscription("")?.encode(version)
+        }
+        EncodeKind::Assignment => {
+            parse_document::<AssignmentShape>(&text, "the assignment")?.into_assignment()?.encode(version)
+        }
     }
     .map_err(|e| CliError::input(e.to_string()))?;
-    Ok(Output::Text(to_hex(&bytes) + "\n"))
+    out.text(&to_hex(&bytes))?;
+    out.text("\n")?;
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! Reading payload bytes from the command line: hex, base64, a file or stdin.
+//! Reading the command line's inputs: payload bytes (hex, base64, a file or stdin) and JSON
+//! documents, each within [`MAX_INPUT_BYTES`].
 
 use std::io::Read;
 
@@ -6,11 +7,16 @@ use base64::Engine;
 
 use crate::CliError;
 
+/// The largest input `kcp` reads (a payload, a group or scenario file, stdin): 64 MiB. Larger
+/// inputs are refused before they are held in memory. (Captures are streamed and have their own
+/// budgets, see `kcp pcap`.)
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
 /// Where the payload comes from (mutually exclusive flags, checked by clap).
 #[derive(clap::Args, Debug, Clone)]
 pub struct PayloadInput {
-    /// The payload as hex (spaces, colons and a 0x prefix allowed), or `-` for stdin (hex text
-    /// or raw bytes, detected).
+    /// The payload as hex (spaces, colons and a 0x prefix allowed), or `-` for stdin: read as hex
+    /// text when every byte is printable ASCII or whitespace, else as raw bytes.
     #[arg(value_name = "HEX | -", conflicts_with_all = ["file", "base64", "example"])]
     pub hex: Option<String>,
     /// Read raw bytes from a file.
@@ -30,39 +36,89 @@ pub const EXAMPLE_SUBSCRIPTION: &str =
     "0003000000010003666f6f000000040000000a000000010003666f6f0000000200000000000000010000000affff";
 
 impl PayloadInput {
-    /// The bytes, or an `invalid_input` error.
+    /// The bytes, or an `invalid_input` error. An empty payload is an error of its own.
     pub fn read(&self) -> Result<Vec<u8>, CliError> {
+        let (bytes, source) = self.read_any()?;
+        if bytes.is_empty() {
+            return Err(CliError::input(format!("the payload is empty: {source} gave no bytes")));
+        }
+        Ok(bytes)
+    }
+
+    fn read_any(&self) -> Result<(Vec<u8>, String), CliError> {
         if self.example {
-            return parse_hex(EXAMPLE_SUBSCRIPTION);
+            return Ok((parse_hex(EXAMPLE_SUBSCRIPTION)?, "--example".into()));
         }
         if let Some(path) = &self.file {
-            return std::fs::read(path).map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())));
+            let file = std::fs::File::open(path)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
+            let what = path.display().to_string();
+            return Ok((read_limited(file, &what)?, what));
         }
         if let Some(b64) = &self.base64 {
             let cleaned: String = b64.split_whitespace().collect();
-            return base64::engine::general_purpose::STANDARD
+            let bytes = base64::engine::general_purpose::STANDARD
                 .decode(cleaned.as_bytes())
-                .map_err(|e| CliError::input(format!("invalid base64: {e}")));
+                .map_err(|e| CliError::input(format!("invalid base64: {e}")))?;
+            return Ok((bytes, "--base64".into()));
         }
         match self.hex.as_deref() {
             Some("-") | None => {
-                let mut raw = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut raw)
-                    .map_err(|e| CliError::input(format!("cannot read stdin: {e}")))?;
-                Ok(detect_stdin(raw))
+                let raw = read_limited(std::io::stdin().lock(), "stdin")?;
+                Ok((detect_stdin(raw)?, "stdin".into()))
             }
-            Some(hex) => parse_hex(hex),
+            Some(hex) => Ok((parse_hex(hex)?, "the hex argument".into())),
         }
     }
 }
 
-/// Stdin holds either hex text or the raw payload: hex text is taken as hex when it parses.
-fn detect_stdin(raw: Vec<u8>) -> Vec<u8> {
-    match std::str::from_utf8(&raw) {
-        Ok(text) if !text.trim().is_empty() => parse_hex(text).unwrap_or(raw),
-        _ => raw,
+/// Reads all of `reader`, refusing more than [`MAX_INPUT_BYTES`] (the limit is checked while
+/// reading, so `--file /dev/zero` ends at once).
+pub fn read_limited(reader: impl Read, what: &str) -> Result<Vec<u8>, CliError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::input(format!("cannot read {what}: {e}")))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(CliError::input(format!(
+            "{what} is larger than the input limit of {} MiB ({MAX_INPUT_BYTES} bytes)",
+            MAX_INPUT_BYTES >> 20
+        )));
     }
+    Ok(bytes)
+}
+
+/// A JSON document from a file or `-` (stdin), within the input limit.
+pub fn read_document(path: &str) -> Result<Vec<u8>, CliError> {
+    if path == "-" {
+        read_limited(std::io::stdin().lock(), "stdin")
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| CliError::input(format!("cannot read {path}: {e}")))?;
+        read_limited(file, path)
+    }
+}
+
+/// Whether stdin holds text: every byte printable ASCII or whitespace. A raw payload never is
+/// (its version's first byte is 0x00).
+fn is_text(raw: &[u8]) -> bool {
+    raw.iter().all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+}
+
+/// Stdin holds either hex text or the raw payload; text that is not valid hex is an error that
+/// says it was read as text, never silently taken as raw bytes.
+fn detect_stdin(raw: Vec<u8>) -> Result<Vec<u8>, CliError> {
+    if raw.is_empty() || !is_text(&raw) {
+        return Ok(raw);
+    }
+    let text = std::str::from_utf8(&raw).expect("ASCII is UTF-8");
+    parse_hex(text).map_err(|e| match e {
+        CliError::Input(m) => CliError::input(format!(
+            "stdin is text (every byte printable ASCII), so it was read as hex, and {m}; \
+             pass raw bytes with --file PATH"
+        )),
+        other => other,
+    })
 }
 
 /// Parses hex with optional `0x` prefixes, spaces, colons and newlines between digits.
@@ -70,22 +126,18 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, CliError> {
     let text = text.trim();
     let text = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
     let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b':').collect();
+    let nibble = |c: u8| (c as char).to_digit(16);
+    if let Some(at) = digits.iter().position(|&c| nibble(c).is_none()) {
+        let bad = &digits[at..digits.len().min(at + 2)];
+        return Err(CliError::input(format!(
+            "invalid hex: {} at digit {at}",
+            crate::text::quoted(&String::from_utf8_lossy(bad), 8)
+        )));
+    }
     if digits.len() % 2 != 0 {
         return Err(CliError::input(format!("invalid hex: odd number of digits ({})", digits.len())));
     }
-    digits
-        .chunks_exact(2)
-        .enumerate()
-        .map(|(i, pair)| {
-            let nibble = |c: u8| (c as char).to_digit(16);
-            match (nibble(pair[0]), nibble(pair[1])) {
-                (Some(h), Some(l)) => Ok((h * 16 + l) as u8),
-                _ => {
-                    Err(CliError::input(format!("invalid hex: {:?} at digit {}", String::from_utf8_lossy(pair), i * 2)))
-                }
-            }
-        })
-        .collect()
+    Ok(digits.chunks_exact(2).map(|pair| (nibble(pair[0]).unwrap_or(0) * 16 + nibble(pair[1]).unwrap_or(0)) as u8).collect())
 }
 
 /// Lowercase hex.

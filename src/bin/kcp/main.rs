@@ -6,15 +6,19 @@ mod decode;
 mod encode;
 mod group;
 mod input;
+mod out;
 mod pcap;
 mod shapes;
 mod simulate;
+mod text;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kafka_consumer_protocol::DecodeError;
-use serde_json::{json, Value};
+use serde_json::json;
+
+pub use out::{Out, WriteFailed};
 
 /// Output format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,17 +34,21 @@ pub enum Format {
 pub enum CliError {
     /// The payload was read but is invalid.
     Decode(DecodeError),
-    /// Bad hex, base64, JSON or file (exit 1, kind `invalid_input`).
+    /// Bad hex, base64, JSON or file, or a limit exceeded (exit 1, kind `invalid_input`).
     Input(String),
+    /// The input document has the wrong shape: an unknown key, a value of the wrong type, a
+    /// document of another kind (exit 2, like the command-line usage errors).
+    Usage(String),
+    /// Writing the output failed.
+    Output(WriteFailed),
+    /// The command failed and has already said why (exit 1, nothing more to print).
+    Reported,
 }
 
-/// What a command prints on success.
-#[derive(Debug)]
-pub enum Output {
-    /// A JSON document (pretty-printed).
-    Json(Value),
-    /// Rendered text, printed as is.
-    Text(String),
+impl From<WriteFailed> for CliError {
+    fn from(e: WriteFailed) -> Self {
+        CliError::Output(e)
+    }
 }
 
 impl CliError {
@@ -49,12 +57,25 @@ impl CliError {
         CliError::Input(message.into())
     }
 
-    fn json(&self) -> Value {
+    /// A usage error (exit status 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError::Usage(message.into())
+    }
+
+    /// The `{"kind", "offset", "field", "message"}` object inside `{"error": ...}`.
+    pub fn json_error(&self) -> serde_json::Value {
+        let mut value = self.json();
+        value["error"].take()
+    }
+
+    fn json(&self) -> serde_json::Value {
         match self {
+            CliError::Reported => json!({"error": {"kind": "reported"}}),
             CliError::Decode(e) => shapes::decode_error_json(e),
-            CliError::Input(m) => {
+            CliError::Input(m) | CliError::Usage(m) => {
                 json!({"error": {"kind": "invalid_input", "offset": null, "field": null, "message": m}})
             }
+            CliError::Output(e) => json!({"error": {"kind": "output", "message": e.0.to_string()}}),
         }
     }
 
@@ -62,6 +83,9 @@ impl CliError {
         match self {
             CliError::Decode(e) => e.to_string(),
             CliError::Input(m) => format!("invalid input: {m}"),
+            CliError::Usage(m) => format!("error: {m}"),
+            CliError::Output(e) => format!("cannot write the output: {}", e.0),
+            CliError::Reported => String::new(),
         }
     }
 }
@@ -84,14 +108,15 @@ enum Command {
     /// Encode a Subscription or Assignment from its JSON shape.
     Encode(encode::EncodeArgs),
     /// Show what every reader version 0..=3 sees of one payload.
-    Compat(decode::DecodeArgs),
+    Compat(decode::CompatArgs),
     /// Decode the JoinGroup/SyncGroup traffic of a pcap/pcapng capture.
     ///
     /// Prints one JSON object per message on stdout (or, with `--format text`, the group's story
     /// by generation). What was skipped (non-Kafka traffic, retransmissions, gaps, undecodable
     /// frames, a truncated capture) is summarised as the last line on stderr:
     /// `{"summary": {...}}`. Exit status 0 also for a truncated capture; 1 when the file cannot be
-    /// opened or is not a pcap/pcapng capture.
+    /// opened, is not a pcap/pcapng capture, or is corrupt at some point (reading stops there; the
+    /// summary's `capture_error` says where).
     Pcap(pcap::PcapArgs),
     /// Run a whole consumer group in virtual time (scenario file in, timeline out).
     Simulate(simulate::SimulateArgs),
@@ -102,41 +127,53 @@ enum Command {
     Group(group::GroupCommand),
 }
 
-fn print_json(value: &Value) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
-}
-
-/// Prints a command's result; errors go to stdout as JSON (json format) or stderr (text).
-/// Exit status: 0 success, 1 invalid input (usage errors exit 2 through clap).
-pub fn finish(result: Result<Output, CliError>, format: Format) -> ExitCode {
-    match result {
-        Ok(Output::Json(value)) => {
-            print_json(&value);
-            ExitCode::SUCCESS
+/// Ends a command: flushes its output and maps the result to the exit status.
+///
+/// Exit status: 0 success (also when stdout is a pipe that was closed), 1 invalid input or an
+/// output that could not be written, 2 usage error. Errors go to stdout as JSON (json format) or
+/// to stderr (text); usage errors always to stderr, as clap's.
+pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> ExitCode {
+    let error = match result.and_then(|()| out.flush().map_err(CliError::Output)) {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(e) => e,
+    };
+    // What reporting the error wrote, and the status the error itself calls for.
+    let (reported, status) = match error {
+        CliError::Output(e) => (Err(e), 0),
+        CliError::Reported => (Ok(()), 1),
+        CliError::Usage(_) => {
+            out::note(&format!("kcp: {}", error.line()));
+            return ExitCode::from(2);
         }
-        Ok(Output::Text(text)) => {
-            print!("{text}");
-            ExitCode::SUCCESS
+        _ if format == Format::Json => (out.json_pretty(&error.json()).and_then(|()| out.flush()), 1),
+        _ => {
+            out::note(&format!("kcp: {}", error.line()));
+            (Ok(()), 1)
         }
+    };
+    match reported {
+        // The reader has gone: nobody to tell, and nothing it wanted was lost.
+        Err(e) if e.is_closed_pipe() => ExitCode::from(status),
         Err(e) => {
-            match format {
-                Format::Json => print_json(&e.json()),
-                Format::Text => eprintln!("kcp: {}", e.line()),
-            }
+            out::note(&format!("kcp: {}", CliError::Output(e).line()));
             ExitCode::from(1)
         }
+        Ok(()) => ExitCode::from(status),
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Decode(args) => finish(decode::run_decode(&args), args.format),
-        Command::Compat(args) => finish(decode::run_compat(&args), args.format),
-        Command::Encode(args) => finish(encode::run_encode(&args), Format::Json),
-        Command::Pcap(args) => pcap::run_pcap(&args),
-        Command::Simulate(args) => finish(simulate::run_simulate(&args), Format::Json),
-        Command::Assign(args) => finish(assign::run_assign(&args), Format::Json),
-        Command::Group(command) => group::run_group(&command, &mut group::Out::stdout()),
-    }
+    let mut out = Out::stdout();
+    let (result, format) = match cli.command {
+        Command::Decode(args) => (decode::run_decode(&args, &mut out), args.format),
+        Command::Compat(args) => (decode::run_compat(&args, &mut out), args.decode.format),
+        Command::Encode(args) => (encode::run_encode(&args, &mut out), Format::Json),
+        Command::Pcap(args) => (pcap::run_pcap(&args, &mut out), args.format),
+        Command::Simulate(args) => (simulate::run_simulate(&args, &mut out), Format::Json),
+        Command::Assign(args) => (assign::run_assign(&args, &mut out), Format::Json),
+        // `kcp group` has its own streaming writer and exit statuses (group.rs).
+        Command::Group(command) => return group::run_group(&command, &mut group::Out::stdout()),
+    };
+    finish(result, format, &mut out)
 }

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use kafka_consumer_protocol::group_api::ErrorCode;
@@ -13,11 +12,20 @@ use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
 use kafka_consumer_protocol::TopicPartitionsList;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::input::to_hex;
-use crate::shapes::{assignment_json, decode_error_json, subscription_json};
-use crate::{finish, CliError, Format};
+use crate::out::{note, note_raw};
+use crate::shapes::{decode_error_json, AssignmentJson, SubscriptionJson};
+use crate::text::clean;
+use crate::{CliError, Format, Out};
+
+/// Text mode holds the story of the groups until the end of the capture; past this many bytes
+/// of story it writes out what it has and starts afresh (a group's story then continues in a
+/// later section), so memory stays bounded whatever the capture holds.
+pub const STORY_BUDGET: usize = 64 << 20;
 
 /// Arguments of `kcp pcap`.
 #[derive(clap::Args, Debug)]
@@ -36,18 +44,42 @@ pub struct PcapArgs {
 }
 
 /// JSON of an embedded payload: the decode shape, `{"hex"}` for other protocol types,
-/// `{"error", "hex"}` when the codec refuses it, `null` when it is empty.
-pub fn payload_json(p: &Payload) -> Value {
-    match p {
-        Payload::Subscription(s) => subscription_json(&s.view()),
-        Payload::Assignment(a) => assignment_json(&a.view()),
-        Payload::Invalid { bytes, error } => {
-            let mut v = decode_error_json(error);
-            v["hex"] = Value::String(to_hex(bytes));
-            v
+/// `{"error", "hex"}` when the codec refuses it, `null` when it is empty. Serialized straight
+/// into the output.
+pub struct PayloadJson<'a>(pub &'a Payload);
+
+impl Serialize for PayloadJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Payload::Subscription(sub) => SubscriptionJson { view: &sub.view(), notes: &[] }.serialize(s),
+            Payload::Assignment(a) => AssignmentJson { view: &a.view(), notes: &[] }.serialize(s),
+            Payload::Invalid { bytes, error } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("error", &decode_error_json(error)["error"])?;
+                m.serialize_entry("hex", &to_hex(bytes))?;
+                m.end()
+            }
+            Payload::Raw(bytes) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("hex", &to_hex(bytes))?;
+                m.end()
+            }
+            Payload::Empty => s.serialize_none(),
         }
-        Payload::Raw(bytes) => json!({"hex": to_hex(bytes)}),
-        Payload::Empty => Value::Null,
+    }
+}
+
+/// A sequence serialized from an iterator made on demand (members, assignments, protocols).
+struct Seq<F>(F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
     }
 }
 
@@ -69,53 +101,106 @@ pub fn rfc3339(t: Duration) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z", rem / 3600, rem % 3600 / 60, rem % 60, t.subsec_micros())
 }
 
-/// The JSON line of one message.
-pub fn message_json(m: &GroupMessage) -> Value {
-    let f = &m.frame;
-    let mut v = json!({
-        "ts": rfc3339(m.timestamp),
-        "src": m.src.to_string(),
-        "dst": m.dst.to_string(),
-        "api": f.body.api(),
-        "direction": match f.direction { MessageDirection::Request => "request", MessageDirection::Response => "response" },
-        "api_version": f.api_version,
-        "correlation_id": f.correlation_id,
-        "client_id": f.client_id,
-    });
-    let o = v.as_object_mut().expect("object");
-    let extra = match &f.body {
-        GroupBody::JoinGroupRequest(b) => json!({
-            "group_id": b.group_id, "member_id": b.member_id,
-            // JoinGroup requests carry no generation: -1 as in cli.md, for a uniform shape.
-            "generation_id": -1,
-            "group_instance_id": b.group_instance_id, "protocol_type": b.protocol_type,
-            "session_timeout_ms": b.session_timeout_ms, "rebalance_timeout_ms": b.rebalance_timeout_ms,
-            "reason": b.reason,
-            "protocols": b.protocols.iter().map(|p| json!({"name": p.name, "metadata": payload_json(&p.metadata)})).collect::<Vec<_>>(),
-        }),
-        GroupBody::JoinGroupResponse(b) => json!({
-            "group_id": b.group_id, "member_id": b.member_id, "generation_id": b.generation_id,
-            "error_code": b.error.0, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
-            "leader": b.leader, "skip_assignment": b.skip_assignment,
-            "members": b.members.iter().map(|m| json!({"member_id": m.member_id,
-                "group_instance_id": m.group_instance_id, "metadata": payload_json(&m.metadata)})).collect::<Vec<_>>(),
-        }),
-        GroupBody::SyncGroupRequest(b) => json!({
-            "group_id": b.group_id, "member_id": b.member_id, "generation_id": b.generation_id,
-            "group_instance_id": b.group_instance_id, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
-            "assignments": b.assignments.iter().map(|a| json!({"member_id": a.member_id,
-                "assignment": payload_json(&a.assignment)})).collect::<Vec<_>>(),
-        }),
-        GroupBody::SyncGroupResponse(b) => json!({
-            "group_id": b.group_id, "member_id": b.member_id, "generation_id": b.generation_id,
-            "error_code": b.error.0, "protocol_type": b.protocol_type, "protocol_name": b.protocol_name,
-            "assignment": payload_json(&b.assignment),
-        }),
-    };
-    if let Value::Object(extra) = extra {
-        o.extend(extra);
+/// The JSON line of one message, serialized straight into the output: a JoinGroup response
+/// with a million members is written member by member, never held as one JSON document.
+pub struct MessageJson<'a>(pub &'a GroupMessage);
+
+impl Serialize for MessageJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let f = &m.frame;
+        let mut o = s.serialize_map(None)?;
+        o.serialize_entry("ts", &rfc3339(m.timestamp))?;
+        o.serialize_entry("src", &m.src.to_string())?;
+        o.serialize_entry("dst", &m.dst.to_string())?;
+        o.serialize_entry("api", f.body.api())?;
+        let direction = match f.direction {
+            MessageDirection::Request => "request",
+            MessageDirection::Response => "response",
+        };
+        o.serialize_entry("direction", direction)?;
+        o.serialize_entry("api_version", &f.api_version)?;
+        o.serialize_entry("correlation_id", &f.correlation_id)?;
+        o.serialize_entry("client_id", &f.client_id)?;
+        match &f.body {
+            GroupBody::JoinGroupRequest(b) => {
+                o.serialize_entry("group_id", &b.group_id)?;
+                o.serialize_entry("member_id", &b.member_id)?;
+                // JoinGroup requests carry no generation: -1 as in cli.md, for a uniform shape.
+                o.serialize_entry("generation_id", &-1)?;
+                o.serialize_entry("group_instance_id", &b.group_instance_id)?;
+                o.serialize_entry("protocol_type", &b.protocol_type)?;
+                o.serialize_entry("session_timeout_ms", &b.session_timeout_ms)?;
+                o.serialize_entry("rebalance_timeout_ms", &b.rebalance_timeout_ms)?;
+                o.serialize_entry("reason", &b.reason)?;
+                o.serialize_entry(
+                    "protocols",
+                    &Seq(|| b.protocols.iter().map(|p| Pair(("name", &p.name), ("metadata", PayloadJson(&p.metadata))))),
+                )?;
+            }
+            GroupBody::JoinGroupResponse(b) => {
+                o.serialize_entry("group_id", &b.group_id)?;
+                o.serialize_entry("member_id", &b.member_id)?;
+                o.serialize_entry("generation_id", &b.generation_id)?;
+                o.serialize_entry("error_code", &b.error.0)?;
+                o.serialize_entry("protocol_type", &b.protocol_type)?;
+                o.serialize_entry("protocol_name", &b.protocol_name)?;
+                o.serialize_entry("leader", &b.leader)?;
+                o.serialize_entry("skip_assignment", &b.skip_assignment)?;
+                o.serialize_entry("members", &Seq(|| b.members.iter().map(JoinMemberJson)))?;
+            }
+            GroupBody::SyncGroupRequest(b) => {
+                o.serialize_entry("group_id", &b.group_id)?;
+                o.serialize_entry("member_id", &b.member_id)?;
+                o.serialize_entry("generation_id", &b.generation_id)?;
+                o.serialize_entry("group_instance_id", &b.group_instance_id)?;
+                o.serialize_entry("protocol_type", &b.protocol_type)?;
+                o.serialize_entry("protocol_name", &b.protocol_name)?;
+                o.serialize_entry(
+                    "assignments",
+                    &Seq(|| {
+                        b.assignments
+                            .iter()
+                            .map(|a| Pair(("member_id", &a.member_id), ("assignment", PayloadJson(&a.assignment))))
+                    }),
+                )?;
+            }
+            GroupBody::SyncGroupResponse(b) => {
+                o.serialize_entry("group_id", &b.group_id)?;
+                o.serialize_entry("member_id", &b.member_id)?;
+                o.serialize_entry("generation_id", &b.generation_id)?;
+                o.serialize_entry("error_code", &b.error.0)?;
+                o.serialize_entry("protocol_type", &b.protocol_type)?;
+                o.serialize_entry("protocol_name", &b.protocol_name)?;
+                o.serialize_entry("assignment", &PayloadJson(&b.assignment))?;
+            }
+        }
+        o.end()
     }
-    v
+}
+
+/// `{"a": .., "b": ..}` from two entries.
+struct Pair<'a, A, B>((&'a str, A), (&'a str, B));
+
+impl<A: Serialize, B: Serialize> Serialize for Pair<'_, A, B> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry(self.0 .0, &self.0 .1)?;
+        m.serialize_entry(self.1 .0, &self.1 .1)?;
+        m.end()
+    }
+}
+
+struct JoinMemberJson<'a>(&'a kafka_consumer_protocol::pcap::JoinGroupMemberBody);
+
+impl Serialize for JoinMemberJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("member_id", &self.0.member_id)?;
+        m.serialize_entry("group_instance_id", &self.0.group_instance_id)?;
+        m.serialize_entry("metadata", &PayloadJson(&self.0.metadata))?;
+        m.end()
+    }
 }
 
 /// The summary as JSON.
@@ -145,7 +230,7 @@ fn partitions_text(list: TopicPartitionsList<'_>) -> String {
         .iter()
         .map(|g| {
             let ps: Vec<String> = g.partitions.iter().map(|p| p.to_string()).collect();
-            format!("{} {}", g.topic, ps.join(","))
+            format!("{} {}", clean(g.topic), ps.join(","))
         })
         .collect();
     if parts.is_empty() {
@@ -162,19 +247,28 @@ fn payload_text(p: &Payload) -> String {
             format!(
                 "v{} topics {}; owned {}; generation {}; rack {}",
                 v.version(),
-                v.topics().iter().collect::<Vec<_>>().join(", "),
+                v.topics().iter().map(clean).collect::<Vec<_>>().join(", "),
                 partitions_text(v.owned_partitions()),
                 v.generation_id(),
-                v.rack_id().map_or_else(|| "-".to_owned(), |r| format!("{r:?}"))
+                v.rack_id().map_or_else(|| "-".to_owned(), |r| format!("\"{}\"", clean(r)))
             )
         }
         Payload::Assignment(a) => {
             format!("v{} {}", a.view().version(), partitions_text(a.view().assigned_partitions()))
         }
-        Payload::Invalid { error, .. } => format!("undecodable: {error}"),
+        Payload::Invalid { error, .. } => format!("undecodable: {}", clean(&error.to_string())),
         Payload::Raw(b) => format!("{} bytes (not a consumer payload)", b.len()),
         Payload::Empty => "empty".into(),
     }
+}
+
+/// An input string for the story: escaped (see [`clean`]).
+fn shown(s: &str) -> String {
+    clean(s).into_owned()
+}
+
+fn shown_opt(s: &Option<String>) -> Option<String> {
+    s.as_deref().map(shown)
 }
 
 #[derive(Default)]
@@ -202,172 +296,211 @@ struct GroupStory {
 /// What a JoinGroup request said: client id, group instance id, offered protocols.
 type JoinSeen = (Option<String>, Option<String>, Vec<String>);
 
-/// Collects messages into per-group stories.
+/// JoinGroup requests remembered while waiting for their responses.
+const MAX_JOINS: usize = 65_536;
+
+/// Collects messages into per-group stories. Every string from the capture is stored escaped,
+/// so the story can be printed as is.
 #[derive(Default)]
 struct Story {
     groups: BTreeMap<String, GroupStory>,
     /// JoinGroup requests by (client, broker, correlation id).
     joins: HashMap<(String, String, i32), JoinSeen>,
+    /// About how many bytes the story holds.
+    bytes: usize,
 }
 
 impl Story {
     fn add(&mut self, m: &GroupMessage) {
         let f = &m.frame;
-        let group = self.groups.entry(f.body.group_id().to_string()).or_default();
+        let group = self.groups.entry(shown(f.body.group_id())).or_default();
+        let mut added = 64 + f.body.group_id().len();
         match &f.body {
             GroupBody::JoinGroupRequest(b) => {
+                if self.joins.len() >= MAX_JOINS {
+                    // Requests never answered: forget them rather than grow without end.
+                    self.joins.clear();
+                }
+                let offered: Vec<String> = b.protocols.iter().map(|p| shown(&p.name)).collect();
+                added += offered.iter().map(|p| p.len() + 24).sum::<usize>();
                 self.joins.insert(
                     (m.src.to_string(), m.dst.to_string(), f.correlation_id),
-                    (
-                        f.client_id.clone(),
-                        b.group_instance_id.clone(),
-                        b.protocols.iter().map(|p| p.name.clone()).collect(),
-                    ),
+                    (shown_opt(&f.client_id), shown_opt(&b.group_instance_id), offered),
                 );
             }
             GroupBody::JoinGroupResponse(b) => {
                 let join = self.joins.remove(&(m.dst.to_string(), m.src.to_string(), f.correlation_id));
                 if b.error != ErrorCode::NONE {
-                    group.events.push(format!(
+                    let event = format!(
                         "{} JoinGroup by {} (client {}): error {}{}",
                         rfc3339(m.timestamp),
-                        if b.member_id.is_empty() { "a new member" } else { &b.member_id },
-                        f.client_id.as_deref().unwrap_or("-"),
+                        if b.member_id.is_empty() { "a new member".to_owned() } else { shown(&b.member_id) },
+                        shown_opt(&f.client_id).as_deref().unwrap_or("-"),
                         b.error.0,
-                        if b.error == ErrorCode::MEMBER_ID_REQUIRED {
-                            " MEMBER_ID_REQUIRED, member id given"
-                        } else {
-                            ""
-                        }
-                    ));
+                        if b.error == ErrorCode::MEMBER_ID_REQUIRED { " MEMBER_ID_REQUIRED, member id given" } else { "" }
+                    );
+                    added += event.len();
+                    group.events.push(event);
+                    self.bytes += added;
                     return;
                 }
                 let gen = group.generations.entry(b.generation_id).or_default();
-                gen.protocol = b.protocol_name.clone();
-                gen.leader = b.leader.clone();
-                let member = gen.members.entry(b.member_id.clone()).or_default();
-                member.client_id = f.client_id.clone();
+                gen.protocol = shown_opt(&b.protocol_name);
+                gen.leader = shown(&b.leader);
+                let member = gen.members.entry(shown(&b.member_id)).or_default();
+                member.client_id = shown_opt(&f.client_id);
                 if let Some((_, instance, offered)) = join {
                     member.instance = instance;
                     member.offered = offered;
                 }
                 for mm in &b.members {
-                    let member = gen.members.entry(mm.member_id.clone()).or_default();
-                    member.subscription = Some(payload_text(&mm.metadata));
+                    let member = gen.members.entry(shown(&mm.member_id)).or_default();
+                    let text = payload_text(&mm.metadata);
+                    added += text.len() + mm.member_id.len() + 160;
+                    member.subscription = Some(text);
                     if member.instance.is_none() {
-                        member.instance = mm.group_instance_id.clone();
+                        member.instance = shown_opt(&mm.group_instance_id);
                     }
                 }
             }
             GroupBody::SyncGroupRequest(b) => {
                 let gen = group.generations.entry(b.generation_id).or_default();
                 for a in &b.assignments {
-                    let member = gen.members.entry(a.member_id.clone()).or_default();
-                    member.assignment.get_or_insert_with(|| payload_text(&a.assignment));
+                    let member = gen.members.entry(shown(&a.member_id)).or_default();
+                    if member.assignment.is_none() {
+                        let text = payload_text(&a.assignment);
+                        added += text.len() + a.member_id.len() + 160;
+                        member.assignment = Some(text);
+                    }
                 }
             }
             GroupBody::SyncGroupResponse(b) => {
                 if b.error != ErrorCode::NONE {
-                    group.events.push(format!(
+                    let event = format!(
                         "{} SyncGroup of {} in generation {}: error {}",
                         rfc3339(m.timestamp),
-                        b.member_id,
+                        shown(&b.member_id),
                         b.generation_id,
                         b.error.0
-                    ));
+                    );
+                    added += event.len();
+                    group.events.push(event);
+                    self.bytes += added;
                     return;
                 }
                 let gen = group.generations.entry(b.generation_id).or_default();
-                let member = gen.members.entry(b.member_id.clone()).or_default();
-                member.assignment = Some(payload_text(&b.assignment));
+                let member = gen.members.entry(shown(&b.member_id)).or_default();
+                let text = payload_text(&b.assignment);
+                added += text.len() + b.member_id.len() + 160;
+                member.assignment = Some(text);
                 if member.client_id.is_none() {
-                    member.client_id = f.client_id.clone();
+                    member.client_id = shown_opt(&f.client_id);
                 }
             }
         }
+        self.bytes += added;
     }
 
-    fn render(&self) -> String {
-        let mut out = String::new();
+    /// Writes the story so far.
+    fn render(&self, w: &mut dyn Write) -> std::io::Result<()> {
         for (group_id, g) in &self.groups {
-            out.push_str(&format!("group {group_id}\n"));
+            writeln!(w, "group {group_id}")?;
             for (id, gen) in &g.generations {
                 let leader_client = gen.members.get(&gen.leader).and_then(|m| m.client_id.clone());
-                out.push_str(&format!(
-                    "  generation {id}: protocol {}, leader {} (client {}), {} members\n",
+                writeln!(
+                    w,
+                    "  generation {id}: protocol {}, leader {} (client {}), {} members",
                     gen.protocol.as_deref().unwrap_or("?"),
                     if gen.leader.is_empty() { "?" } else { &gen.leader },
                     leader_client.as_deref().unwrap_or("?"),
                     gen.members.len()
-                ));
+                )?;
                 for (member_id, m) in &gen.members {
-                    out.push_str(&format!(
-                        "    member {member_id} (client {}, instance {}) offered [{}]\n",
+                    writeln!(
+                        w,
+                        "    member {member_id} (client {}, instance {}) offered [{}]",
                         m.client_id.as_deref().unwrap_or("?"),
                         m.instance.as_deref().unwrap_or("-"),
                         m.offered.join(", ")
-                    ));
+                    )?;
                     if let Some(s) = &m.subscription {
-                        out.push_str(&format!("      subscription: {s}\n"));
+                        writeln!(w, "      subscription: {s}")?;
                     }
-                    out.push_str(&format!("      assignment: {}\n", m.assignment.as_deref().unwrap_or("(not seen)")));
+                    writeln!(w, "      assignment: {}", m.assignment.as_deref().unwrap_or("(not seen)"))?;
                 }
             }
             for e in &g.events {
-                out.push_str(&format!("  {e}\n"));
+                writeln!(w, "  {e}")?;
             }
         }
-        out
+        Ok(())
+    }
+
+    /// Writes out the story so far and forgets it when it is over its budget.
+    fn spill_if_over(&mut self, w: &mut dyn Write) -> std::io::Result<()> {
+        if self.bytes > STORY_BUDGET {
+            self.render(w)?;
+            writeln!(w, "(story continued: the text mode's {} MiB budget was reached)", STORY_BUDGET >> 20)?;
+            let joins = std::mem::take(&mut self.joins);
+            *self = Story { joins, ..Story::default() };
+        }
+        Ok(())
     }
 }
 
 /// Runs `kcp pcap`.
-pub fn run_pcap(args: &PcapArgs) -> ExitCode {
-    let file = match std::fs::File::open(&args.capture) {
-        Ok(f) => f,
-        Err(e) => {
-            return finish(Err(CliError::input(format!("{}: {e}", args.capture.display()))), args.format);
-        }
-    };
+pub fn run_pcap(args: &PcapArgs, out: &mut Out) -> Result<(), CliError> {
+    let file = std::fs::File::open(&args.capture)
+        .map_err(|e| CliError::input(format!("{}: {e}", args.capture.display())))?;
     let options = ReaderOptions { ports: args.ports.clone(), ..ReaderOptions::default() };
-    let mut reader = match GroupReader::new(std::io::BufReader::new(file), options) {
-        Ok(r) => r,
-        Err(e) => return finish(Err(CliError::input(format!("{}: {e}", args.capture.display()))), args.format),
-    };
+    let mut reader = GroupReader::new(std::io::BufReader::new(file), options)
+        .map_err(|e| CliError::input(format!("{}: {e}", args.capture.display())))?;
     let total = std::fs::metadata(&args.capture).map(|m| m.len()).unwrap_or(0);
     let progress = std::io::stderr().is_terminal();
     let mut last = Instant::now();
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
     let mut story = Story::default();
     let mut shown = 0u64;
+    let mut others = 0u64;
     while let Some(m) = reader.next() {
         if args.group.as_deref().is_some_and(|g| g != m.frame.body.group_id()) {
+            others += 1;
             continue;
         }
         shown += 1;
         match args.format {
-            Format::Json => {
-                let line = serde_json::to_string(&message_json(&m)).expect("JSON values serialize");
-                if writeln!(out, "{line}").is_err() {
-                    // A closed pipe (e.g. `| head`): stop quietly.
-                    return ExitCode::SUCCESS;
-                }
+            Format::Json => out.json_line(&MessageJson(&m))?,
+            Format::Text => {
+                story.add(&m);
+                story.spill_if_over(out.writer()).map_err(|e| CliError::Output(e.into()))?;
             }
-            Format::Text => story.add(&m),
         }
         if progress && last.elapsed() > Duration::from_millis(500) {
             last = Instant::now();
-            eprint!("\rkcp pcap: {} of {} bytes read, {shown} messages", reader.bytes_read(), total);
+            note_raw(&format!("\rkcp pcap: {} of {} bytes read, {shown} messages", reader.bytes_read(), total));
         }
     }
     if progress {
-        eprint!("\r\x1b[K");
+        note_raw("\r\x1b[K");
     }
     if args.format == Format::Text {
-        let _ = write!(out, "{}", story.render());
+        story.render(out.writer()).map_err(|e| CliError::Output(e.into()))?;
     }
-    let _ = out.flush();
-    eprintln!("{}", serde_json::to_string(&summary_json(reader.summary())).expect("JSON values serialize"));
-    ExitCode::SUCCESS
+    out.flush()?;
+    let summary = reader.summary();
+    if let Some(group) = &args.group {
+        if shown == 0 {
+            note(&format!(
+                "kcp: no message of group {} in the capture ({others} group messages of other groups)",
+                crate::text::quoted(group, 200)
+            ));
+        }
+    }
+    if let Some(error) = &summary.capture_error {
+        note(&format!("kcp: reading stopped early, the rest of the capture is lost: {}", clean(error)));
+    }
+    note(&serde_json::to_string(&summary_json(summary)).expect("JSON values serialize"));
+    if summary.capture_error.is_some() {
+        return Err(CliError::Reported);
+    }
+    Ok(())
 }

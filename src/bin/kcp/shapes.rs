@@ -1,21 +1,68 @@
-//! The JSON shapes of cli.md: decoded subscriptions and assignments, errors, and back.
+//! The JSON shapes of cli.md: decoded subscriptions and assignments (serialized straight from
+//! the borrowed views into the output, so a large payload never becomes a large JSON document in
+//! memory), errors, and the decode shape read back for `kcp encode`.
 
 use bytes::Bytes;
 use kafka_consumer_protocol::{
-    AssignmentView, DecodeError, Subscription, SubscriptionView, TopicPartitions, TopicPartitionsList, Version,
+    Assignment, AssignmentView, DecodeError, PartitionIds, Subscription, SubscriptionView, TopicNames,
+    TopicPartitions, TopicPartitionsList, TopicPartitionsView, Version,
 };
-use serde_json::{json, Map, Value};
+use serde::de::IgnoredAny;
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::input::{parse_hex, to_hex};
 use crate::CliError;
 
-/// `[{"topic": .., "partitions": [..]}]` in wire order.
-pub fn partitions_json(list: TopicPartitionsList<'_>) -> Value {
-    Value::Array(list.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions.to_vec()})).collect())
+/// Partition ids as a JSON array.
+pub struct Ids<'a>(pub PartitionIds<'a>);
+
+impl Serialize for Ids<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
 }
 
-fn bytes_json(bytes: Option<&[u8]>) -> Value {
-    bytes.map_or(Value::Null, |b| Value::String(to_hex(b)))
+/// `{"topic": .., "partitions": [..]}`.
+pub struct Group<'a>(pub TopicPartitionsView<'a>);
+
+impl Serialize for Group<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("topic", self.0.topic)?;
+        m.serialize_entry("partitions", &Ids(self.0.partitions))?;
+        m.end()
+    }
+}
+
+/// `[{"topic": .., "partitions": [..]}]` in wire order.
+pub struct Groups<'a>(pub TopicPartitionsList<'a>);
+
+impl Serialize for Groups<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Group))
+    }
+}
+
+struct Names<'a>(TopicNames<'a>);
+
+impl Serialize for Names<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+/// Lowercase hex, or `null`.
+pub struct Hex<'a>(pub Option<&'a [u8]>);
+
+impl Serialize for Hex<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_none(),
+            Some(b) => s.serialize_str(&to_hex(b)),
+        }
+    }
 }
 
 /// Warnings a reader of this payload should know about.
@@ -35,33 +82,67 @@ fn warnings(version: i16, read_as: Version, trailing: usize, repair: Option<Stri
     out
 }
 
-/// The decode shape of a subscription.
-pub fn subscription_json(s: &SubscriptionView<'_>) -> Value {
-    json!({
-        "kind": "subscription",
-        "version": s.version(),
-        "read_as_version": s.read_as().as_i16(),
-        "topics": s.topics().iter().collect::<Vec<_>>(),
-        "user_data": bytes_json(s.user_data()),
-        "owned_partitions": partitions_json(s.owned_partitions()),
-        "generation_id": s.generation_id(),
-        "rack_id": s.rack_id(),
-        "trailing_bytes": s.trailing_bytes(),
-        "warnings": warnings(s.version(), s.read_as(), s.trailing_bytes(), s.repair().map(|r| r.to_string())),
-    })
+/// The warnings of a decoded subscription.
+pub fn subscription_warnings(s: &SubscriptionView<'_>) -> Vec<String> {
+    warnings(s.version(), s.read_as(), s.trailing_bytes(), s.repair().map(|r| r.to_string()))
 }
 
-/// The decode shape of an assignment.
-pub fn assignment_json(a: &AssignmentView<'_>) -> Value {
-    json!({
-        "kind": "assignment",
-        "version": a.version(),
-        "read_as_version": a.read_as().as_i16(),
-        "assigned_partitions": partitions_json(a.assigned_partitions()),
-        "user_data": bytes_json(a.user_data()),
-        "trailing_bytes": a.trailing_bytes(),
-        "warnings": warnings(a.version(), a.read_as(), a.trailing_bytes(), a.repair().map(|r| r.to_string())),
-    })
+/// The warnings of a decoded assignment.
+pub fn assignment_warnings(a: &AssignmentView<'_>) -> Vec<String> {
+    warnings(a.version(), a.read_as(), a.trailing_bytes(), a.repair().map(|r| r.to_string()))
+}
+
+/// The decode shape of a subscription, plus `notes` appended to its warnings.
+pub struct SubscriptionJson<'v, 'a> {
+    /// The payload.
+    pub view: &'v SubscriptionView<'a>,
+    /// Warnings of the command's own (for example how `--kind auto` chose).
+    pub notes: &'v [String],
+}
+
+impl Serialize for SubscriptionJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.view;
+        let mut warnings = subscription_warnings(v);
+        warnings.extend(self.notes.iter().cloned());
+        let mut m = s.serialize_map(Some(10))?;
+        m.serialize_entry("kind", "subscription")?;
+        m.serialize_entry("version", &v.version())?;
+        m.serialize_entry("read_as_version", &v.read_as().as_i16())?;
+        m.serialize_entry("topics", &Names(v.topics()))?;
+        m.serialize_entry("user_data", &Hex(v.user_data()))?;
+        m.serialize_entry("owned_partitions", &Groups(v.owned_partitions()))?;
+        m.serialize_entry("generation_id", &v.generation_id())?;
+        m.serialize_entry("rack_id", &v.rack_id())?;
+        m.serialize_entry("trailing_bytes", &v.trailing_bytes())?;
+        m.serialize_entry("warnings", &warnings)?;
+        m.end()
+    }
+}
+
+/// The decode shape of an assignment, plus `notes` appended to its warnings.
+pub struct AssignmentJson<'v, 'a> {
+    /// The payload.
+    pub view: &'v AssignmentView<'a>,
+    /// Warnings of the command's own.
+    pub notes: &'v [String],
+}
+
+impl Serialize for AssignmentJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.view;
+        let mut warnings = assignment_warnings(a);
+        warnings.extend(self.notes.iter().cloned());
+        let mut m = s.serialize_map(Some(7))?;
+        m.serialize_entry("kind", "assignment")?;
+        m.serialize_entry("version", &a.version())?;
+        m.serialize_entry("read_as_version", &a.read_as().as_i16())?;
+        m.serialize_entry("assigned_partitions", &Groups(a.assigned_partitions()))?;
+        m.serialize_entry("user_data", &Hex(a.user_data()))?;
+        m.serialize_entry("trailing_bytes", &a.trailing_bytes())?;
+        m.serialize_entry("warnings", &warnings)?;
+        m.end()
+    }
 }
 
 /// `{"error": {...}}` for a decode error.
@@ -74,83 +155,127 @@ pub fn decode_error_json(e: &DecodeError) -> Value {
     }})
 }
 
-fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    obj.get(name).filter(|v| !v.is_null())
+/// `{"topic", "partitions"}` as `kcp encode` and `kcp assign` read it.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, expecting = "an object {\"topic\": string, \"partitions\": [int32, ...]}")]
+pub struct GroupShape {
+    /// Topic.
+    pub topic: String,
+    /// Partition ids.
+    pub partitions: Vec<i32>,
 }
 
-fn user_data_from(obj: &Map<String, Value>) -> Result<Option<Bytes>, CliError> {
-    match field(obj, "user_data") {
-        None => Ok(None),
-        Some(Value::String(h)) => Ok(Some(Bytes::from(parse_hex(h)?))),
-        Some(other) => Err(CliError::input(format!("user_data must be a hex string or null, got {other}"))),
+/// Partition groups as the library takes them.
+pub fn groups_from(groups: Option<Vec<GroupShape>>) -> Vec<TopicPartitions> {
+    groups.unwrap_or_default().into_iter().map(|g| TopicPartitions::new(g.topic, g.partitions)).collect()
+}
+
+/// `user_data` as hex (or `null`).
+pub fn user_data_from(hex: Option<String>, at: &str) -> Result<Option<Bytes>, CliError> {
+    hex.map(|h| parse_hex(&h).map(Bytes::from).map_err(|e| with_context(e, &format!("{at}user_data"))))
+        .transpose()
+}
+
+/// Prefixes an error's message with where in the document it was found.
+pub fn with_context(e: CliError, at: &str) -> CliError {
+    match e {
+        CliError::Input(m) => CliError::Input(format!("{at}: {m}")),
+        CliError::Usage(m) => CliError::Usage(format!("{at}: {m}")),
+        other => other,
     }
 }
 
-/// Parses `[{"topic", "partitions"}]`.
-pub fn partitions_from(value: Option<&Value>, name: &str) -> Result<Vec<TopicPartitions>, CliError> {
-    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
-    let groups = value.as_array().ok_or_else(|| CliError::input(format!("{name} must be an array")))?;
-    groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let topic = g
-                .get("topic")
-                .and_then(Value::as_str)
-                .ok_or_else(|| CliError::input(format!("{name}[{i}].topic must be a string")))?;
-            let partitions = g
-                .get("partitions")
-                .and_then(Value::as_array)
-                .ok_or_else(|| CliError::input(format!("{name}[{i}].partitions must be an array")))?
-                .iter()
-                .map(|p| {
-                    p.as_i64()
-                        .and_then(|p| i32::try_from(p).ok())
-                        .ok_or_else(|| CliError::input(format!("{name}[{i}].partitions: {p} is not an int32")))
-                })
-                .collect::<Result<Vec<i32>, _>>()?;
-            Ok(TopicPartitions::new(topic, partitions))
-        })
-        .collect()
+/// The decode shape of a subscription as `kcp encode` reads it. The output-only keys of
+/// `kcp decode` (`version`, `read_as_version`, `trailing_bytes`, `warnings`) are accepted and
+/// ignored; any other unknown key is an error, and `kind`, when present, must say subscription.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, expecting = "a subscription object (the shape `kcp decode` prints)")]
+pub struct SubscriptionShape {
+    kind: Option<String>,
+    topics: Option<Vec<String>>,
+    user_data: Option<String>,
+    owned_partitions: Option<Vec<GroupShape>>,
+    generation_id: Option<i32>,
+    rack_id: Option<String>,
+    #[serde(rename = "version")]
+    _version: Option<IgnoredAny>,
+    #[serde(rename = "read_as_version")]
+    _read_as_version: Option<IgnoredAny>,
+    #[serde(rename = "trailing_bytes")]
+    _trailing_bytes: Option<IgnoredAny>,
+    #[serde(rename = "warnings")]
+    _warnings: Option<IgnoredAny>,
 }
 
-/// A subscription from the decode shape (unknown keys such as `version` are ignored).
-pub fn subscription_from(value: &Value) -> Result<Subscription, CliError> {
-    let obj = value.as_object().ok_or_else(|| CliError::input("a subscription must be a JSON object"))?;
-    let topics = match field(obj, "topics") {
-        None => Vec::new(),
-        Some(v) => v
-            .as_array()
-            .ok_or_else(|| CliError::input("topics must be an array of strings"))?
-            .iter()
-            .map(|t| t.as_str().map(str::to_owned).ok_or_else(|| CliError::input("topics must be an array of strings")))
-            .collect::<Result<_, _>>()?,
-    };
-    let generation_id = match field(obj, "generation_id") {
-        None => -1,
-        Some(v) => v
-            .as_i64()
-            .and_then(|g| i32::try_from(g).ok())
-            .ok_or_else(|| CliError::input("generation_id must be an int32"))?,
-    };
-    let rack_id = match field(obj, "rack_id") {
-        None => None,
-        Some(v) => Some(v.as_str().ok_or_else(|| CliError::input("rack_id must be a string or null"))?.to_owned()),
-    };
-    let mut subscription = Subscription::new(topics)
-        .with_user_data(user_data_from(obj)?)
-        .with_owned_partitions(partitions_from(obj.get("owned_partitions"), "owned_partitions")?)
-        .with_generation_id(generation_id);
-    subscription.rack_id = rack_id;
-    Ok(subscription)
+/// The decode shape of an assignment as `kcp encode` reads it.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, expecting = "an assignment object (the shape `kcp decode` prints)")]
+pub struct AssignmentShape {
+    kind: Option<String>,
+    assigned_partitions: Option<Vec<GroupShape>>,
+    user_data: Option<String>,
+    #[serde(rename = "version")]
+    _version: Option<IgnoredAny>,
+    #[serde(rename = "read_as_version")]
+    _read_as_version: Option<IgnoredAny>,
+    #[serde(rename = "trailing_bytes")]
+    _trailing_bytes: Option<IgnoredAny>,
+    #[serde(rename = "warnings")]
+    _warnings: Option<IgnoredAny>,
 }
 
-/// An assignment from the decode shape.
-pub fn assignment_from(value: &Value) -> Result<kafka_consumer_protocol::Assignment, CliError> {
-    let obj = value.as_object().ok_or_else(|| CliError::input("an assignment must be a JSON object"))?;
-    Ok(kafka_consumer_protocol::Assignment::new(partitions_from(
-        obj.get("assigned_partitions"),
-        "assigned_partitions",
-    )?)
-    .with_user_data(user_data_from(obj)?))
+fn check_kind(kind: Option<&str>, want: &str) -> Result<(), CliError> {
+    match kind {
+        None => Ok(()),
+        Some(k) if k == want => Ok(()),
+        Some(k) => Err(CliError::usage(format!(
+            "\"kind\" is {}, not {want:?}: this document is not a {want} (pass --kind {})",
+            crate::text::quoted(k, 40),
+            if want == "subscription" { "assignment" } else { "subscription" }
+        ))),
+    }
+}
+
+impl SubscriptionShape {
+    /// The subscription it describes.
+    pub fn into_subscription(self, at: &str) -> Result<Subscription, CliError> {
+        check_kind(self.kind.as_deref(), "subscription")?;
+        let mut subscription = Subscription::new(self.topics.unwrap_or_default())
+            .with_user_data(user_data_from(self.user_data, at)?)
+            .with_owned_partitions(groups_from(self.owned_partitions))
+            .with_generation_id(self.generation_id.unwrap_or(-1));
+        subscription.rack_id = self.rack_id;
+        Ok(subscription)
+    }
+}
+
+impl AssignmentShape {
+    /// The assignment it describes.
+    pub fn into_assignment(self) -> Result<Assignment, CliError> {
+        check_kind(self.kind.as_deref(), "assignment")?;
+        Ok(Assignment::new(groups_from(self.assigned_partitions)).with_user_data(user_data_from(self.user_data, "")?))
+    }
+}
+
+/// Parses a JSON document of type `T`: malformed JSON is invalid input (exit 1); a document of
+/// the wrong shape (unknown key, wrong type) is a usage error naming the key (exit 2).
+pub fn parse_document<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, CliError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let message = crate::text::excerpt(&e.to_string(), 400);
+        match e.classify() {
+            serde_json::error::Category::Data => CliError::usage(format!("{what}: {message}")),
+            _ => CliError::input(format!("{what} is not valid JSON: {message}")),
+        }
+    })
+}
+
+/// The decode shape of a subscription as a JSON value (for documents built whole, such as
+/// `kcp group describe`'s per-member entries).
+pub fn subscription_json(view: &SubscriptionView<'_>) -> Value {
+    serde_json::to_value(SubscriptionJson { view, notes: &[] }).expect("the decode shape serializes")
+}
+
+/// The decode shape of an assignment as a JSON value.
+pub fn assignment_json(view: &AssignmentView<'_>) -> Value {
+    serde_json::to_value(AssignmentJson { view, notes: &[] }).expect("the decode shape serializes")
 }
