@@ -758,3 +758,110 @@ fn cut_and_corrupted_real_captures_never_panic() {
         assert_eq!(reader.summary().messages, n);
     }
 }
+
+/// A little-endian pcapng block of `kind` around `body` (padded to 4 bytes).
+fn ng_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+    let len = 12 + body.len().div_ceil(4) * 4;
+    out.extend_from_slice(&kind.to_le_bytes());
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(body);
+    out.resize(out.len() + (len - 12 - body.len()), 0);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+}
+
+/// A pcapng capture of one group round on an Ethernet interface whose `if_tsresol` option is
+/// `tsresol` (none when `None`), timestamps `ts(i)` in that unit.
+fn pcapng_round(tsresol: Option<u8>, ts: impl Fn(usize) -> u64) -> Vec<u8> {
+    let (c, s) = group_round(7, 4);
+    let packets = segments(&c, &s, 1500, true);
+    let mut out = Vec::new();
+    let mut shb = 0x1a2b3c4du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    ng_block(&mut out, 0x0a0d0d0a, &shb);
+    let mut idb = 1u16.to_le_bytes().to_vec();
+    idb.extend_from_slice(&[0, 0]);
+    idb.extend_from_slice(&0u32.to_le_bytes());
+    if let Some(r) = tsresol {
+        // if_tsresol (code 9, length 1), padded; then opt_endofopt.
+        idb.extend_from_slice(&[9, 0, 1, 0, r, 0, 0, 0, 0, 0, 0, 0]);
+    }
+    ng_block(&mut out, 1, &idb);
+    for (i, p) in packets.iter().enumerate() {
+        let frame = checksum_free_tcp(p.from_client, p.seq, p.syn, &p.payload, 1);
+        let mut epb = 0u32.to_le_bytes().to_vec();
+        let t = ts(i);
+        epb.extend_from_slice(&((t >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(t as u32).to_le_bytes());
+        epb.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&frame);
+        ng_block(&mut out, 6, &epb);
+    }
+    out
+}
+
+#[test]
+fn pcapng_binary_timestamp_resolutions_are_honoured() {
+    // 2^-20 s units (if_tsresol 0x94): pcap-parser 0.16 refuses every binary resolution, and
+    // read as microseconds these timestamps were dates in the year 59813.
+    let file = pcapng_round(Some(0x80 | 20), |i| (1_700_000_000u64 << 20) + (i as u64) * (1 << 19));
+    let (messages, summary) = decode(&file);
+    assert_round(&messages);
+    assert!(summary.capture_error.is_none());
+    assert_eq!(messages[0].timestamp.as_secs() / 1000, 1_700_000);
+    // Decimal nanoseconds (if_tsresol 9) still read as before.
+    let file = pcapng_round(Some(9), |i| 1_700_000_000_000_000_000 + i as u64);
+    let (messages, _) = decode(&file);
+    assert_eq!(messages[0].timestamp.as_secs(), 1_700_000_000);
+}
+
+/// The classic pcap of one group round, with a record of `big` zero bytes (not TCP) first.
+fn round_after_a_big_record(big: usize) -> Vec<u8> {
+    let (c, s) = group_round(7, 4);
+    let file = pcap_file(&segments(&c, &s, 1500, true), 1);
+    let mut out = file[..24].to_vec();
+    out.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(big as u32).to_le_bytes());
+    out.extend_from_slice(&(big as u32).to_le_bytes());
+    out.resize(out.len() + big, 0);
+    out.extend_from_slice(&file[24..]);
+    out
+}
+
+#[test]
+fn blocks_over_a_mebibyte_grow_the_buffer_and_the_rest_is_read() {
+    // 3 MiB: above the default 1 MiB read buffer (pcap-parser's BufferTooSmall used to end the
+    // capture there, with every message after it silently dropped).
+    let (messages, summary) = decode(&round_after_a_big_record(3 << 20));
+    assert_eq!(summary.capture_error, None);
+    assert_eq!(summary.non_tcp_packets, 1);
+    assert_round(&messages);
+}
+
+#[test]
+fn a_block_over_the_limit_is_a_reported_capture_error() {
+    let (messages, summary) = decode(&round_after_a_big_record(65 << 20));
+    assert!(messages.is_empty());
+    let error = summary.capture_error.expect("reported, not silent");
+    assert!(error.contains("larger than the 64 MiB block limit"), "{error}");
+}
+
+#[test]
+fn corrupt_block_errors_never_carry_the_block() {
+    // An enhanced packet block of 1 MiB whose trailing length disagrees with its leading one.
+    let mut file = pcapng_round(None, |i| i as u64);
+    let mut epb = vec![0u8; 20];
+    epb.resize(1 << 20, 0x41);
+    let len = (12 + epb.len()) as u32;
+    file.extend_from_slice(&6u32.to_le_bytes());
+    file.extend_from_slice(&len.to_le_bytes());
+    file.extend_from_slice(&epb);
+    file.extend_from_slice(&(len + 4).to_le_bytes());
+    let (messages, summary) = decode(&file);
+    assert_round(&messages);
+    let error = summary.capture_error.expect("corrupt");
+    assert!(error.len() < 200, "{} bytes: {}", error.len(), &error[..200.min(error.len())]);
+    assert!(error.starts_with("corrupt capture at byte "), "{error}");
+}

@@ -413,7 +413,8 @@ pub struct CaptureError {
 
 impl std::fmt::Display for CaptureError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "not a pcap or pcapng capture ({:?})", self.source)
+        // In words: the error's Debug form carries the input bytes it failed on.
+        write!(f, "not a pcap or pcapng capture ({})", describe(&self.source))
     }
 }
 
@@ -603,19 +604,17 @@ impl<'a> GroupReader<'a> {
                         continue;
                     }
                     let before = self.reader.data().len();
-                    if self.reader.refill().is_err() {
-                        self.summary.capture_error = Some("read error".into());
-                        self.end();
+                    if !self.refill() {
                         continue;
                     }
                     if self.reader.data().len() == before && !self.reader.reader_exhausted() {
                         // The buffer is full and the block still does not fit.
-                        if self.capacity >= MAX_BLOCK || !self.reader.grow(self.capacity * 2) {
-                            self.summary.capture_error = Some("a block larger than 64 MiB".into());
-                            self.end();
-                            continue;
-                        }
-                        self.capacity *= 2;
+                        self.grow();
+                    }
+                }
+                Err(PcapError::BufferTooSmall) => {
+                    if self.grow() {
+                        self.refill();
                     }
                 }
                 Err(PcapError::UnexpectedEof) => {
@@ -623,11 +622,40 @@ impl<'a> GroupReader<'a> {
                     self.end();
                 }
                 Err(e) => {
-                    self.summary.capture_error = Some(format!("corrupt capture: {e:?}"));
+                    let what = describe(&e);
+                    let at = self.reader.consumed();
+                    self.summary.capture_error = Some(format!("corrupt capture at byte {at}: {what}"));
                     self.end();
                 }
             }
         }
+    }
+
+    /// Reads more of the capture; false (and the reading ends) on a read error.
+    fn refill(&mut self) -> bool {
+        if self.reader.refill().is_ok() {
+            return true;
+        }
+        self.summary.capture_error = Some(format!("read error at byte {}", self.reader.consumed()));
+        self.end();
+        false
+    }
+
+    /// Doubles the read buffer for a block larger than it, up to [`MAX_BLOCK`]; a larger block
+    /// ends the reading with a `capture_error` that says so (never a silent end).
+    fn grow(&mut self) -> bool {
+        let target = (self.capacity * 2).min(MAX_BLOCK);
+        if self.capacity >= MAX_BLOCK || !self.reader.grow(target) {
+            self.summary.capture_error = Some(format!(
+                "a block at byte {} is larger than the {} MiB block limit",
+                self.reader.consumed(),
+                MAX_BLOCK >> 20
+            ));
+            self.end();
+            return false;
+        }
+        self.capacity = target;
+        true
     }
 
     fn packet(&mut self, linktype: i32, ts: std::time::Duration, data: &[u8]) {
@@ -903,7 +931,7 @@ fn ng_block(
         Block::InterfaceDescription(idb) => {
             interfaces.push(Interface {
                 linktype: idb.linktype.0,
-                resolution: idb.ts_resolution().unwrap_or(1_000_000),
+                resolution: ts_resolution(idb.if_tsresol),
                 offset: idb.ts_offset(),
             });
             None
@@ -921,6 +949,29 @@ fn ng_block(
             Some((linktype, std::time::Duration::ZERO, spb.data.to_vec()))
         }
         _ => None,
+    }
+}
+
+/// Units per second of an interface's timestamps from its `if_tsresol` option: 10^-n seconds,
+/// or 2^-n when the high bit is set (pcap-parser 0.16 refuses every binary resolution, so it is
+/// computed here). A resolution that does not fit 64 bits is taken as the default, microseconds.
+fn ts_resolution(if_tsresol: u8) -> u64 {
+    let n = u32::from(if_tsresol & 0x7f);
+    let units = if if_tsresol & 0x80 == 0 { 10u64.checked_pow(n) } else { 1u64.checked_shl(n).filter(|_| n < 64) };
+    units.unwrap_or(1_000_000)
+}
+
+/// A pcap-parser error in a few words: never the input bytes it carries (a corrupt block's
+/// whole buffer would otherwise end up in the summary).
+fn describe<I>(e: &PcapError<I>) -> String {
+    match e {
+        PcapError::Eof => "end of file".into(),
+        PcapError::BufferTooSmall => "a block larger than the read buffer".into(),
+        PcapError::UnexpectedEof => "unexpected end of file".into(),
+        PcapError::ReadError => "read error".into(),
+        PcapError::Incomplete(n) => format!("incomplete block ({n} more bytes needed)"),
+        PcapError::HeaderNotRecognized => "header not recognized as pcap or pcapng".into(),
+        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => format!("malformed block ({kind:?})"),
     }
 }
 

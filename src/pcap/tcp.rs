@@ -21,6 +21,11 @@ pub(crate) struct TcpCounts {
     pub gaps: u64,
 }
 
+/// What holding one out-of-order segment costs beyond its payload: its map entry, its vector's
+/// header and the allocator's rounding, about. The out-of-order budget counts it, so a flood of
+/// one-byte segments is bounded by the same budget as a few large ones.
+pub(crate) const SEGMENT_OVERHEAD: usize = 96;
+
 /// One direction of a TCP connection.
 #[derive(Debug, Default)]
 pub(crate) struct Direction {
@@ -31,6 +36,7 @@ pub(crate) struct Direction {
     /// Segments ahead of `next`, keyed by their distance from `next` at insertion time
     /// expressed as an absolute 64-bit stream offset.
     pending: BTreeMap<u64, Vec<u8>>,
+    /// What `pending` costs: payload bytes plus [`SEGMENT_OVERHEAD`] per segment.
     pending_bytes: usize,
     /// Absolute 64-bit offset of `next` (wrap-free).
     offset: u64,
@@ -46,7 +52,7 @@ impl Direction {
         }
     }
 
-    /// Bytes held out of order.
+    /// Memory held out of order: payload bytes plus the bookkeeping of each held segment.
     pub fn buffered(&self) -> usize {
         self.pending_bytes
     }
@@ -102,9 +108,9 @@ impl Direction {
             let bytes = payload.to_vec();
             if self.pending.get(&at).is_none_or(|old| old.len() < bytes.len()) {
                 if let Some(old) = self.pending.insert(at, bytes) {
-                    self.pending_bytes -= old.len();
+                    self.pending_bytes -= old.len() + SEGMENT_OVERHEAD;
                 }
-                self.pending_bytes += payload.len();
+                self.pending_bytes += payload.len() + SEGMENT_OVERHEAD;
             }
             if self.pending_bytes > max_pending {
                 counts.overflows += 1;
@@ -139,7 +145,7 @@ impl Direction {
                 break;
             }
             let bytes = entry.remove();
-            self.pending_bytes -= bytes.len();
+            self.pending_bytes -= bytes.len() + SEGMENT_OVERHEAD;
             let end = at + bytes.len() as u64;
             if end <= self.offset {
                 counts.retransmitted_segments += 1;
@@ -219,13 +225,33 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_counts_each_held_segment_not_only_its_bytes() {
+        // One-byte segments ahead of a missing one: each costs its bookkeeping, so a budget of
+        // ten segments' worth holds about ten, not the budget's number of bytes.
+        let budget = 10 * (1 + SEGMENT_OVERHEAD);
+        let mut d = Direction::default();
+        let mut out = Vec::new();
+        let mut counts = TcpCounts::default();
+        d.segment(0, false, b"a", 0, budget, &mut counts, &mut out);
+        let mut most = 0;
+        for i in 0..10_000u32 {
+            d.segment(10 + 2 * i, false, b"x", 0, budget, &mut counts, &mut out);
+            most = most.max(d.pending.len());
+            assert!(d.buffered() <= budget + 1 + SEGMENT_OVERHEAD);
+        }
+        assert!(most <= 11, "{most} segments held");
+        assert!(counts.overflows > 0);
+    }
+
+    #[test]
     fn overflow_skips_the_gap() {
         let mut d = Direction::default();
         let mut out = Vec::new();
         let mut counts = TcpCounts::default();
-        d.segment(0, false, b"ab", 0, 4, &mut counts, &mut out);
-        d.segment(10, false, b"xyz", 0, 4, &mut counts, &mut out);
-        d.segment(13, false, b"uv", 0, 4, &mut counts, &mut out);
+        let budget = 4 + SEGMENT_OVERHEAD;
+        d.segment(0, false, b"ab", 0, budget, &mut counts, &mut out);
+        d.segment(10, false, b"xyz", 0, budget, &mut counts, &mut out);
+        d.segment(13, false, b"uv", 0, budget, &mut counts, &mut out);
         assert_eq!(data(&out), b"ab|xyzuv");
         assert_eq!(counts.overflows, 1);
     }
