@@ -378,6 +378,48 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
     c
 }
 
+/// The claimers of each tied partition (several members claim it at the highest generation), as
+/// sorted `(flat partition, rank)` pairs. Only members that claim a tied partition are read again,
+/// and nothing is allocated when there is no tie.
+fn tied_claimers(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32], tie: &[bool]) -> Vec<(u32, u32)> {
+    if !tie.iter().any(|&t| t) {
+        return Vec::new();
+    }
+    // (partition, generation, rank) of every claim on a tied partition.
+    let mut claims: Vec<(u32, i32, u32)> = Vec::new();
+    for (rank, &m) in rank_to_member.iter().enumerate() {
+        let member = members[m as usize];
+        if !has_claims(member, true) {
+            continue;
+        }
+        let g = claim_generation(member);
+        member.owned().for_each(|topic, partitions| {
+            let Some(t) = topics.id(topic) else { return };
+            for partition in partitions {
+                if let Some(p) = topics.flat(t, partition) {
+                    if tie[p as usize] {
+                        claims.push((p, g, rank as u32));
+                    }
+                }
+            }
+        });
+    }
+    claims.sort_unstable_by_key(|&(p, g, rank)| (p, Reverse(g), rank));
+    claims.dedup();
+    let mut out = Vec::new();
+    let mut highest: Option<(u32, i32)> = None;
+    for &(p, g, rank) in &claims {
+        // Only the claims at the partition's highest generation (the first of its run) tie.
+        if highest.is_none_or(|(q, _)| q != p) {
+            highest = Some((p, g));
+        }
+        if highest == Some((p, g)) && out.last() != Some(&(p, rank)) {
+            out.push((p, rank));
+        }
+    }
+    out
+}
+
 /// Subscription bitmap over ranks.
 struct SubBits {
     words: usize,
@@ -1382,6 +1424,7 @@ fn assign_sticky_with(
         optimize(&mut owner, &topics, &subs, racks.as_ref(), &claims);
     }
     let mut pending = Vec::new();
+    let tied = if cooperative { tied_claimers(&topics, members, &rank_to_member, &claims.tie) } else { Vec::new() };
     // In place: target rank -> member index, or NONE when withheld.
     for (p, slot) in owner.iter_mut().enumerate() {
         let r = *slot;
@@ -1391,12 +1434,24 @@ fn assign_sticky_with(
         let claimer = claims.owner[p];
         if cooperative && claimer != NONE && (claims.tie[p] || claimer != r) {
             let t = topics.topic_of(p as u32);
-            pending.push(PendingPartition {
+            let hand_over = |from: u32| PendingPartition {
                 topic: topics.names[t as usize].to_owned(),
                 partition: (p as u32 - topics.base[t as usize]) as i32,
-                from: members[rank_to_member[claimer as usize] as usize].id().to_owned(),
+                from: members[rank_to_member[from as usize] as usize].id().to_owned(),
                 to: Some(members[rank_to_member[r as usize] as usize].id().to_owned()),
-            });
+            };
+            if claims.tie[p] {
+                // Every tied claimer but the target itself must revoke it first (never a
+                // hand-over from a member to itself).
+                let at = tied.partition_point(|(q, _)| (*q as usize) < p);
+                for &(_, from) in tied[at..].iter().take_while(|(q, _)| *q as usize == p) {
+                    if from != r {
+                        pending.push(hand_over(from));
+                    }
+                }
+            } else {
+                pending.push(hand_over(claimer));
+            }
             *slot = NONE;
         } else {
             *slot = rank_to_member[r as usize];

@@ -46,7 +46,7 @@
 //! [`crate::sim::limits`] are checked while parsing: a scenario above one is refused with an error
 //! that names the limit.
 
-use serde::de::{Deserializer, IgnoredAny};
+use serde::de::{self, Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -91,6 +91,58 @@ impl std::fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// What a document type is called in errors.
+trait Expecting {
+    const EXPECTING: &'static str;
+}
+
+/// A JSON object read as `T`, refusing the array form serde would otherwise accept for a
+/// struct (`[1, 2, 3]` is not a scenario).
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de> + Expecting> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + Expecting> de::Visitor<'de> for Visit<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(T::EXPECTING)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData)).map(ObjectOnly)
+    }
+}
+
+impl Expecting for ScenarioDoc {
+    const EXPECTING: &'static str = "a scenario object {\"topics\", \"members\", \"steps\", ...}";
+}
+
+impl Expecting for MemberDoc {
+    const EXPECTING: &'static str = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\"}";
+}
+
+impl Expecting for StepDoc {
+    const EXPECTING: &'static str = "a step object such as {\"join\": {...}} or {\"leave\": \"a\"}";
+}
+
+/// `message` with numbers that serde writes in exponent form (`1e+23`) written out in full.
+fn plain_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        match part.parse::<f64>() {
+            Ok(x) if i % 2 == 1 && part.contains(['e', 'E']) && x.is_finite() => out.push_str(&format!("{x}")),
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 fn value_error(message: impl Into<String>) -> ScenarioError {
     ScenarioError::new(ScenarioErrorKind::Value, message)
 }
@@ -106,13 +158,16 @@ struct ScenarioDoc {
     _description: Option<IgnoredAny>,
     seed: Option<u64>,
     topics: Option<std::collections::BTreeMap<String, i64>>,
-    members: Option<Vec<MemberDoc>>,
-    steps: Option<Vec<StepDoc>>,
+    members: Option<Vec<ObjectOnly<MemberDoc>>>,
+    steps: Option<Vec<ObjectOnly<StepDoc>>>,
     config: Option<ConfigDoc>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\"}")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\"}"
+)]
 struct MemberDoc {
     id: String,
     assignors: Vec<String>,
@@ -294,7 +349,7 @@ struct StaleDoc {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a step object such as {\"join\": {...}} or {\"leave\": \"a\"}")]
 struct StepDoc {
-    join: Option<MemberDoc>,
+    join: Option<ObjectOnly<MemberDoc>>,
     restart: Option<RestartDoc>,
     leave: Option<Id>,
     crash: Option<Id>,
@@ -382,7 +437,7 @@ fn step(doc: StepDoc, i: usize, budget: &mut PartitionBudget, members: &mut usiz
         None => (None, None),
     };
     let mut found: Vec<(&str, Step)> = Vec::new();
-    if let Some(m) = join {
+    if let Some(ObjectOnly(m)) = join {
         *members += 1;
         found.push(("join", Step::Join(m.into())));
     }
@@ -478,7 +533,7 @@ fn config(doc: Option<ConfigDoc>) -> Result<SimConfig, ScenarioError> {
 
 fn serde_error(e: serde_json::Error) -> ScenarioError {
     // serde_json's messages name the key or type and the line and column; long ones are cut.
-    let mut message = e.to_string();
+    let mut message = plain_numbers(&e.to_string());
     if message.len() > 400 {
         let cut = (0..=400).rev().find(|&i| message.is_char_boundary(i)).unwrap_or(0);
         message = format!("{}... ({} bytes)", &message[..cut], message.len());
@@ -491,13 +546,13 @@ fn serde_error(e: serde_json::Error) -> ScenarioError {
 
 /// Parses a scenario file (the `kcp simulate` input shape described above).
 pub fn parse_scenario(text: &str) -> Result<Scenario, ScenarioError> {
-    let doc: ScenarioDoc = serde_json::from_str(text).map_err(serde_error)?;
+    let ObjectOnly(doc) = serde_json::from_str::<ObjectOnly<ScenarioDoc>>(text).map_err(serde_error)?;
     scenario_from_doc(doc)
 }
 
 /// Reads a scenario from a JSON value (the same shape and checks as [`parse_scenario`]).
 pub fn scenario_from_value(v: &Value) -> Result<Scenario, ScenarioError> {
-    scenario_from_doc(ScenarioDoc::deserialize(v).map_err(serde_error)?)
+    scenario_from_doc(ObjectOnly::<ScenarioDoc>::deserialize(v).map_err(serde_error)?.0)
 }
 
 fn scenario_from_doc(doc: ScenarioDoc) -> Result<Scenario, ScenarioError> {
@@ -507,7 +562,8 @@ fn scenario_from_doc(doc: ScenarioDoc) -> Result<Scenario, ScenarioError> {
         let count = budget.count(n, &format!("topics.{name:?}"))?;
         topics.insert(name, count);
     }
-    let members: Vec<MemberSpec> = doc.members.unwrap_or_default().into_iter().map(MemberSpec::from).collect();
+    let members: Vec<MemberSpec> =
+        doc.members.unwrap_or_default().into_iter().map(|ObjectOnly(m)| MemberSpec::from(m)).collect();
     let mut member_count = members.len();
     let step_docs = doc.steps.unwrap_or_default();
     if step_docs.len() > MAX_STEPS {
@@ -516,7 +572,7 @@ fn scenario_from_doc(doc: ScenarioDoc) -> Result<Scenario, ScenarioError> {
     let steps = step_docs
         .into_iter()
         .enumerate()
-        .map(|(i, d)| step(d, i, &mut budget, &mut member_count))
+        .map(|(i, ObjectOnly(d))| step(d, i, &mut budget, &mut member_count))
         .collect::<Result<Vec<_>, _>>()?;
     if member_count > MAX_MEMBERS {
         return Err(value_error(format!(

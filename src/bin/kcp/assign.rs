@@ -20,14 +20,16 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use kafka_consumer_protocol::assignor::{builtin, leader, ClusterMetadata, GroupAssignment, RebalanceProtocol, TopicInfo};
+use kafka_consumer_protocol::assignor::{
+    builtin, leader, ClusterMetadata, GroupAssignment, RebalanceProtocol, TopicInfo,
+};
 use kafka_consumer_protocol::group_api::JoinGroupMember;
 use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::input::{parse_hex, read_document};
-use crate::shapes::{groups_from, parse_document, user_data_from, with_context, GroupShape};
+use crate::shapes::{groups_from, parse_document, user_data_from, with_context, Expecting, GroupShape, ObjectOnly};
 use crate::{CliError, Out};
 
 /// The most partitions, over all topics, that `kcp assign` takes: 1,000,000 (the assignors'
@@ -77,7 +79,7 @@ pub struct AssignArgs {
 struct GroupDoc {
     topics: BTreeMap<String, i64>,
     partition_racks: Option<BTreeMap<String, Vec<Vec<String>>>>,
-    members: Vec<MemberDoc>,
+    members: Vec<ObjectOnly<MemberDoc>>,
 }
 
 #[derive(Deserialize)]
@@ -87,10 +89,18 @@ struct MemberDoc {
     group_instance_id: Option<String>,
     subscription: Option<String>,
     topics: Option<Vec<String>>,
-    owned_partitions: Option<Vec<GroupShape>>,
+    owned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
     generation_id: Option<i32>,
     rack_id: Option<String>,
     user_data: Option<String>,
+}
+
+impl Expecting for GroupDoc {
+    const EXPECTING: &'static str = "a group object {\"topics\": {...}, \"members\": [...]}";
+}
+
+impl Expecting for MemberDoc {
+    const EXPECTING: &'static str = "a member object {\"member_id\": ..., \"topics\": [...]}";
 }
 
 fn metadata_from(doc: &mut GroupDoc) -> Result<ClusterMetadata, CliError> {
@@ -153,7 +163,11 @@ fn member_from(i: usize, m: MemberDoc) -> Result<JoinGroupMember, CliError> {
         .encode(Version::V3)
         .map_err(|e| CliError::input(format!("{at}: {e}")))?,
     };
-    Ok(JoinGroupMember { member_id: m.member_id, group_instance_id: m.group_instance_id, metadata: Bytes::from(metadata) })
+    Ok(JoinGroupMember {
+        member_id: m.member_id,
+        group_instance_id: m.group_instance_id,
+        metadata: Bytes::from(metadata),
+    })
 }
 
 struct Groups<'a>(&'a [TopicPartitions]);
@@ -198,9 +212,9 @@ impl Serialize for AssignJson<'_> {
         struct Pending<'a>(&'a GroupAssignment);
         impl Serialize for Pending<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.pending.iter().map(|p| {
-                    serde_json::json!({"topic": p.topic, "partition": p.partition, "from": p.from, "to": p.to})
-                }))
+                s.collect_seq(self.0.pending.iter().map(
+                    |p| serde_json::json!({"topic": p.topic, "partition": p.partition, "from": p.from, "to": p.to}),
+                ))
             }
         }
         let mut m = s.serialize_map(Some(4))?;
@@ -226,7 +240,12 @@ pub fn assign_document(
             doc.members.len()
         )));
     }
-    let members = doc.members.into_iter().enumerate().map(|(i, m)| member_from(i, m)).collect::<Result<Vec<_>, _>>()?;
+    let members = doc
+        .members
+        .into_iter()
+        .enumerate()
+        .map(|(i, ObjectOnly(m))| member_from(i, m))
+        .collect::<Result<Vec<_>, _>>()?;
     let assignor = builtin(strategy.name()).expect("every strategy is a built-in");
     let protocol = assignor.supported_protocols().iter().max().copied().unwrap_or(RebalanceProtocol::Eager);
     let round = leader::lead(assignor.as_ref(), protocol, &metadata, &members).map_err(|e| match e {

@@ -92,7 +92,9 @@ pub fn decode_kind(
     options: DecodeOptions,
 ) -> Result<(Decoded<'_>, Vec<String>), DecodeError> {
     match kind {
-        KindArg::Subscription => Ok((Decoded::Subscription(SubscriptionView::decode_with(bytes, options)?), Vec::new())),
+        KindArg::Subscription => {
+            Ok((Decoded::Subscription(SubscriptionView::decode_with(bytes, options)?), Vec::new()))
+        }
         KindArg::Assignment => Ok((Decoded::Assignment(AssignmentView::decode_with(bytes, options)?), Vec::new())),
         KindArg::Auto => {
             let sub = SubscriptionView::decode_with(bytes, options);
@@ -110,7 +112,8 @@ pub fn decode_kind(
             }
             if asg_exact {
                 let reason = why_not("a subscription", sub.as_ref().map(|s| s.trailing_bytes()));
-                let note = format!("--kind auto: read as an assignment, since {reason} (pass --kind subscription to insist)");
+                let note =
+                    format!("--kind auto: read as an assignment, since {reason} (pass --kind subscription to insist)");
                 return Ok((Decoded::Assignment(asg?), vec![note]));
             }
             match sub {
@@ -157,7 +160,7 @@ fn text_of(w: &mut dyn Write, decoded: &Decoded<'_>, notes: &[String]) -> std::i
             row(w, "read_as_version", &s.read_as().as_i16())?;
             write!(w, "{:<17} [", "topics")?;
             for (i, t) in s.topics().iter().enumerate() {
-                write!(w, "{}{}", if i > 0 { "," } else { "" }, serde_json::to_string(t).unwrap_or_default())?;
+                write!(w, "{}\"{}\"", if i > 0 { "," } else { "" }, clean(t))?;
             }
             writeln!(w, "]")?;
             row(w, "user_data", &null_or(s.user_data().map(to_hex)))?;

@@ -137,7 +137,10 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, CliError> {
     if digits.len() % 2 != 0 {
         return Err(CliError::input(format!("invalid hex: odd number of digits ({})", digits.len())));
     }
-    Ok(digits.chunks_exact(2).map(|pair| (nibble(pair[0]).unwrap_or(0) * 16 + nibble(pair[1]).unwrap_or(0)) as u8).collect())
+    Ok(digits
+        .chunks_exact(2)
+        .map(|pair| (nibble(pair[0]).unwrap_or(0) * 16 + nibble(pair[1]).unwrap_or(0)) as u8)
+        .collect())
 }
 
 /// Lowercase hex.

@@ -135,7 +135,9 @@ impl Serialize for MessageJson<'_> {
                 o.serialize_entry("reason", &b.reason)?;
                 o.serialize_entry(
                     "protocols",
-                    &Seq(|| b.protocols.iter().map(|p| Pair(("name", &p.name), ("metadata", PayloadJson(&p.metadata))))),
+                    &Seq(|| {
+                        b.protocols.iter().map(|p| Pair(("name", &p.name), ("metadata", PayloadJson(&p.metadata))))
+                    }),
                 )?;
             }
             GroupBody::JoinGroupResponse(b) => {
@@ -337,7 +339,11 @@ impl Story {
                         if b.member_id.is_empty() { "a new member".to_owned() } else { shown(&b.member_id) },
                         shown_opt(&f.client_id).as_deref().unwrap_or("-"),
                         b.error.0,
-                        if b.error == ErrorCode::MEMBER_ID_REQUIRED { " MEMBER_ID_REQUIRED, member id given" } else { "" }
+                        if b.error == ErrorCode::MEMBER_ID_REQUIRED {
+                            " MEMBER_ID_REQUIRED, member id given"
+                        } else {
+                            ""
+                        }
                     );
                     added += event.len();
                     group.events.push(event);
@@ -450,8 +456,8 @@ impl Story {
 
 /// Runs `kcp pcap`.
 pub fn run_pcap(args: &PcapArgs, out: &mut Out) -> Result<(), CliError> {
-    let file = std::fs::File::open(&args.capture)
-        .map_err(|e| CliError::input(format!("{}: {e}", args.capture.display())))?;
+    let file =
+        std::fs::File::open(&args.capture).map_err(|e| CliError::input(format!("{}: {e}", args.capture.display())))?;
     let options = ReaderOptions { ports: args.ports.clone(), ..ReaderOptions::default() };
     let mut reader = GroupReader::new(std::io::BufReader::new(file), options)
         .map_err(|e| CliError::input(format!("{}: {e}", args.capture.display())))?;

@@ -4,8 +4,8 @@
 
 use bytes::Bytes;
 use kafka_consumer_protocol::{
-    Assignment, AssignmentView, DecodeError, PartitionIds, Subscription, SubscriptionView, TopicNames,
-    TopicPartitions, TopicPartitionsList, TopicPartitionsView, Version,
+    Assignment, AssignmentView, DecodeError, PartitionIds, Subscription, SubscriptionView, TopicNames, TopicPartitions,
+    TopicPartitionsList, TopicPartitionsView, Version,
 };
 use serde::de::IgnoredAny;
 use serde::ser::{SerializeMap, Serializer};
@@ -166,14 +166,13 @@ pub struct GroupShape {
 }
 
 /// Partition groups as the library takes them.
-pub fn groups_from(groups: Option<Vec<GroupShape>>) -> Vec<TopicPartitions> {
-    groups.unwrap_or_default().into_iter().map(|g| TopicPartitions::new(g.topic, g.partitions)).collect()
+pub fn groups_from(groups: Option<Vec<ObjectOnly<GroupShape>>>) -> Vec<TopicPartitions> {
+    groups.unwrap_or_default().into_iter().map(|ObjectOnly(g)| TopicPartitions::new(g.topic, g.partitions)).collect()
 }
 
 /// `user_data` as hex (or `null`).
 pub fn user_data_from(hex: Option<String>, at: &str) -> Result<Option<Bytes>, CliError> {
-    hex.map(|h| parse_hex(&h).map(Bytes::from).map_err(|e| with_context(e, &format!("{at}user_data"))))
-        .transpose()
+    hex.map(|h| parse_hex(&h).map(Bytes::from).map_err(|e| with_context(e, &format!("{at}user_data")))).transpose()
 }
 
 /// Prefixes an error's message with where in the document it was found.
@@ -192,9 +191,11 @@ pub fn with_context(e: CliError, at: &str) -> CliError {
 #[serde(deny_unknown_fields, expecting = "a subscription object (the shape `kcp decode` prints)")]
 pub struct SubscriptionShape {
     kind: Option<String>,
+    /// An assignment's key: refused below with a message that says so.
+    assigned_partitions: Option<IgnoredAny>,
     topics: Option<Vec<String>>,
     user_data: Option<String>,
-    owned_partitions: Option<Vec<GroupShape>>,
+    owned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
     generation_id: Option<i32>,
     rack_id: Option<String>,
     #[serde(rename = "version")]
@@ -212,7 +213,12 @@ pub struct SubscriptionShape {
 #[serde(deny_unknown_fields, expecting = "an assignment object (the shape `kcp decode` prints)")]
 pub struct AssignmentShape {
     kind: Option<String>,
-    assigned_partitions: Option<Vec<GroupShape>>,
+    /// A subscription's keys: refused below with a message that says so.
+    topics: Option<IgnoredAny>,
+    owned_partitions: Option<IgnoredAny>,
+    generation_id: Option<IgnoredAny>,
+    rack_id: Option<IgnoredAny>,
+    assigned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
     user_data: Option<String>,
     #[serde(rename = "version")]
     _version: Option<IgnoredAny>,
@@ -240,6 +246,12 @@ impl SubscriptionShape {
     /// The subscription it describes.
     pub fn into_subscription(self, at: &str) -> Result<Subscription, CliError> {
         check_kind(self.kind.as_deref(), "subscription")?;
+        if self.assigned_partitions.is_some() {
+            return Err(CliError::usage(
+                "\"assigned_partitions\" is an assignment's key: this document is not a subscription (pass --kind \
+                 assignment)",
+            ));
+        }
         let mut subscription = Subscription::new(self.topics.unwrap_or_default())
             .with_user_data(user_data_from(self.user_data, at)?)
             .with_owned_partitions(groups_from(self.owned_partitions))
@@ -253,15 +265,26 @@ impl AssignmentShape {
     /// The assignment it describes.
     pub fn into_assignment(self) -> Result<Assignment, CliError> {
         check_kind(self.kind.as_deref(), "assignment")?;
+        let subscription_keys = [
+            ("topics", self.topics.is_some()),
+            ("owned_partitions", self.owned_partitions.is_some()),
+            ("generation_id", self.generation_id.is_some()),
+            ("rack_id", self.rack_id.is_some()),
+        ];
+        if let Some((key, _)) = subscription_keys.iter().find(|(_, given)| *given) {
+            return Err(CliError::usage(format!(
+                "\"{key}\" is a subscription's key: this document is not an assignment (pass --kind subscription)"
+            )));
+        }
         Ok(Assignment::new(groups_from(self.assigned_partitions)).with_user_data(user_data_from(self.user_data, "")?))
     }
 }
 
 /// Parses a JSON document of type `T`: malformed JSON is invalid input (exit 1); a document of
 /// the wrong shape (unknown key, wrong type) is a usage error naming the key (exit 2).
-pub fn parse_document<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, CliError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        let message = crate::text::excerpt(&e.to_string(), 400);
+pub fn parse_document<T: serde::de::DeserializeOwned + Expecting>(bytes: &[u8], what: &str) -> Result<T, CliError> {
+    serde_json::from_slice::<ObjectOnly<T>>(bytes).map(|o| o.0).map_err(|e| {
+        let message = crate::text::excerpt(&crate::text::plain_numbers(&e.to_string()), 400);
         match e.classify() {
             serde_json::error::Category::Data => CliError::usage(format!("{what}: {message}")),
             _ => CliError::input(format!("{what} is not valid JSON: {message}")),
@@ -278,4 +301,43 @@ pub fn subscription_json(view: &SubscriptionView<'_>) -> Value {
 /// The decode shape of an assignment as a JSON value.
 pub fn assignment_json(view: &AssignmentView<'_>) -> Value {
     serde_json::to_value(AssignmentJson { view, notes: &[] }).expect("the decode shape serializes")
+}
+
+/// What a document type is called in errors ("expected a subscription object").
+pub trait Expecting {
+    /// The phrase after "expected".
+    const EXPECTING: &'static str;
+}
+
+/// A JSON object read as `T`, refusing the array form serde would otherwise accept for a
+/// struct (`[1, 2, 3]` is not a subscription).
+#[derive(Debug)]
+pub struct ObjectOnly<T>(pub T);
+
+impl<'de, T: Deserialize<'de> + Expecting> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + Expecting> serde::de::Visitor<'de> for Visit<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(T::EXPECTING)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData)).map(ObjectOnly)
+    }
+}
+
+impl Expecting for GroupShape {
+    const EXPECTING: &'static str = "an object {\"topic\": string, \"partitions\": [int32, ...]}";
+}
+
+impl Expecting for SubscriptionShape {
+    const EXPECTING: &'static str = "a subscription object (the shape `kcp decode` prints)";
+}
+
+impl Expecting for AssignmentShape {
+    const EXPECTING: &'static str = "an assignment object (the shape `kcp decode` prints)";
 }

@@ -2,7 +2,6 @@
 //! or a large group never holds its whole timeline in memory (except with `--svg`, which draws
 //! the whole timeline and so is limited to small groups).
 
-
 use kafka_consumer_protocol::sim::{json, run_with, svg, Outcome, Scenario, Step, TimelineEntry};
 use serde_json::Value;
 

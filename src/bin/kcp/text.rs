@@ -53,6 +53,25 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
+/// `message` with every number that serde writes in exponent form (`1e+23`, between backquotes)
+/// written out in full, so that an error quotes the number as the input could have.
+pub fn plain_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut parts = message.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (i, part) in parts.enumerate() {
+        out.push('`');
+        // Odd-numbered parts are inside backquotes.
+        match part.parse::<f64>() {
+            Ok(x) if i % 2 == 0 && part.contains(['e', 'E']) && x.is_finite() => out.push_str(&format!("{x}")),
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +81,15 @@ mod tests {
         assert_eq!(clean("use1-az1"), "use1-az1");
         assert_eq!(clean("a\nb\x1b[2J\\"), "a\\nb\\u{1b}[2J\\\\");
         assert_eq!(clean("x\u{202e}y\u{85}"), "x\\u{202e}y\\u{85}");
+    }
+
+    #[test]
+    fn numbers_are_written_out() {
+        assert_eq!(
+            plain_numbers("invalid type: floating point `1e+23`, expected i64"),
+            "invalid type: floating point `100000000000000000000000`, expected i64"
+        );
+        assert_eq!(plain_numbers("unknown field `e1`, expected `topics`"), "unknown field `e1`, expected `topics`");
     }
 
     #[test]
