@@ -55,8 +55,31 @@
 //! known third-party defects and an older reader's view. Malformed input yields a
 //! [`DecodeError`] naming the kind, the byte offset and the field path; decoding never panics and
 //! never allocates according to a count read from the input.
+//!
+//! # The JSON inputs of `kcp`
+//!
+//! The `kcp` binary (feature `cli`) reads JSON documents whose keys are checked strictly (an
+//! unknown key is an error naming it). `kcp encode` reads the shape `kcp decode` prints.
+//! `kcp assign --strategy NAME GROUP.json` reads a group: topic partition counts, optionally each
+//! partition's replica racks, and the members, each given by fields or by its encoded
+//! subscription as captured from a JoinGroup (hex), not both:
+//!
+//! ```json
+//! {"topics": {"orders": 6, "payments": 3},
+//!  "partition_racks": {"payments": [["r1", "r2"], ["r2"], ["r1"]]},
+//!  "members": [
+//!    {"member_id": "c1", "group_instance_id": null, "topics": ["orders", "payments"],
+//!     "owned_partitions": [{"topic": "orders", "partitions": [0, 1, 2]}],
+//!     "generation_id": 4, "rack_id": null, "user_data": null},
+//!    {"member_id": "c3", "subscription": "00030000000200066f7264657273..."}]}
+//! ```
+//!
+//! Only `topics` and `members` (and each member's `member_id`) are required; a group has at most
+//! 1,000,000 partitions and 100,000 members. `kcp simulate SCENARIO.json` reads the scenario
+//! shape documented in `sim::json` (feature `cli`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs` (Cargo.toml): feature-gated items carry a badge.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod assignor;
@@ -69,6 +92,7 @@ pub mod group_api;
 pub mod inspect;
 mod partition_set;
 #[cfg(feature = "pcap")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pcap")))]
 pub mod pcap;
 #[cfg(feature = "sim")]
 pub mod sim;

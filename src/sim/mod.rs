@@ -23,6 +23,7 @@ mod broker;
 /// Seeded random scenarios.
 pub mod gen;
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 /// JSON scenario files and output (feature `cli`).
 pub mod json;
 /// SVG rendering of a timeline (the CLI's `--svg`; its markup is not a stable API).
