@@ -95,6 +95,7 @@ mod partition_set;
 #[cfg_attr(docsrs, doc(cfg(feature = "pcap")))]
 pub mod pcap;
 #[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 
 pub use codec::{

@@ -511,9 +511,11 @@ fn a_simulation_streams_its_timeline_within_a_memory_cap() {
     // 300 members joining a 600-partition topic: 12 MB of timeline, every entry with every
     // member's ownership. Kept whole (and then as one JSON document) it needed several times
     // the 64 MiB address-space cap; streamed it needs the group's state only.
-    let members: Vec<Value> =
-        (0..300).map(|i| json!({"id": format!("m{i:03}"), "assignors": ["cooperative-sticky"], "topics": ["t"]})).collect();
-    let scenario = temp("300.json", json!({"seed": 1, "topics": {"t": 600}, "members": members}).to_string().as_bytes());
+    let members: Vec<Value> = (0..300)
+        .map(|i| json!({"id": format!("m{i:03}"), "assignors": ["cooperative-sticky"], "topics": ["t"]}))
+        .collect();
+    let scenario =
+        temp("300.json", json!({"seed": 1, "topics": {"t": 600}, "members": members}).to_string().as_bytes());
     let out = Command::new("bash")
         .arg("-c")
         .arg("ulimit -v 65536 && exec \"$0\" simulate \"$1\"")

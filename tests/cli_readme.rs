@@ -18,8 +18,7 @@ struct ReadmeCommand {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// The `kcp` lines of the README's sh blocks, and those of the blocks skipped by `needs`.
@@ -58,8 +57,7 @@ fn commands(readme: &str) -> (Vec<ReadmeCommand>, Vec<String>) {
                 if skip {
                     skipped.push(trimmed.to_owned());
                 } else {
-                    let exit =
-                        trimmed.rsplit_once("# exit ").and_then(|(_, n)| n.trim().parse().ok()).unwrap_or(0);
+                    let exit = trimmed.rsplit_once("# exit ").and_then(|(_, n)| n.trim().parse().ok()).unwrap_or(0);
                     run.push(ReadmeCommand { line: trimmed.to_owned(), exit });
                 }
             }

@@ -28,9 +28,9 @@ use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::input::{parse_hex, read_document};
-use crate::shapes::{groups_from, parse_document, user_data_from, with_context, Expecting, GroupShape, ObjectOnly};
-use crate::{CliError, Out};
+use super::input::{parse_hex, read_document};
+use super::shapes::{groups_from, parse_document, user_data_from, with_context, Expecting, GroupShape, ObjectOnly};
+use super::{CliError, Out};
 
 /// The most partitions, over all topics, that `kcp assign` takes: 1,000,000 (the assignors'
 /// memory grows with the partition count, so the count is checked before anything is allocated).
@@ -108,7 +108,7 @@ fn metadata_from(doc: &mut GroupDoc) -> Result<ClusterMetadata, CliError> {
     let mut total = 0u64;
     let mut metadata = ClusterMetadata::default();
     for (name, &count) in &doc.topics {
-        let at = format!("topics.{}", crate::text::quoted(name, 60));
+        let at = format!("topics.{}", super::text::quoted(name, 60));
         let partitions = i32::try_from(count)
             .ok()
             .filter(|n| *n >= 0)
@@ -125,7 +125,7 @@ fn metadata_from(doc: &mut GroupDoc) -> Result<ClusterMetadata, CliError> {
     if let Some(name) = racks.keys().next() {
         return Err(CliError::usage(format!(
             "partition_racks.{}: no such topic in \"topics\"",
-            crate::text::quoted(name, 60)
+            super::text::quoted(name, 60)
         )));
     }
     Ok(metadata)

@@ -8,10 +8,10 @@ use kafka_consumer_protocol::{
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::input::{to_hex, PayloadInput};
-use crate::shapes::{assignment_warnings, decode_error_json, subscription_warnings, AssignmentJson, SubscriptionJson};
-use crate::text::clean;
-use crate::{CliError, Format, Out, WriteFailed};
+use super::input::{to_hex, PayloadInput};
+use super::shapes::{assignment_warnings, decode_error_json, subscription_warnings, AssignmentJson, SubscriptionJson};
+use super::text::clean;
+use super::{CliError, Format, Out, WriteFailed};
 
 /// Which message the payload is.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,8 @@ pub struct DecodeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+    // Where the payload comes from (clap takes a flattened field's help from its own fields).
+    #[allow(missing_docs)]
     #[command(flatten)]
     pub input: PayloadInput,
 }
@@ -50,6 +52,8 @@ pub struct DecodeArgs {
 /// every reader version.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompatArgs {
+    // The options of `decode`.
+    #[allow(missing_docs)]
     #[command(flatten)]
     pub decode: DecodeArgs,
 }

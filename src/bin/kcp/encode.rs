@@ -2,9 +2,9 @@
 
 use kafka_consumer_protocol::Version;
 
-use crate::input::{read_document, to_hex};
-use crate::shapes::{parse_document, AssignmentShape, SubscriptionShape};
-use crate::{CliError, Out};
+use super::input::{read_document, to_hex};
+use super::shapes::{parse_document, AssignmentShape, SubscriptionShape};
+use super::{CliError, Out};
 
 /// Which message to encode.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,19 +29,24 @@ pub struct EncodeArgs {
     pub json: String,
 }
 
+/// The payload a decode-shaped JSON document describes (the CLI fuzz target calls this too).
+pub fn encode_document(text: &[u8], kind: EncodeKind, version: i16) -> Result<Vec<u8>, CliError> {
+    let version = Version::try_from(version.clamp(0, Version::LATEST.as_i16())).unwrap_or(Version::LATEST);
+    match kind {
+        EncodeKind::Subscription => {
+            parse_document::<SubscriptionShape>(text, "the subscription")?.into_subscription("")?.encode(version)
+        }
+        EncodeKind::Assignment => {
+            parse_document::<AssignmentShape>(text, "the assignment")?.into_assignment()?.encode(version)
+        }
+    }
+    .map_err(|e| CliError::input(e.to_string()))
+}
+
 /// `kcp encode`: prints lowercase hex.
 pub fn run_encode(args: &EncodeArgs, out: &mut Out) -> Result<(), CliError> {
     let text = read_document(&args.json)?;
-    let version = Version::try_from(args.version.min(Version::LATEST.as_i16())).unwrap_or(Version::LATEST);
-    let bytes = match args.kind {
-        EncodeKind::Subscription => {
-            parse_document::<SubscriptionShape>(&text, "the subscription")?.into_subscription("")?.encode(version)
-        }
-        EncodeKind::Assignment => {
-            parse_document::<AssignmentShape>(&text, "the assignment")?.into_assignment()?.encode(version)
-        }
-    }
-    .map_err(|e| CliError::input(e.to_string()))?;
+    let bytes = encode_document(&text, args.kind, args.version)?;
     out.text(&to_hex(&bytes))?;
     out.text("\n")?;
     Ok(())

@@ -25,9 +25,9 @@ use kafka_consumer_protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::input::to_hex;
-use crate::shapes::{assignment_json, decode_error_json, subscription_json};
-use crate::Format;
+use super::input::to_hex;
+use super::shapes::{assignment_json, decode_error_json, subscription_json};
+use super::Format;
 pub use output::Out;
 use output::{clean, WriteFailed};
 
@@ -1028,7 +1028,7 @@ fn text_of_group(v: &Value, extra: &[Value]) -> String {
 /// Wall-clock time as RFC 3339 with milliseconds (`2026-01-02T03:04:05.123Z`).
 fn now_ts() -> String {
     let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let micros = crate::pcap::rfc3339(since_epoch);
+    let micros = super::pcap::rfc3339(since_epoch);
     // `...05.123456Z` -> `...05.123Z`
     format!("{}Z", &micros[..micros.len().saturating_sub(4)])
 }

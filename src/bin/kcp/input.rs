@@ -5,7 +5,7 @@ use std::io::Read;
 
 use base64::Engine;
 
-use crate::CliError;
+use super::CliError;
 
 /// The largest input `kcp` reads (a payload, a group or scenario file, stdin): 64 MiB. Larger
 /// inputs are refused before they are held in memory. (Captures are streamed and have their own
@@ -131,7 +131,7 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, CliError> {
         let bad = &digits[at..digits.len().min(at + 2)];
         return Err(CliError::input(format!(
             "invalid hex: {} at digit {at}",
-            crate::text::quoted(&String::from_utf8_lossy(bad), 8)
+            super::text::quoted(&String::from_utf8_lossy(bad), 8)
         )));
     }
     if digits.len() % 2 != 0 {

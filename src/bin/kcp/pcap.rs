@@ -16,11 +16,11 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::input::to_hex;
-use crate::out::{note, note_raw};
-use crate::shapes::{decode_error_json, AssignmentJson, SubscriptionJson};
-use crate::text::clean;
-use crate::{CliError, Format, Out};
+use super::input::to_hex;
+use super::out::{note, note_raw};
+use super::shapes::{decode_error_json, AssignmentJson, SubscriptionJson};
+use super::text::clean;
+use super::{CliError, Format, Out};
 
 /// Text mode holds the story of the groups until the end of the capture; past this many bytes
 /// of story it writes out what it has and starts afresh (a group's story then continues in a
@@ -497,7 +497,7 @@ pub fn run_pcap(args: &PcapArgs, out: &mut Out) -> Result<(), CliError> {
         if shown == 0 {
             note(&format!(
                 "kcp: no message of group {} in the capture ({others} group messages of other groups)",
-                crate::text::quoted(group, 200)
+                super::text::quoted(group, 200)
             ));
         }
     }

@@ -12,8 +12,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::input::{parse_hex, to_hex};
-use crate::CliError;
+use super::input::{parse_hex, to_hex};
+use super::CliError;
 
 /// Partition ids as a JSON array.
 pub struct Ids<'a>(pub PartitionIds<'a>);
@@ -236,7 +236,7 @@ fn check_kind(kind: Option<&str>, want: &str) -> Result<(), CliError> {
         Some(k) if k == want => Ok(()),
         Some(k) => Err(CliError::usage(format!(
             "\"kind\" is {}, not {want:?}: this document is not a {want} (pass --kind {})",
-            crate::text::quoted(k, 40),
+            super::text::quoted(k, 40),
             if want == "subscription" { "assignment" } else { "subscription" }
         ))),
     }
@@ -284,7 +284,7 @@ impl AssignmentShape {
 /// the wrong shape (unknown key, wrong type) is a usage error naming the key (exit 2).
 pub fn parse_document<T: serde::de::DeserializeOwned + Expecting>(bytes: &[u8], what: &str) -> Result<T, CliError> {
     serde_json::from_slice::<ObjectOnly<T>>(bytes).map(|o| o.0).map_err(|e| {
-        let message = crate::text::excerpt(&crate::text::plain_numbers(&e.to_string()), 400);
+        let message = super::text::excerpt(&super::text::plain_numbers(&e.to_string()), 400);
         match e.classify() {
             serde_json::error::Category::Data => CliError::usage(format!("{what}: {message}")),
             _ => CliError::input(format!("{what} is not valid JSON: {message}")),

@@ -5,8 +5,8 @@
 use kafka_consumer_protocol::sim::{json, run_with, svg, Outcome, Scenario, Step, TimelineEntry};
 use serde_json::Value;
 
-use crate::input::read_document;
-use crate::{CliError, Out, WriteFailed};
+use super::input::read_document;
+use super::{CliError, Out, WriteFailed};
 
 /// The scenario `--example` runs: the KIP-429 two-rolling-bounce upgrade from range to
 /// cooperative-sticky.
@@ -109,7 +109,7 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut Out) -> Result<(), CliError> 
         std::fs::write(path, picture).map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
     }
     if let Some(limit) = outcome.summary.unconverged.iter().find(|u| u.contains("config.max_events")) {
-        crate::out::note(&format!("kcp: {limit}"));
+        super::out::note(&format!("kcp: {limit}"));
         return Err(CliError::Reported);
     }
     Ok(())
