@@ -229,7 +229,7 @@ fn partition_counts_over_the_limits_are_refused_before_any_allocation() {
     let capped = |args: &[&str], stdin: &str| -> Output {
         let mut child = Command::new("bash")
             .arg("-c")
-            .arg(format!("ulimit -v 1048576 && exec \"$0\" \"$@\""))
+            .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
             .arg(env!("CARGO_BIN_EXE_kcp"))
             .args(args)
             .stdin(Stdio::piped())

@@ -1806,7 +1806,7 @@ mod tests {
             let counts: Vec<i32> =
                 (0..nt).map(|_| if case % 4 == 0 { rnd(3) as i32 } else { rnd(40) as i32 }).collect();
             // Distinct names in a shuffled order (a stride coprime to their number).
-            let stride = if nt % 7 == 0 { 1 } else { 7 };
+            let stride = if nt.is_multiple_of(7) { 1 } else { 7 };
             let names: Vec<String> = (0..nt).map(|i| format!("t{:02}", (i * stride) % nt)).collect();
             // One subscribed topic is not in the metadata at all.
             let metadata = ClusterMetadata::from_counts(names.iter().skip(1).cloned().zip(counts.iter().copied()));

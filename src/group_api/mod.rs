@@ -17,6 +17,7 @@
 use bytes::Bytes;
 
 #[cfg(feature = "kafka-messages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kafka-messages")))]
 pub mod kafka;
 
 /// A Kafka error code (`Errors.java`), carried as data.

@@ -174,7 +174,7 @@ struct Groups<'a>(&'a [TopicPartitions]);
 
 impl Serialize for Groups<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|g| GroupJson(g)))
+        s.collect_seq(self.0.iter().map(GroupJson))
     }
 }
 

@@ -131,7 +131,7 @@ pub fn decode_kind(
                     Ok((Decoded::Subscription(s), notes))
                 }
                 Err(e) => {
-                    let a = asg.map_err(|_| e.clone())?;
+                    let a = asg.map_err(|_| e)?;
                     let reason = why_not("a subscription", Err(&e));
                     Ok((Decoded::Assignment(a), vec![format!("--kind auto: read as an assignment, since {reason}")]))
                 }

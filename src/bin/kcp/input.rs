@@ -134,7 +134,7 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, CliError> {
             super::text::quoted(&String::from_utf8_lossy(bad), 8)
         )));
     }
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(CliError::input(format!("invalid hex: odd number of digits ({})", digits.len())));
     }
     Ok(digits
