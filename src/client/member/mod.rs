@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -385,6 +386,7 @@ impl Member {
             metadata_due: Some(origin),
             metadata_in_flight: false,
             metadata_failures: 0,
+            transport_failures: Arc::new(AtomicU32::new(0)),
             leaving: false,
             leave_request: None,
             stopped: false,
@@ -520,6 +522,8 @@ struct Driver<T> {
     metadata_due: Option<Instant>,
     metadata_in_flight: bool,
     metadata_failures: u32,
+    /// Consecutive group requests that got no answer.
+    transport_failures: Arc<AtomicU32>,
     leaving: bool,
     leave_request: Option<RequestId>,
     stopped: bool,
@@ -715,8 +719,19 @@ impl<T: GroupTransport> Driver<T> {
         }
         let transport = Arc::clone(&self.transport);
         let group_id = config.group_id.clone();
+        let failures = Arc::clone(&self.transport_failures);
+        let base_ms = config.retry_backoff_ms;
         self.in_flight.spawn(async move {
             let result = transport.send(&group_id, lane, t.request, timeout).await;
+            if result.is_err() {
+                // While the coordinator is unreachable, each failure is reported a little later
+                // than the last (retry.backoff.ms doubling to 1 s): the coordinator retries on
+                // its own backoff, which is fixed.
+                let n = failures.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(backoff(base_ms, n)).await;
+            } else {
+                failures.store(0, Ordering::Relaxed);
+            }
             Completion::Group { id: t.id, request: kind, result }
         });
     }
@@ -725,7 +740,12 @@ impl<T: GroupTransport> Driver<T> {
         self.metadata_due = None;
         self.metadata_in_flight = true;
         let transport = Arc::clone(&self.transport);
-        let timeout = Duration::from_millis(self.config.coordinator.request_timeout_ms);
+        let mut timeout = Duration::from_millis(self.config.coordinator.request_timeout_ms);
+        if let (false, Some(limit)) = (self.subscribed, self.config.startup_timeout) {
+            // The first fetch must not outlast the startup timeout (the transport may retry
+            // inside one call until its timeout).
+            timeout = timeout.min(limit.saturating_sub(self.origin.elapsed())).max(Duration::from_millis(1));
+        }
         self.in_flight.spawn(async move { Completion::Metadata(transport.metadata(timeout).await) });
     }
 
