@@ -147,6 +147,21 @@ pub enum GroupCommand {
     Describe(DescribeArgs),
     /// Describe a group every interval and print its changes as JSON lines.
     Watch(WatchArgs),
+    /// Run one real group member and print its listener callbacks as JSON lines.
+    ///
+    /// The member fetches no records and commits nothing; it leaves the group on --duration-s,
+    /// SIGINT or SIGTERM (a static member sends no LeaveGroup, as Java does). Exit status 1 after
+    /// a fatal error (printed as an `error` event with `"fatal": true`).
+    Join(JoinArgs),
+}
+
+/// `kcp group join`.
+#[derive(clap::Args, Debug)]
+pub struct JoinArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub member: super::join::MemberArgs,
 }
 
 /// How to reach the cluster, named as Apache Kafka's own tools name it.
@@ -244,6 +259,21 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
         GroupCommand::List(a) => (&a.connection, a.format),
         GroupCommand::Describe(a) => (&a.connection, a.format),
         GroupCommand::Watch(a) => (&a.connection, Format::Json),
+        // A member prints its own JSON lines and runs until it leaves.
+        GroupCommand::Join(a) => {
+            return match client_config(&a.connection) {
+                Ok(config) => super::join::run(&a.member, config, Duration::from_millis(a.connection.timeout_ms)),
+                Err(GroupError::Config(e)) => {
+                    output::note(&format!("kcp: {}", clean(&e.to_string())));
+                    ExitCode::from(2)
+                }
+                Err(GroupError::Usage(m)) => {
+                    output::note(&format!("kcp: {m}"));
+                    ExitCode::from(2)
+                }
+                Err(_) => ExitCode::from(1),
+            };
+        }
     };
     let result = client_config(connection).and_then(|config| {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -257,6 +287,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
                 GroupCommand::List(a) => list(&client, timeout, a.format, out).await.map(|()| true),
                 GroupCommand::Describe(a) => describe(client.clone(), a, timeout, out).await,
                 GroupCommand::Watch(a) => watch(&client, a, timeout, out).await,
+                GroupCommand::Join(_) => Ok(true),
             }
         })
     });

@@ -8,6 +8,7 @@ pub mod decode;
 pub mod encode;
 mod group;
 pub mod input;
+mod join;
 pub mod out;
 pub mod pcap;
 pub mod shapes;

@@ -19,7 +19,7 @@
 //!   inside `poll()`. Heartbeats keep going meanwhile, as Java's heartbeat thread does. The time
 //!   spent is recorded with [`Coordinator::record_listener_latency`].
 //!
-//! The network is a [`GroupTransport`]; the crate's `ClientTransport`
+//! The network is a [`GroupTransport`]; the crate's [`ClientTransport`]
 //! speaks Kafka over TCP, and a client author can plug in their own connections instead.
 
 use std::collections::VecDeque;
@@ -42,6 +42,9 @@ use crate::{PartitionSet, TopicPartitions};
 
 #[cfg(all(test, feature = "sim"))]
 mod tests;
+mod transport;
+
+pub use transport::ClientTransport;
 
 /// Which connection to the group coordinator a request travels on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,277 @@
+//! `kcp group join`: one real group member, the crate's coordinator on the network, printing its
+//! listener callbacks as JSON lines until `--duration-s`, SIGINT or SIGTERM.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kafka_consumer_protocol::assignor::{builtin, PartitionAssignor};
+use kafka_consumer_protocol::client::member::{
+    ClientTransport, Member, MemberConfig, MemberError, MemberEvent, TransportErrorKind,
+};
+use kafka_consumer_protocol::client::ClientConfig;
+use kafka_consumer_protocol::coordinator::CoordinatorError;
+use kafka_consumer_protocol::TopicPartitions;
+use serde_json::{json, Map, Value};
+
+/// `kcp group join`'s member options (the connection options are `group::ConnectionArgs`).
+#[derive(clap::Args, Debug)]
+pub struct MemberArgs {
+    /// The group to join.
+    #[arg(long)]
+    pub group: String,
+    /// Topics to subscribe to, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub topics: Vec<String>,
+    /// Assignors in preference order, comma-separated (Java's default: range,cooperative-sticky).
+    #[arg(long, value_delimiter = ',', default_value = "range,cooperative-sticky")]
+    pub assignors: Vec<String>,
+    /// `group.instance.id`: a static member (KIP-345), which never sends LeaveGroup.
+    #[arg(long)]
+    pub instance_id: Option<String>,
+    /// `client.rack`, sent in the subscription (KIP-881).
+    #[arg(long)]
+    pub rack: Option<String>,
+    /// `session.timeout.ms`.
+    #[arg(long, default_value_t = 45_000)]
+    pub session_timeout_ms: u64,
+    /// `max.poll.interval.ms`, the rebalance timeout.
+    #[arg(long, default_value_t = 300_000)]
+    pub rebalance_timeout_ms: u64,
+    /// `heartbeat.interval.ms` (default: 3000, or a third of a shorter session timeout).
+    #[arg(long)]
+    pub heartbeat_interval_ms: Option<u64>,
+    /// Leave the group after this many seconds (default: run until SIGINT or SIGTERM).
+    #[arg(long)]
+    pub duration_s: Option<u64>,
+    /// `client.id` (member ids start with it; overrides --command-config).
+    #[arg(long)]
+    pub client_id: Option<String>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn partitions(list: &[TopicPartitions]) -> Value {
+    Value::Array(list.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions})).collect())
+}
+
+/// The contract's `error` object of a member error.
+pub fn error_json(error: &MemberError) -> Value {
+    let mut out = Map::new();
+    match error {
+        MemberError::Transport(e) => {
+            out.insert("kind".into(), json!(e.kind.as_str()));
+        }
+        MemberError::Coordinator(CoordinatorError::Broker { api, error }) => {
+            let kind = if error.name() == "GROUP_AUTHORIZATION_FAILED" { "authorization" } else { "broker" };
+            out.insert("kind".into(), json!(kind));
+            out.insert("api".into(), json!(api));
+            out.insert("code".into(), json!(error.0));
+            out.insert("name".into(), json!(error.name()));
+        }
+        MemberError::Coordinator(CoordinatorError::Assign(_)) => {
+            out.insert("kind".into(), json!("assignor"));
+        }
+        MemberError::Coordinator(_) => {
+            out.insert("kind".into(), json!("protocol"));
+        }
+        _ => {
+            out.insert("kind".into(), json!("protocol"));
+        }
+    }
+    out.insert("message".into(), json!(error.to_string()));
+    Value::Object(out)
+}
+
+/// One event as the contract's JSON line (without `ts_ms`).
+pub fn event_json(event: &MemberEvent) -> Value {
+    match event {
+        MemberEvent::Joined { member_id, generation_id, protocol, assignor, leader } => json!({
+            "event": "joined", "member_id": member_id, "generation_id": generation_id,
+            "protocol": protocol.as_str(), "assignor": assignor, "leader": leader,
+        }),
+        MemberEvent::Revoked { generation_id, partitions: p, owned } => json!({
+            "event": "revoked", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
+        }),
+        MemberEvent::Assigned { generation_id, partitions: p, owned } => json!({
+            "event": "assigned", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
+        }),
+        MemberEvent::Lost { generation_id, partitions: p, owned } => json!({
+            "event": "lost", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
+        }),
+        MemberEvent::Error { error, fatal } => json!({"event": "error", "fatal": fatal, "error": error_json(error)}),
+        MemberEvent::Left => json!({"event": "left"}),
+        _ => json!({"event": "unknown"}),
+    }
+}
+
+/// Prints one JSON line with `ts_ms` first and flushes it (a killed process loses nothing it
+/// printed, and logs of several processes merge by time).
+fn print_line(value: Value) {
+    let mut line = Map::new();
+    line.insert("ts_ms".into(), json!(now_ms()));
+    if let Value::Object(rest) = value {
+        line.extend(rest);
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", Value::Object(line));
+    let _ = out.flush();
+}
+
+/// Why `kcp group join` could not start: a usage error (exit 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+/// The member configuration and assignors `args` describe.
+pub fn member_config(
+    args: &MemberArgs,
+    request_timeout_ms: u64,
+    startup_timeout: Duration,
+) -> Result<(MemberConfig, Vec<Box<dyn PartitionAssignor>>), UsageError> {
+    let topics: Vec<String> = args.topics.iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+    if topics.is_empty() {
+        return Err(UsageError("--topics: give at least one topic".into()));
+    }
+    let mut assignors = Vec::new();
+    for name in args.assignors.iter().map(|a| a.trim()).filter(|a| !a.is_empty()) {
+        let assignor = builtin(name).ok_or_else(|| {
+            UsageError(format!(
+                "--assignors: unknown assignor '{name}' (range, roundrobin, sticky, cooperative-sticky)"
+            ))
+        })?;
+        assignors.push(assignor);
+    }
+    if assignors.is_empty() {
+        return Err(UsageError("--assignors: give at least one assignor".into()));
+    }
+    if args.session_timeout_ms == 0 || args.session_timeout_ms > i32::MAX as u64 {
+        return Err(UsageError("--session-timeout-ms: between 1 and 2147483647".into()));
+    }
+    if args.rebalance_timeout_ms == 0 || args.rebalance_timeout_ms > i32::MAX as u64 - 5_000 {
+        return Err(UsageError("--rebalance-timeout-ms: between 1 and 2147478647".into()));
+    }
+    let mut config = MemberConfig::new(args.group.clone(), topics);
+    let c = &mut config.coordinator;
+    c.group_instance_id = args.instance_id.clone();
+    c.client_rack = args.rack.clone();
+    c.session_timeout_ms = args.session_timeout_ms;
+    c.rebalance_timeout_ms = args.rebalance_timeout_ms;
+    c.heartbeat_interval_ms =
+        args.heartbeat_interval_ms.unwrap_or_else(|| 3_000u64.min(args.session_timeout_ms / 3).max(1));
+    c.request_timeout_ms = request_timeout_ms;
+    config.startup_timeout = Some(startup_timeout);
+    Ok((config, assignors))
+}
+
+/// Runs the member until it leaves or stops; the exit status (1 after a fatal error).
+pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration) -> ExitCode {
+    if let Some(id) = &args.client_id {
+        client.client_id = id.clone();
+    }
+    let request_timeout_ms = client.request_timeout.as_millis() as u64;
+    let (config, assignors) = match member_config(args, request_timeout_ms, timeout) {
+        Ok(c) => c,
+        Err(UsageError(message)) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let transport = match ClientTransport::new(client) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kcp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(join(transport, config, assignors, args.duration_s, timeout))
+}
+
+async fn join(
+    transport: ClientTransport,
+    config: MemberConfig,
+    assignors: Vec<Box<dyn PartitionAssignor>>,
+    duration_s: Option<u64>,
+    leave_timeout: Duration,
+) -> ExitCode {
+    let mut member = match Member::start(transport, config, assignors) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = stop_signal(duration_s);
+    tokio::pin!(stop);
+    let mut leave_deadline: Option<tokio::time::Instant> = None;
+    loop {
+        let delivery = tokio::select! {
+            d = member.next() => d,
+            () = &mut stop, if leave_deadline.is_none() => {
+                member.leave();
+                // A member that cannot reach the group does not keep the command alive.
+                leave_deadline = Some(tokio::time::Instant::now() + leave_timeout);
+                continue;
+            }
+            () = sleep_until_opt(leave_deadline) => {
+                print_line(json!({"event": "error", "fatal": true,
+                    "error": {"kind": TransportErrorKind::Timeout.as_str(), "message": "could not leave the group within --timeout-ms"}}));
+                return ExitCode::from(1);
+            }
+        };
+        let Some(delivery) = delivery else { return ExitCode::SUCCESS };
+        print_line(event_json(&delivery.event));
+        match delivery.event {
+            MemberEvent::Error { fatal: true, .. } => return ExitCode::from(1),
+            MemberEvent::Left => return ExitCode::SUCCESS,
+            // Printing is all this member does with its partitions: acknowledge at once.
+            _ => delivery.ack(),
+        }
+    }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Completes on SIGINT, SIGTERM or after `duration_s`.
+async fn stop_signal(duration_s: Option<u64>) {
+    let duration = async {
+        match duration_s {
+            Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
+            None => std::future::pending().await,
+        }
+    };
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = duration => {}
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
