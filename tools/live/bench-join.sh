@@ -19,7 +19,7 @@ NAME=${1:?usage: bench-join.sh NAME [RUNS] [IDLE_S]}
 RUNS=${2:-5}
 IDLE_S=${3:-60}
 CTL="$HERE/kafka.sh"
-KCP="$ROOT/target/release/kcp"
+KCP=${KCP_BIN:-$ROOT/target/release/kcp}   # KCP_BIN: another build (figures are for release)
 SESSION_MS=10000
 
 eval "$(bash "$CTL" env "$NAME")"
