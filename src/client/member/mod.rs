@@ -4,8 +4,9 @@
 //! handshake order (events, then requests, then timers):
 //!
 //! - fetches the cluster metadata before the first JoinGroup (the leader's assignors need the
-//!   partition counts and replica racks) and again every [`MemberConfig::metadata_max_age`],
-//!   feeding [`Coordinator::update_metadata`];
+//!   partition counts and replica racks) and again every [`MemberConfig::metadata_max_age`]
+//!   (sooner, backing off to 10 s, while a subscribed topic is missing from it), feeding
+//!   [`Coordinator::update_metadata`];
 //! - sends JoinGroup, SyncGroup and LeaveGroup on one connection to the group coordinator and the
 //!   heartbeats on another ([`Lane`]): a JoinGroup waits at the broker for up to the rebalance
 //!   timeout and a broker answers one connection's requests in order, so heartbeats behind it would
@@ -389,6 +390,7 @@ impl Member {
             metadata_due: Some(origin),
             metadata_in_flight: false,
             metadata_failures: 0,
+            metadata_missing_topic: 0,
             transport_failures: Arc::new(AtomicU32::new(0)),
             leaving: false,
             leave_request: None,
@@ -525,6 +527,8 @@ struct Driver<T> {
     metadata_due: Option<Instant>,
     metadata_in_flight: bool,
     metadata_failures: u32,
+    /// Consecutive metadata fetches that lacked a subscribed topic.
+    metadata_missing_topic: u32,
     /// Consecutive group requests that got no answer.
     transport_failures: Arc<AtomicU32>,
     leaving: bool,
@@ -536,6 +540,13 @@ struct Driver<T> {
 /// to `retry.backoff.max.ms` (Java's defaults, 100 ms and 1 s).
 fn backoff(base_ms: u64, failures: u32) -> Duration {
     Duration::from_millis(base_ms.saturating_mul(1 << failures.min(10)).min(1_000))
+}
+
+/// Wait before looking again for a subscribed topic the metadata lacked, after `times`
+/// consecutive fetches without it: `retry.backoff.ms` doubling up to 10 s, so a topic that never
+/// comes costs one small Metadata request every 10 s.
+fn missing_topic_backoff(base_ms: u64, times: u32) -> Duration {
+    Duration::from_millis(base_ms.saturating_mul(1 << times.min(10)).min(10_000))
 }
 
 impl<T: GroupTransport> Driver<T> {
@@ -776,12 +787,25 @@ impl<T: GroupTransport> Driver<T> {
                 match result {
                     Ok(metadata) => {
                         self.metadata_failures = 0;
-                        self.metadata_due = Some(Instant::now() + self.config.metadata_max_age);
                         self.coord.update_metadata(now, metadata);
                         if !self.subscribed && !self.leaving {
                             self.subscribed = true;
                             self.coord.subscribe(now, self.config.topics.clone());
                         }
+                        // A subscribed topic the cluster does not show yet (just created, or its
+                        // metadata not yet on every broker) is looked for again soon rather than
+                        // after metadata.max.age: a leader that assigned without it rejoins as
+                        // soon as it appears (the coordinator compares partition counts).
+                        let known = &self.coord.metadata().topics;
+                        let missing = self.coord.subscription().iter().any(|t| !known.contains_key(t));
+                        let wait = if missing {
+                            self.metadata_missing_topic = self.metadata_missing_topic.saturating_add(1);
+                            missing_topic_backoff(self.config.coordinator.retry_backoff_ms, self.metadata_missing_topic)
+                        } else {
+                            self.metadata_missing_topic = 0;
+                            self.config.metadata_max_age
+                        };
+                        self.metadata_due = Some(Instant::now() + wait.min(self.config.metadata_max_age));
                     }
                     Err(e) => {
                         let startup_over = self

@@ -384,3 +384,21 @@ async fn run_calls_the_listener_in_order_and_leaves_on_shutdown() {
     });
     assert_eq!(groups.get("LeaveGroup"), Some(&1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_subscribed_topic_missing_from_the_metadata_is_looked_for_again_soon() {
+    // The topic is not in the cluster's metadata yet (just created): the member joins and is
+    // assigned nothing; once the topic appears it must own it well before metadata.max.age (5 min).
+    let cluster = Cluster::new(4);
+    let full = std::mem::take(&mut cluster.net.lock().unwrap().metadata);
+    let (mut a, mut sa) = (cluster.member("a", None), Seen2::default());
+    assert!(until(&mut a, &mut sa, 10_000, is_assigned).await);
+    assert!(sa.owned().is_empty());
+    cluster.net.lock().unwrap().metadata = full;
+    assert!(
+        until(&mut a, &mut sa, 30_000, |e| matches!(e, MemberEvent::Assigned { owned, .. } if !owned.is_empty())).await,
+        "the topic was not picked up within 30 s: {:?}",
+        sa.events
+    );
+    assert_eq!(sa.owned(), all(4));
+}
