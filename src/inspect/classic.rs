@@ -416,48 +416,27 @@ fn partition_findings(
     }
 
     // Partitions beyond the topic's count: claims (KAFKA-21674) and assignments.
-    for (i, groups) in claims.iter().enumerate() {
-        for g in groups {
-            let Some(info) = metadata.topics.get(&g.topic) else { continue };
-            let beyond: Vec<i32> = g.partitions.iter().copied().filter(|&p| p < 0 || p >= info.partitions).collect();
-            if beyond.is_empty() {
-                continue;
-            }
-            let shown = describe(&[TopicPartitions::new(g.topic.clone(), beyond.clone())]);
-            out.push(
-                Diagnostic::new(
-                    DiagnosticKind::ClaimBeyondPartitionCount,
-                    format!(
-                        "{} claims {shown} but {} has {} partitions: Java's sticky assignors can then hand a \
-                         partition to two members (KAFKA-21674)",
-                        id(i),
-                        g.topic,
-                        info.partitions
-                    ),
-                )
-                .topic_partitions(&g.topic, beyond)
-                .members([id(i)]),
-            );
-        }
-    }
-    for (i, groups) in assigned.iter().enumerate() {
-        for g in groups {
-            let Some(info) = metadata.topics.get(&g.topic) else { continue };
-            let beyond: Vec<i32> = g.partitions.iter().copied().filter(|&p| p < 0 || p >= info.partitions).collect();
-            if beyond.is_empty() {
-                continue;
-            }
-            let shown = describe(&[TopicPartitions::new(g.topic.clone(), beyond.clone())]);
-            out.push(
-                Diagnostic::new(
-                    DiagnosticKind::AssignmentBeyondPartitionCount,
-                    format!("{} is assigned {shown} but {} has {} partitions", id(i), g.topic, info.partitions),
-                )
-                .topic_partitions(&g.topic, beyond)
-                .members([id(i)]),
-            );
-        }
-    }
+    beyond_partition_count(
+        &claims,
+        metadata,
+        &id,
+        DiagnosticKind::ClaimBeyondPartitionCount,
+        out,
+        |who, shown, topic, count| {
+            format!(
+                "{who} claims {shown} but {topic} has {count} partitions: Java's sticky assignors can then hand a \
+                 partition to two members (KAFKA-21674)"
+            )
+        },
+    );
+    beyond_partition_count(
+        &assigned,
+        metadata,
+        &id,
+        DiagnosticKind::AssignmentBeyondPartitionCount,
+        out,
+        |who, shown, topic, count| format!("{who} is assigned {shown} but {topic} has {count} partitions"),
+    );
 
     // Subscribed topics: unknown ones, and (stable groups whose every assignment decoded)
     // partitions nobody is assigned.
@@ -517,6 +496,34 @@ fn partition_findings(
                 .topic_partitions(topic, nobody)
                 .members(&names),
         );
+    }
+}
+
+/// One `kind` finding per member and topic for the partitions of `lists[member]` (its claims or
+/// its assignment) that the topic does not have; `message(member, partitions, topic, count)`
+/// words it. Topics missing from the metadata are left to the unknown-topic finding.
+fn beyond_partition_count<'g>(
+    lists: &[Vec<TopicPartitions>],
+    metadata: &ClusterMetadata,
+    id: &impl Fn(usize) -> &'g str,
+    kind: DiagnosticKind,
+    out: &mut Vec<Diagnostic>,
+    message: impl Fn(&str, &str, &str, i32) -> String,
+) {
+    for (i, groups) in lists.iter().enumerate() {
+        for g in groups {
+            let Some(info) = metadata.topics.get(&g.topic) else { continue };
+            let beyond: Vec<i32> = g.partitions.iter().copied().filter(|&p| p < 0 || p >= info.partitions).collect();
+            if beyond.is_empty() {
+                continue;
+            }
+            let shown = describe(&[TopicPartitions::new(g.topic.clone(), beyond.clone())]);
+            out.push(
+                Diagnostic::new(kind, message(id(i), &shown, &g.topic, info.partitions))
+                    .topic_partitions(&g.topic, beyond)
+                    .members([id(i)]),
+            );
+        }
     }
 }
 
