@@ -28,7 +28,7 @@
 //! The crate is a stack of rooms, each importing only the ones below it:
 //!
 //! - [`codec`]: the two messages and the sticky userData (`codec::wire` is the only module
-//!   that knows the byte layout); the message types are re-exported here.
+//!   that knows the byte layout); the message types are re-exported here (see below).
 //! - [`assignor`]: the built-in assignors and the API for custom ones; [`assignor::leader`] is
 //!   the leader's whole round, the one function every caller runs.
 //! - [`group_api`]: one model of the group APIs' messages; `group_api::kafka` (feature
@@ -55,6 +55,29 @@
 //! known third-party defects and an older reader's view. Malformed input yields a
 //! [`DecodeError`] naming the kind, the byte offset and the field path; decoding never panics and
 //! never allocates according to a count read from the input.
+//!
+//! # The crate root
+//!
+//! The root re-exports only what a client author needs first, to build, encode and decode the
+//! two messages; everything else of the codec is reached under [`codec`]:
+//!
+//! - the messages in their three forms: [`Subscription`], [`SubscriptionView`],
+//!   [`SubscriptionBuf`], [`Assignment`], [`AssignmentView`], [`AssignmentBuf`];
+//! - [`TopicPartitions`], the owned list a message is built from and decodes to, and
+//!   [`PartitionSet`], the set of partitions the other modules hand each other;
+//! - [`Version`] and [`DecodeOptions`], the arguments of `encode` and `decode_with`;
+//! - the errors: [`DecodeError`], [`EncodeError`], and [`DecodeErrorKind`], what a caller
+//!   matches on to tell a truncated payload from one of a version it does not read;
+//! - the sticky assignors' userData, [`CooperativeStickyUserData`], [`StickyUserData`] and
+//!   [`StickyUserDataFormat`]: a `cooperative-sticky` or `sticky` member must write it into its
+//!   subscription for Java's leader to keep its partitions.
+//!
+//! Under [`codec`] only: the zero-copy list views a decoded message hands out and their
+//! iterators ([`codec::TopicNames`], [`codec::TopicPartitionsList`], [`codec::TopicPartitionsView`],
+//! [`codec::PartitionIds`] and their `*Iter`s), which a caller names only to keep or pass one
+//! on; the parts of a [`DecodeError`] its accessors return ([`codec::FieldPath`],
+//! [`codec::PathSegment`], [`codec::MessageKind`]) and [`codec::Repair`]; and
+//! [`codec::java_string_cmp`], Java's string order.
 //!
 //! # The JSON inputs of `kcp`
 //!
@@ -98,11 +121,12 @@ pub mod pcap;
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 
+// What a client author reaches for first (the module doc's "The crate root" says why each is
+// here); the rest of the codec is reached under `codec::` only.
 pub use codec::{
-    java_string_cmp, Assignment, AssignmentBuf, AssignmentView, CooperativeStickyUserData, DecodeError,
-    DecodeErrorKind, DecodeOptions, EncodeError, FieldPath, MessageKind, PartitionIds, PartitionIdsIter, PathSegment,
-    Repair, StickyUserData, StickyUserDataFormat, Subscription, SubscriptionBuf, SubscriptionView, TopicNames,
-    TopicNamesIter, TopicPartitions, TopicPartitionsIter, TopicPartitionsList, TopicPartitionsView, Version,
+    Assignment, AssignmentBuf, AssignmentView, CooperativeStickyUserData, DecodeError, DecodeErrorKind, DecodeOptions,
+    EncodeError, StickyUserData, StickyUserDataFormat, Subscription, SubscriptionBuf, SubscriptionView,
+    TopicPartitions, Version,
 };
 pub use partition_set::PartitionSet;
 

@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::{TopicPartitions, TopicPartitionsList};
+use crate::codec::TopicPartitionsList;
+use crate::TopicPartitions;
 
 /// A sorted set of `(topic, partition)` pairs: ordered by topic (byte order), then partition.
 ///

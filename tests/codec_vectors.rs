@@ -9,9 +9,10 @@ use std::path::Path;
 
 use bytes::Bytes;
 use common::{hex, json_files, to_hex};
+use kafka_consumer_protocol::codec::TopicPartitionsList;
 use kafka_consumer_protocol::{
     AssignmentBuf, AssignmentView, CooperativeStickyUserData, DecodeErrorKind, DecodeOptions, StickyUserData,
-    StickyUserDataFormat, SubscriptionBuf, SubscriptionView, TopicPartitionsList, Version,
+    StickyUserDataFormat, SubscriptionBuf, SubscriptionView, Version,
 };
 use serde_json::{json, Value};
 

@@ -30,7 +30,7 @@ fn read_all(path: &Path, options: ReaderOptions) -> (Vec<GroupMessage>, Summary)
     (messages, reader.summary().clone())
 }
 
-fn partitions_json(list: kafka_consumer_protocol::TopicPartitionsList<'_>) -> Value {
+fn partitions_json(list: kafka_consumer_protocol::codec::TopicPartitionsList<'_>) -> Value {
     Value::Array(
         list.iter().map(|g| serde_json::json!({"topic": g.topic, "partitions": g.partitions.to_vec()})).collect(),
     )

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PendingPartition, TopicInfo};
+use crate::codec::java_string_cmp;
 use crate::codec::lists::{TopicNames, TopicPartitionsList};
-use crate::java_string_cmp;
 use crate::TopicPartitions;
 
 /// One member as the built-in assignors read it, whichever form it came in: owned

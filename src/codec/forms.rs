@@ -52,7 +52,7 @@ macro_rules! decoded_forms {
             }
 
             /// The lenient repair that was made, if any.
-            pub fn repair(&self) -> Option<$crate::Repair> {
+            pub fn repair(&self) -> Option<$crate::codec::Repair> {
                 self.layout.repair
             }
         }

@@ -1044,7 +1044,7 @@ pub(crate) fn is_ascending(partitions: &[i32]) -> bool {
 /// everything but supplementary-plane characters, which sort below U+E000..U+FFFF in UTF-16.
 ///
 /// ```
-/// use kafka_consumer_protocol::java_string_cmp;
+/// use kafka_consumer_protocol::codec::java_string_cmp;
 /// use std::cmp::Ordering;
 /// assert_eq!(java_string_cmp("bar", "foo"), Ordering::Less);
 /// // U+1F600 is a surrogate pair (0xD83D ...) in UTF-16, which sorts before U+FF5E.

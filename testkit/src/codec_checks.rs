@@ -4,9 +4,10 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use bytes::Bytes;
+use kafka_consumer_protocol::codec::java_string_cmp;
 use kafka_consumer_protocol::{
-    java_string_cmp, Assignment, AssignmentBuf, AssignmentView, DecodeErrorKind, DecodeOptions, Subscription,
-    SubscriptionBuf, SubscriptionView, TopicPartitions, Version,
+    Assignment, AssignmentBuf, AssignmentView, DecodeErrorKind, DecodeOptions, Subscription, SubscriptionBuf,
+    SubscriptionView, TopicPartitions, Version,
 };
 
 fn option_sets() -> [DecodeOptions; 6] {

@@ -2,9 +2,8 @@
 
 use std::io::Write;
 
-use kafka_consumer_protocol::{
-    AssignmentView, DecodeError, DecodeOptions, SubscriptionView, TopicPartitionsList, Version,
-};
+use kafka_consumer_protocol::codec::TopicPartitionsList;
+use kafka_consumer_protocol::{AssignmentView, DecodeError, DecodeOptions, SubscriptionView, Version};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 

@@ -7,11 +7,11 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use kafka_consumer_protocol::codec::TopicPartitionsList;
 use kafka_consumer_protocol::group_api::ErrorCode;
 use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
-use kafka_consumer_protocol::TopicPartitionsList;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};

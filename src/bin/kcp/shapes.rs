@@ -3,9 +3,9 @@
 //! memory), errors, and the decode shape read back for `kcp encode`.
 
 use bytes::Bytes;
+use kafka_consumer_protocol::codec::{PartitionIds, TopicNames, TopicPartitionsList, TopicPartitionsView};
 use kafka_consumer_protocol::{
-    Assignment, AssignmentView, DecodeError, PartitionIds, Subscription, SubscriptionView, TopicNames, TopicPartitions,
-    TopicPartitionsList, TopicPartitionsView, Version,
+    Assignment, AssignmentView, DecodeError, Subscription, SubscriptionView, TopicPartitions, Version,
 };
 use serde::de::IgnoredAny;
 use serde::ser::{SerializeMap, Serializer};
