@@ -1,9 +1,9 @@
-//! The JSON documents of `kcp encode`, `kcp assign` and `kcp simulate`: arbitrary bytes end in a
-//! value or a typed error, and what is accepted is sound (see `cli_json_checks.rs`).
+//! The JSON input documents of `kcp encode`, `kcp assign` and `kcp simulate`, as the library
+//! parses them (`codec::json`, `assignor::json`, `sim::json`): arbitrary bytes end in a value or
+//! a typed error, and what is accepted is sound (see `kcp_testkit::cli_json_checks`).
 #![no_main]
 
-#[path = "../cli_json_checks.rs"]
-mod cli_json_checks;
+use kcp_testkit::cli_json_checks;
 
 use libfuzzer_sys::fuzz_target;
 

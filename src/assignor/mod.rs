@@ -7,7 +7,8 @@
 //! Each module documents where it deliberately differs from Java.
 //!
 //! [`leader`] is the leader's round around an assignor (decode, assign, filter, validate, hand
-//! over, encode), run by the coordinator and `kcp assign`. The assignors read members through
+//! over, encode), run by the coordinator and `kcp assign`; [`json`] (feature `json`) reads the
+//! group document `kcp assign` takes. The assignors read members through
 //! the codec's views and write through its encoder, never the wire layer; inside their hot loops
 //! they keep flat integer ids instead of [`PartitionSet`](crate::PartitionSet)s.
 //!
@@ -34,6 +35,9 @@ use bytes::Bytes;
 use crate::{Assignment, Subscription, SubscriptionView};
 
 pub(crate) mod common;
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+pub mod json;
 pub mod leader;
 mod output;
 mod range;

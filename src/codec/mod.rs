@@ -13,6 +13,8 @@
 //! - `forms`, `subscription`, `assignment`: each message's one layout parser behind its three
 //!   forms (borrowed view, `Bytes`-backed buffer, owned value) and its one encoder.
 //! - `user_data`: the `sticky` and `cooperative-sticky` userData formats, the only parser of them.
+//! - [`json`] (feature `json`): the two messages as JSON documents (the shape `kcp decode`
+//!   prints, read back), above everything else here.
 //!
 //! What must be kept: one layout parser behind the three forms of each message; a
 //! [`DecodeError`] that names the kind, the byte offset and the field path; no panic on any
@@ -28,6 +30,9 @@
 pub(crate) mod assignment;
 pub(crate) mod error;
 pub(crate) mod forms;
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+pub mod json;
 pub(crate) mod lists;
 pub(crate) mod options;
 pub(crate) mod subscription;

@@ -46,12 +46,13 @@
 //! [`crate::sim::limits`] are checked while parsing: a scenario above one is refused with an error
 //! that names the limit.
 
-use serde::de::{self, Deserializer, IgnoredAny};
+use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::limits::{MAX_DURATION_MS, MAX_MEMBERS, MAX_PARTITIONS, MAX_STEPS};
 use super::{MemberSpec, Outcome, Scenario, SimConfig, Step, StepSpec, Summary, TimelineEntry};
+use crate::codec::json::{plain_numbers, Expecting, ObjectOnly};
 use crate::TopicPartitions;
 
 /// Why a scenario file was refused.
@@ -91,31 +92,6 @@ impl std::fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// What a document type is called in errors.
-trait Expecting {
-    const EXPECTING: &'static str;
-}
-
-/// A JSON object read as `T`, refusing the array form serde would otherwise accept for a
-/// struct (`[1, 2, 3]` is not a scenario).
-struct ObjectOnly<T>(T);
-
-impl<'de, T: Deserialize<'de> + Expecting> Deserialize<'de> for ObjectOnly<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de> + Expecting> de::Visitor<'de> for Visit<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(T::EXPECTING)
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Visit(std::marker::PhantomData)).map(ObjectOnly)
-    }
-}
-
 impl Expecting for ScenarioDoc {
     const EXPECTING: &'static str = "a scenario object {\"topics\", \"members\", \"steps\", ...}";
 }
@@ -126,21 +102,6 @@ impl Expecting for MemberDoc {
 
 impl Expecting for StepDoc {
     const EXPECTING: &'static str = "a step object such as {\"join\": {...}} or {\"leave\": \"a\"}";
-}
-
-/// `message` with numbers that serde writes in exponent form (`1e+23`) written out in full.
-fn plain_numbers(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    for (i, part) in message.split('`').enumerate() {
-        if i > 0 {
-            out.push('`');
-        }
-        match part.parse::<f64>() {
-            Ok(x) if i % 2 == 1 && part.contains(['e', 'E']) && x.is_finite() => out.push_str(&format!("{x}")),
-            _ => out.push_str(part),
-        }
-    }
-    out
 }
 
 fn value_error(message: impl Into<String>) -> ScenarioError {

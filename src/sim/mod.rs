@@ -22,9 +22,9 @@
 mod broker;
 /// Seeded random scenarios.
 pub mod gen;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-/// JSON scenario files and output (feature `cli`).
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+/// JSON scenario files and output (feature `json`).
 pub mod json;
 /// SVG rendering of a timeline (the CLI's `--svg`; its markup is not a stable API).
 #[doc(hidden)]

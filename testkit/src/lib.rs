@@ -1,13 +1,15 @@
 //! What kafka-consumer-protocol's fuzz targets, corpus replays, integration tests and benchmarks
 //! share, in one place instead of `#[path]` includes across folders:
 //!
-//! - [`codec_checks`], [`leader_checks`], [`client_checks`], [`pcap_checks`], [`sim_checks`]: the property each fuzz
+//! - [`codec_checks`], [`leader_checks`], [`client_checks`], [`pcap_checks`], [`sim_checks`],
+//!   [`cli_json_checks`]: the property each fuzz
 //!   target checks, called by the target (`fuzz/fuzz_targets/`) and by the corpus replays
 //!   (`tests/*_corpus.rs`, through [`replay`]), so `cargo test` re-proves what fuzzing found;
 //! - [`assignor_shapes`], [`sim_shapes`]: the benchmark shapes, also used by tests.
 #![allow(missing_docs, clippy::missing_panics_doc)]
 
 pub mod assignor_shapes;
+pub mod cli_json_checks;
 pub mod client_checks;
 pub mod codec_checks;
 pub mod leader_checks;

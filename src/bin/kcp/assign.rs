@@ -1,42 +1,17 @@
 //! `kcp assign`: the leader's round ([`leader::lead`]) of a built-in assignor on a group
-//! described in JSON, so the output is what a leader would send in SyncGroup.
-//!
-//! The input shape (every key but `topics` and `members` optional; unknown keys are refused):
-//!
-//! ```json
-//! {"topics": {"orders": 6, "payments": 3},
-//!  "partition_racks": {"orders": [["r1", "r2"], ["r2"], ["r1"], ["r2"], ["r3"], ["r1"]]},
-//!  "members": [
-//!    {"member_id": "m1", "group_instance_id": null, "topics": ["orders"],
-//!     "owned_partitions": [{"topic": "orders", "partitions": [0]}],
-//!     "generation_id": 2, "rack_id": null, "user_data": null},
-//!    {"member_id": "m2", "subscription": "0003000000010006..."}]}
-//! ```
-//!
-//! A member is given either by fields (`topics`, `owned_partitions`, `generation_id`, `rack_id`,
-//! `user_data`) or by its encoded subscription (`subscription`, hex as captured from a
-//! JoinGroup), not both.
+//! described in JSON, so the output is what a leader would send in SyncGroup. The group document
+//! (its shape, limits and errors) is `assignor::json`'s; this module does the arguments and the
+//! output.
 
-use std::collections::BTreeMap;
-
-use bytes::Bytes;
-use kafka_consumer_protocol::assignor::{
-    builtin, leader, ClusterMetadata, GroupAssignment, RebalanceProtocol, TopicInfo,
-};
+use kafka_consumer_protocol::assignor::json::group_from_json;
+use kafka_consumer_protocol::assignor::{builtin, leader, GroupAssignment, RebalanceProtocol};
 use kafka_consumer_protocol::group_api::JoinGroupMember;
-use kafka_consumer_protocol::{Subscription, TopicPartitions, Version};
+use kafka_consumer_protocol::TopicPartitions;
 use serde::ser::{SerializeMap, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::input::{parse_hex, read_document};
-use super::shapes::{groups_from, parse_document, user_data_from, with_context, Expecting, GroupShape, ObjectOnly};
+use super::input::read_document;
 use super::{CliError, Out};
-
-/// The most partitions, over all topics, that `kcp assign` takes: 1,000,000 (the assignors'
-/// memory grows with the partition count, so the count is checked before anything is allocated).
-pub const MAX_PARTITIONS: u64 = 1_000_000;
-/// The most members `kcp assign` takes: 100,000.
-pub const MAX_MEMBERS: usize = 100_000;
 
 /// The built-in strategies.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,102 +47,6 @@ pub struct AssignArgs {
     /// The group JSON, from a file or `-` for stdin.
     #[arg(value_name = "GROUP-FILE | -", default_value = "-")]
     pub group: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a group object {\"topics\": {...}, \"members\": [...]}")]
-struct GroupDoc {
-    topics: BTreeMap<String, i64>,
-    partition_racks: Option<BTreeMap<String, Vec<Vec<String>>>>,
-    members: Vec<ObjectOnly<MemberDoc>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a member object {\"member_id\": ..., \"topics\": [...]}")]
-struct MemberDoc {
-    member_id: String,
-    group_instance_id: Option<String>,
-    subscription: Option<String>,
-    topics: Option<Vec<String>>,
-    owned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
-    generation_id: Option<i32>,
-    rack_id: Option<String>,
-    user_data: Option<String>,
-}
-
-impl Expecting for GroupDoc {
-    const EXPECTING: &'static str = "a group object {\"topics\": {...}, \"members\": [...]}";
-}
-
-impl Expecting for MemberDoc {
-    const EXPECTING: &'static str = "a member object {\"member_id\": ..., \"topics\": [...]}";
-}
-
-fn metadata_from(doc: &mut GroupDoc) -> Result<ClusterMetadata, CliError> {
-    let mut racks = doc.partition_racks.take().unwrap_or_default();
-    let mut total = 0u64;
-    let mut metadata = ClusterMetadata::default();
-    for (name, &count) in &doc.topics {
-        let at = format!("topics.{}", super::text::quoted(name, 60));
-        let partitions = i32::try_from(count)
-            .ok()
-            .filter(|n| *n >= 0)
-            .ok_or_else(|| CliError::input(format!("{at}: the partition count {count} is not in 0..=2147483647")))?;
-        total += partitions as u64;
-        if total > MAX_PARTITIONS {
-            return Err(CliError::input(format!(
-                "{at}: the group has more than {MAX_PARTITIONS} partitions, the limit of kcp assign"
-            )));
-        }
-        let partition_racks = racks.remove(name).unwrap_or_default();
-        metadata.topics.insert(name.clone(), TopicInfo { partitions, partition_racks });
-    }
-    if let Some(name) = racks.keys().next() {
-        return Err(CliError::usage(format!(
-            "partition_racks.{}: no such topic in \"topics\"",
-            super::text::quoted(name, 60)
-        )));
-    }
-    Ok(metadata)
-}
-
-/// A member as the leader receives it: its subscription's bytes, as given or encoded (v3) from
-/// its fields.
-fn member_from(i: usize, m: MemberDoc) -> Result<JoinGroupMember, CliError> {
-    let at = format!("members[{i}]");
-    let metadata = match m.subscription {
-        Some(hex) => {
-            let by_fields = [
-                ("topics", m.topics.is_some()),
-                ("owned_partitions", m.owned_partitions.is_some()),
-                ("generation_id", m.generation_id.is_some()),
-                ("rack_id", m.rack_id.is_some()),
-                ("user_data", m.user_data.is_some()),
-            ];
-            if let Some((key, _)) = by_fields.iter().find(|(_, given)| *given) {
-                return Err(CliError::usage(format!(
-                    "{at}: both \"subscription\" and \"{key}\" given: a member is given either by its encoded \
-                     subscription or by fields"
-                )));
-            }
-            parse_hex(&hex).map_err(|e| with_context(e, &format!("{at}.subscription")))?
-        }
-        None => {
-            let mut subscription = Subscription::new(m.topics.unwrap_or_default())
-                .with_user_data(user_data_from(m.user_data, &format!("{at}."))?)
-                .with_owned_partitions(groups_from(m.owned_partitions))
-                .with_generation_id(m.generation_id.unwrap_or(-1));
-            subscription.rack_id = m.rack_id;
-            subscription
-        }
-        .encode(Version::V3)
-        .map_err(|e| CliError::input(format!("{at}: {e}")))?,
-    };
-    Ok(JoinGroupMember {
-        member_id: m.member_id,
-        group_instance_id: m.group_instance_id,
-        metadata: Bytes::from(metadata),
-    })
 }
 
 struct Groups<'a>(&'a [TopicPartitions]);
@@ -227,32 +106,19 @@ impl Serialize for AssignJson<'_> {
 }
 
 /// The leader's round of `strategy` on the group a JSON document describes, with the members in
-/// input order (the CLI fuzz target calls this too).
-pub fn assign_document(
+/// input order.
+fn assign_document(
     text: &[u8],
     strategy: Strategy,
 ) -> Result<(Vec<JoinGroupMember>, GroupAssignment, RebalanceProtocol), CliError> {
-    let mut doc: GroupDoc = parse_document(text, "the group")?;
-    let metadata = metadata_from(&mut doc)?;
-    if doc.members.len() > MAX_MEMBERS {
-        return Err(CliError::input(format!(
-            "members: {} members, more than the limit of kcp assign ({MAX_MEMBERS})",
-            doc.members.len()
-        )));
-    }
-    let members = doc
-        .members
-        .into_iter()
-        .enumerate()
-        .map(|(i, ObjectOnly(m))| member_from(i, m))
-        .collect::<Result<Vec<_>, _>>()?;
+    let group = group_from_json(text)?;
     let assignor = builtin(strategy.name()).expect("every strategy is a built-in");
     let protocol = assignor.supported_protocols().iter().max().copied().unwrap_or(RebalanceProtocol::Eager);
-    let round = leader::lead(assignor.as_ref(), protocol, &metadata, &members).map_err(|e| match e {
+    let round = leader::lead(assignor.as_ref(), protocol, &group.metadata, &group.members).map_err(|e| match e {
         leader::LeaderError::Subscription { error, .. } => CliError::Decode(error),
         e => CliError::input(e.to_string()),
     })?;
-    Ok((members, round.assignment, protocol))
+    Ok((group.members, round.assignment, protocol))
 }
 
 /// `kcp assign`: the assignment of every member and the partitions withheld this round.

@@ -1,9 +1,9 @@
 //! `kcp encode`.
 
+use kafka_consumer_protocol::codec::json::{assignment_from_json, subscription_from_json};
 use kafka_consumer_protocol::Version;
 
 use super::input::{read_document, to_hex};
-use super::shapes::{parse_document, AssignmentShape, SubscriptionShape};
 use super::{CliError, Out};
 
 /// Which message to encode.
@@ -29,16 +29,13 @@ pub struct EncodeArgs {
     pub json: String,
 }
 
-/// The payload a decode-shaped JSON document describes (the CLI fuzz target calls this too).
-pub fn encode_document(text: &[u8], kind: EncodeKind, version: i16) -> Result<Vec<u8>, CliError> {
+/// The payload a decode-shaped JSON document describes (the document is read by
+/// `codec::json`).
+fn encode_document(text: &[u8], kind: EncodeKind, version: i16) -> Result<Vec<u8>, CliError> {
     let version = Version::try_from(version.clamp(0, Version::LATEST.as_i16())).unwrap_or(Version::LATEST);
     match kind {
-        EncodeKind::Subscription => {
-            parse_document::<SubscriptionShape>(text, "the subscription")?.into_subscription("")?.encode(version)
-        }
-        EncodeKind::Assignment => {
-            parse_document::<AssignmentShape>(text, "the assignment")?.into_assignment()?.encode(version)
-        }
+        EncodeKind::Subscription => subscription_from_json(text)?.encode(version),
+        EncodeKind::Assignment => assignment_from_json(text)?.encode(version),
     }
     .map_err(|e| CliError::input(e.to_string()))
 }

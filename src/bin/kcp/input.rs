@@ -121,26 +121,10 @@ fn detect_stdin(raw: Vec<u8>) -> Result<Vec<u8>, CliError> {
     })
 }
 
-/// Parses hex with optional `0x` prefixes, spaces, colons and newlines between digits.
+/// Parses hex with optional `0x` prefixes, spaces, colons and newlines between digits (the
+/// library's parser of the JSON documents' byte fields).
 pub fn parse_hex(text: &str) -> Result<Vec<u8>, CliError> {
-    let text = text.trim();
-    let text = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
-    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b':').collect();
-    let nibble = |c: u8| (c as char).to_digit(16);
-    if let Some(at) = digits.iter().position(|&c| nibble(c).is_none()) {
-        let bad = &digits[at..digits.len().min(at + 2)];
-        return Err(CliError::input(format!(
-            "invalid hex: {} at digit {at}",
-            super::text::quoted(&String::from_utf8_lossy(bad), 8)
-        )));
-    }
-    if !digits.len().is_multiple_of(2) {
-        return Err(CliError::input(format!("invalid hex: odd number of digits ({})", digits.len())));
-    }
-    Ok(digits
-        .chunks_exact(2)
-        .map(|pair| (nibble(pair[0]).unwrap_or(0) * 16 + nibble(pair[1]).unwrap_or(0)) as u8)
-        .collect())
+    Ok(kafka_consumer_protocol::codec::json::parse_hex(text)?)
 }
 
 /// Lowercase hex.

@@ -1,23 +1,24 @@
 //! `kcp`: decode, encode and check Kafka consumer-group protocol payloads, run assignors and
 //! simulate groups. Its JSON output is a contract (see the README).
 
-// The command modules name the crate root as `super` (not `crate`): the cli_json fuzz target
-// and its corpus replay compile this file as a module of theirs.
-pub mod assign;
-pub mod decode;
-pub mod encode;
+// The binary does arguments and I/O; the input documents are parsed by the library
+// (`codec::json`, `assignor::json`, `sim::json`), which the fuzz targets call directly.
+mod assign;
+mod decode;
+mod encode;
 mod group;
-pub mod input;
+mod input;
 mod join;
-pub mod out;
-pub mod pcap;
-pub mod shapes;
-pub mod simulate;
-pub mod text;
+mod out;
+mod pcap;
+mod shapes;
+mod simulate;
+mod text;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kafka_consumer_protocol::codec::json::{DocumentError, DocumentErrorKind};
 use kafka_consumer_protocol::DecodeError;
 use serde_json::json;
 
@@ -51,6 +52,17 @@ pub enum CliError {
 impl From<WriteFailed> for CliError {
     fn from(e: WriteFailed) -> Self {
         CliError::Output(e)
+    }
+}
+
+impl From<DocumentError> for CliError {
+    /// A document of the wrong shape is a usage error (exit 2); one that is not JSON or holds an
+    /// unusable value is invalid input (exit 1).
+    fn from(e: DocumentError) -> Self {
+        match e.kind() {
+            DocumentErrorKind::Shape => CliError::Usage(e.to_string()),
+            _ => CliError::Input(e.to_string()),
+        }
     }
 }
 

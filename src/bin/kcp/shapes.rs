@@ -1,19 +1,15 @@
 //! The JSON shapes of cli.md: decoded subscriptions and assignments (serialized straight from
 //! the borrowed views into the output, so a large payload never becomes a large JSON document in
-//! memory), errors, and the decode shape read back for `kcp encode`.
+//! memory) and errors. The decode shape read back (`kcp encode`'s input) is the library's
+//! `codec::json`.
 
-use bytes::Bytes;
 use kafka_consumer_protocol::codec::{PartitionIds, TopicNames, TopicPartitionsList, TopicPartitionsView};
-use kafka_consumer_protocol::{
-    Assignment, AssignmentView, DecodeError, Subscription, SubscriptionView, TopicPartitions, Version,
-};
-use serde::de::IgnoredAny;
+use kafka_consumer_protocol::{AssignmentView, DecodeError, SubscriptionView, Version};
 use serde::ser::{SerializeMap, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::input::{parse_hex, to_hex};
-use super::CliError;
+use super::input::to_hex;
 
 /// Partition ids as a JSON array.
 pub struct Ids<'a>(pub PartitionIds<'a>);
@@ -155,143 +151,6 @@ pub fn decode_error_json(e: &DecodeError) -> Value {
     }})
 }
 
-/// `{"topic", "partitions"}` as `kcp encode` and `kcp assign` read it.
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, expecting = "an object {\"topic\": string, \"partitions\": [int32, ...]}")]
-pub struct GroupShape {
-    /// Topic.
-    pub topic: String,
-    /// Partition ids.
-    pub partitions: Vec<i32>,
-}
-
-/// Partition groups as the library takes them.
-pub fn groups_from(groups: Option<Vec<ObjectOnly<GroupShape>>>) -> Vec<TopicPartitions> {
-    groups.unwrap_or_default().into_iter().map(|ObjectOnly(g)| TopicPartitions::new(g.topic, g.partitions)).collect()
-}
-
-/// `user_data` as hex (or `null`).
-pub fn user_data_from(hex: Option<String>, at: &str) -> Result<Option<Bytes>, CliError> {
-    hex.map(|h| parse_hex(&h).map(Bytes::from).map_err(|e| with_context(e, &format!("{at}user_data")))).transpose()
-}
-
-/// Prefixes an error's message with where in the document it was found.
-pub fn with_context(e: CliError, at: &str) -> CliError {
-    match e {
-        CliError::Input(m) => CliError::Input(format!("{at}: {m}")),
-        CliError::Usage(m) => CliError::Usage(format!("{at}: {m}")),
-        other => other,
-    }
-}
-
-/// The decode shape of a subscription as `kcp encode` reads it. The output-only keys of
-/// `kcp decode` (`version`, `read_as_version`, `trailing_bytes`, `warnings`) are accepted and
-/// ignored; any other unknown key is an error, and `kind`, when present, must say subscription.
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, expecting = "a subscription object (the shape `kcp decode` prints)")]
-pub struct SubscriptionShape {
-    kind: Option<String>,
-    /// An assignment's key: refused below with a message that says so.
-    assigned_partitions: Option<IgnoredAny>,
-    topics: Option<Vec<String>>,
-    user_data: Option<String>,
-    owned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
-    generation_id: Option<i32>,
-    rack_id: Option<String>,
-    #[serde(rename = "version")]
-    _version: Option<IgnoredAny>,
-    #[serde(rename = "read_as_version")]
-    _read_as_version: Option<IgnoredAny>,
-    #[serde(rename = "trailing_bytes")]
-    _trailing_bytes: Option<IgnoredAny>,
-    #[serde(rename = "warnings")]
-    _warnings: Option<IgnoredAny>,
-}
-
-/// The decode shape of an assignment as `kcp encode` reads it.
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, expecting = "an assignment object (the shape `kcp decode` prints)")]
-pub struct AssignmentShape {
-    kind: Option<String>,
-    /// A subscription's keys: refused below with a message that says so.
-    topics: Option<IgnoredAny>,
-    owned_partitions: Option<IgnoredAny>,
-    generation_id: Option<IgnoredAny>,
-    rack_id: Option<IgnoredAny>,
-    assigned_partitions: Option<Vec<ObjectOnly<GroupShape>>>,
-    user_data: Option<String>,
-    #[serde(rename = "version")]
-    _version: Option<IgnoredAny>,
-    #[serde(rename = "read_as_version")]
-    _read_as_version: Option<IgnoredAny>,
-    #[serde(rename = "trailing_bytes")]
-    _trailing_bytes: Option<IgnoredAny>,
-    #[serde(rename = "warnings")]
-    _warnings: Option<IgnoredAny>,
-}
-
-fn check_kind(kind: Option<&str>, want: &str) -> Result<(), CliError> {
-    match kind {
-        None => Ok(()),
-        Some(k) if k == want => Ok(()),
-        Some(k) => Err(CliError::usage(format!(
-            "\"kind\" is {}, not {want:?}: this document is not a {want} (pass --kind {})",
-            super::text::quoted(k, 40),
-            if want == "subscription" { "assignment" } else { "subscription" }
-        ))),
-    }
-}
-
-impl SubscriptionShape {
-    /// The subscription it describes.
-    pub fn into_subscription(self, at: &str) -> Result<Subscription, CliError> {
-        check_kind(self.kind.as_deref(), "subscription")?;
-        if self.assigned_partitions.is_some() {
-            return Err(CliError::usage(
-                "\"assigned_partitions\" is an assignment's key: this document is not a subscription (pass --kind \
-                 assignment)",
-            ));
-        }
-        let mut subscription = Subscription::new(self.topics.unwrap_or_default())
-            .with_user_data(user_data_from(self.user_data, at)?)
-            .with_owned_partitions(groups_from(self.owned_partitions))
-            .with_generation_id(self.generation_id.unwrap_or(-1));
-        subscription.rack_id = self.rack_id;
-        Ok(subscription)
-    }
-}
-
-impl AssignmentShape {
-    /// The assignment it describes.
-    pub fn into_assignment(self) -> Result<Assignment, CliError> {
-        check_kind(self.kind.as_deref(), "assignment")?;
-        let subscription_keys = [
-            ("topics", self.topics.is_some()),
-            ("owned_partitions", self.owned_partitions.is_some()),
-            ("generation_id", self.generation_id.is_some()),
-            ("rack_id", self.rack_id.is_some()),
-        ];
-        if let Some((key, _)) = subscription_keys.iter().find(|(_, given)| *given) {
-            return Err(CliError::usage(format!(
-                "\"{key}\" is a subscription's key: this document is not an assignment (pass --kind subscription)"
-            )));
-        }
-        Ok(Assignment::new(groups_from(self.assigned_partitions)).with_user_data(user_data_from(self.user_data, "")?))
-    }
-}
-
-/// Parses a JSON document of type `T`: malformed JSON is invalid input (exit 1); a document of
-/// the wrong shape (unknown key, wrong type) is a usage error naming the key (exit 2).
-pub fn parse_document<T: serde::de::DeserializeOwned + Expecting>(bytes: &[u8], what: &str) -> Result<T, CliError> {
-    serde_json::from_slice::<ObjectOnly<T>>(bytes).map(|o| o.0).map_err(|e| {
-        let message = super::text::excerpt(&super::text::plain_numbers(&e.to_string()), 400);
-        match e.classify() {
-            serde_json::error::Category::Data => CliError::usage(format!("{what}: {message}")),
-            _ => CliError::input(format!("{what} is not valid JSON: {message}")),
-        }
-    })
-}
-
 /// The decode shape of a subscription as a JSON value (for documents built whole, such as
 /// `kcp group describe`'s per-member entries).
 pub fn subscription_json(view: &SubscriptionView<'_>) -> Value {
@@ -301,43 +160,4 @@ pub fn subscription_json(view: &SubscriptionView<'_>) -> Value {
 /// The decode shape of an assignment as a JSON value.
 pub fn assignment_json(view: &AssignmentView<'_>) -> Value {
     serde_json::to_value(AssignmentJson { view, notes: &[] }).expect("the decode shape serializes")
-}
-
-/// What a document type is called in errors ("expected a subscription object").
-pub trait Expecting {
-    /// The phrase after "expected".
-    const EXPECTING: &'static str;
-}
-
-/// A JSON object read as `T`, refusing the array form serde would otherwise accept for a
-/// struct (`[1, 2, 3]` is not a subscription).
-#[derive(Debug)]
-pub struct ObjectOnly<T>(pub T);
-
-impl<'de, T: Deserialize<'de> + Expecting> Deserialize<'de> for ObjectOnly<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de> + Expecting> serde::de::Visitor<'de> for Visit<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(T::EXPECTING)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Visit(std::marker::PhantomData)).map(ObjectOnly)
-    }
-}
-
-impl Expecting for GroupShape {
-    const EXPECTING: &'static str = "an object {\"topic\": string, \"partitions\": [int32, ...]}";
-}
-
-impl Expecting for SubscriptionShape {
-    const EXPECTING: &'static str = "a subscription object (the shape `kcp decode` prints)";
-}
-
-impl Expecting for AssignmentShape {
-    const EXPECTING: &'static str = "an assignment object (the shape `kcp decode` prints)";
 }

@@ -45,33 +45,6 @@ pub fn quoted(s: &str, max: usize) -> String {
     }
 }
 
-/// A display of `text` for an error message: at most `max` characters, cleaned, then the length.
-pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => clean(text).into_owned(),
-        Some((cut, _)) => format!("{}... ({} bytes in all)", clean(&text[..cut]), text.len()),
-    }
-}
-
-/// `message` with every number that serde writes in exponent form (`1e+23`, between backquotes)
-/// written out in full, so that an error quotes the number as the input could have.
-pub fn plain_numbers(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut parts = message.split('`');
-    if let Some(first) = parts.next() {
-        out.push_str(first);
-    }
-    for (i, part) in parts.enumerate() {
-        out.push('`');
-        // Odd-numbered parts are inside backquotes.
-        match part.parse::<f64>() {
-            Ok(x) if i % 2 == 0 && part.contains(['e', 'E']) && x.is_finite() => out.push_str(&format!("{x}")),
-            _ => out.push_str(part),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,18 +57,8 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_written_out() {
-        assert_eq!(
-            plain_numbers("invalid type: floating point `1e+23`, expected i64"),
-            "invalid type: floating point `100000000000000000000000`, expected i64"
-        );
-        assert_eq!(plain_numbers("unknown field `e1`, expected `topics`"), "unknown field `e1`, expected `topics`");
-    }
-
-    #[test]
     fn long_values_are_cut_with_their_length() {
         assert_eq!(quoted("abcdef", 3), "\"abc\"... (6 bytes)");
         assert_eq!(quoted("ab", 3), "\"ab\"");
-        assert_eq!(excerpt(&"x".repeat(1000), 4), "xxxx... (1000 bytes in all)");
     }
 }
