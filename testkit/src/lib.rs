@@ -1,5 +1,5 @@
 //! What kafka-consumer-protocol's fuzz targets, corpus replays, integration tests and benchmarks
-//! share, in one place instead of `#[path]` includes across folders:
+//! share, in one place instead of modules included across folders by a path attribute:
 //!
 //! - [`codec_checks`], [`leader_checks`], [`client_checks`], [`pcap_checks`], [`sim_checks`],
 //!   [`cli_json_checks`]: the property each fuzz
