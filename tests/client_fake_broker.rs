@@ -19,6 +19,8 @@ use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, Deadline, ErrorKind, ListGroupsFilter, SendOptions, Target,
 };
+use kafka_consumer_protocol::inspect::MemberType;
+use kafka_consumer_protocol::TopicPartitions;
 use kafka_protocol::protocol::StrBytes;
 
 fn s(text: &str) -> StrBytes {
@@ -151,12 +153,28 @@ fn cluster(port: u16, request: &Seen) -> Reply {
                         .with_group_epoch(3)
                         .with_assignment_epoch(3)
                         .with_assignor_name(s("uniform"))
-                        .with_members(vec![cgd::Member::default()
-                            .with_member_id(s("m1"))
-                            .with_member_epoch(3)
-                            .with_subscribed_topic_names(vec![TopicName(s("orders"))])
-                            .with_assignment(cgd::Assignment::default().with_topic_partitions(vec![tp.clone()]))
-                            .with_member_type(if v >= 1 { 0 } else { -1 })])
+                        .with_members(vec![
+                            cgd::Member::default()
+                                .with_member_id(s("m1"))
+                                .with_member_epoch(3)
+                                .with_subscribed_topic_names(vec![TopicName(s("orders"))])
+                                .with_assignment(cgd::Assignment::default().with_topic_partitions(vec![tp.clone()]))
+                                .with_member_type(if v >= 1 { 0 } else { -1 }),
+                            // Listed after m1, with an empty regex and its assignment out of order.
+                            cgd::Member::default()
+                                .with_member_id(s("a0"))
+                                .with_member_epoch(3)
+                                .with_subscribed_topic_regex(Some(s("")))
+                                .with_target_assignment(cgd::Assignment::default().with_topic_partitions(vec![
+                                    cgd::TopicPartitions::default()
+                                        .with_topic_name(TopicName(s("payments")))
+                                        .with_partitions(vec![2, 0]),
+                                    cgd::TopicPartitions::default()
+                                        .with_topic_name(TopicName(s("orders")))
+                                        .with_partitions(vec![3, 2]),
+                                ]))
+                                .with_member_type(if v >= 1 { 1 } else { -1 }),
+                        ])
                 })
                 .collect();
             body(&ConsumerGroupDescribeResponse::default().with_groups(groups), v)
@@ -273,11 +291,22 @@ async fn list_describe_and_consumer_describe() {
     assert_eq!(broker.seen().iter().filter(|s| s.api_key == 15).count(), 1);
 
     let consumer = client.describe_consumer_groups(&["orders"], deadline()).await.unwrap();
-    let group = consumer[0].as_ref().unwrap();
+    let group = &consumer[0].as_ref().unwrap().group;
     assert_eq!((group.group_epoch, group.assignor.as_str()), (3, "uniform"));
-    let member = &group.members[0];
-    assert_eq!(member.is_classic(), Some(true));
-    assert_eq!(member.assignment[0].topic_name, "orders");
+    // inspect's model: members in member-id order, assignments in topic and partition order,
+    // an empty regex as none.
+    let ids: Vec<&str> = group.members.iter().map(|m| m.member_id.as_str()).collect();
+    assert_eq!(ids, ["a0", "m1"]);
+    let first = &group.members[0];
+    assert_eq!(first.member_type, MemberType::Consumer);
+    assert_eq!(first.subscribed_topic_regex, None);
+    assert_eq!(
+        first.target_assignment,
+        [TopicPartitions::new("orders", [2, 3]), TopicPartitions::new("payments", [0, 2])]
+    );
+    let member = &group.members[1];
+    assert_eq!(member.member_type, MemberType::Classic);
+    assert_eq!(member.assignment[0].topic, "orders");
     assert_eq!(member.assignment[0].partitions, [0, 1]);
     // The coordinator was remembered: no second FindCoordinator.
     assert_eq!(broker.seen().iter().filter(|s| s.api_key == 10).count(), 1);

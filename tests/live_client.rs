@@ -13,6 +13,7 @@ use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, Deadline, ErrorKind, ListGroupsFilter, SendOptions, StrBytes, Target,
 };
+use kafka_consumer_protocol::inspect::MemberType;
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
 use live::{Cluster, MemberOptions};
 
@@ -110,17 +111,17 @@ fn consumer_group_describe_on_kafka_4_1() {
         let ours = listed.iter().find(|g| g.group_id == group).unwrap();
         assert_eq!(ours.group_type.as_deref(), Some("consumer"));
         let described = client.describe_consumer_groups(&[group.as_str()], deadline()).await.unwrap();
-        let g = described[0].as_ref().unwrap();
+        let g = &described[0].as_ref().unwrap().group;
         assert_eq!(g.state, "Stable");
         assert!(g.group_epoch >= 1);
         let m = &g.members[0];
         assert_eq!(m.client_id, "c1");
-        assert_eq!(m.subscribed_topic_names, [topic.as_str()]);
-        assert_ne!(m.is_classic(), Some(true), "a consumer-protocol member");
+        assert_eq!(m.subscribed_topics, [topic.as_str()]);
+        assert_ne!(m.member_type, MemberType::Classic, "a consumer-protocol member");
         let mut partitions: Vec<i32> = m.assignment.iter().flat_map(|t| t.partitions.clone()).collect();
         partitions.sort();
         assert_eq!(partitions, [0, 1, 2, 3]);
-        assert_eq!(m.assignment[0].topic_name, topic);
+        assert_eq!(m.assignment[0].topic, topic);
     });
     member.terminate(Duration::from_secs(45)).unwrap();
 }

@@ -80,6 +80,9 @@ use conn::Connection;
 use error::{code_name, is_retriable_group_code};
 use versions::ApiVersionTable;
 
+use crate::inspect;
+use crate::TopicPartitions;
+
 /// Decodes one response frame (the bytes after its 4-byte size: the response header, then the
 /// body) of `api_key` at `version`, exactly as the client decodes what a broker sends: every
 /// length and count is checked against the bytes present first, then `kafka-protocol` decodes.
@@ -330,79 +333,23 @@ pub struct DescribedMember {
     pub assignment: Bytes,
 }
 
-/// A KIP-848 group as ConsumerGroupDescribe returns it.
+/// A KIP-848 group as ConsumerGroupDescribe returns it: the group in [`inspect`]'s model (the
+/// one model of a KIP-848 group and its members, which [`inspect_consumer`](crate::inspect::inspect_consumer)
+/// reads as it is) and what only the network knows.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerGroupDescription {
-    /// The group id.
-    pub group_id: String,
-    /// The state (`Stable`, `Reconciling`, `Assigning`, `Empty`, `Dead`).
-    pub state: String,
-    /// The group epoch.
-    pub group_epoch: i32,
-    /// The assignment epoch.
-    pub assignment_epoch: i32,
-    /// The server-side assignor (`uniform`, `range`).
-    pub assignor: String,
-    /// The members.
-    pub members: Vec<ConsumerGroupMember>,
+    /// The group: state (`Stable`, `Reconciling`, `Assigning`, `Empty`, `Dead`), epochs, the
+    /// server-side assignor and the members, in member-id order. Each member's current and
+    /// target assignments are in topic order with ascending partitions; an empty subscribed
+    /// regular expression reads as none, and the member type as
+    /// [`MemberType::Unknown`](crate::inspect::MemberType::Unknown) before ConsumerGroupDescribe v1.
+    /// Topic ids are not kept (the names are).
+    pub group: inspect::ConsumerGroup,
     /// The authorized operations bit field.
     pub authorized_operations: i32,
     /// The coordinator that answered.
     pub coordinator: Broker,
-}
-
-/// One member of a [`ConsumerGroupDescription`].
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumerGroupMember {
-    /// The member id.
-    pub member_id: String,
-    /// The static member's instance id.
-    pub instance_id: Option<String>,
-    /// The rack id.
-    pub rack_id: Option<String>,
-    /// The member epoch.
-    pub member_epoch: i32,
-    /// The client id.
-    pub client_id: String,
-    /// The client host.
-    pub client_host: String,
-    /// The subscribed topic names.
-    pub subscribed_topic_names: Vec<String>,
-    /// The subscribed regular expression, if any.
-    pub subscribed_topic_regex: Option<String>,
-    /// The current assignment.
-    pub assignment: Vec<TopicAssignment>,
-    /// The target assignment.
-    pub target_assignment: Vec<TopicAssignment>,
-    /// ConsumerGroupDescribe v1's member type: -1 unknown (and before v1), 0 classic-protocol
-    /// member, 1 consumer-protocol member.
-    pub member_type: i8,
-}
-
-impl ConsumerGroupMember {
-    /// Whether the member speaks the classic protocol (a consumer not yet upgraded); `None`
-    /// when the broker did not say (ConsumerGroupDescribe v0).
-    pub fn is_classic(&self) -> Option<bool> {
-        match self.member_type {
-            0 => Some(true),
-            1 => Some(false),
-            _ => None,
-        }
-    }
-}
-
-/// Partitions of one topic in a KIP-848 assignment.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicAssignment {
-    /// The topic id.
-    pub topic_id: [u8; 16],
-    /// The topic name.
-    pub topic_name: String,
-    /// The partitions.
-    pub partitions: Vec<i32>,
 }
 
 /// Where [`Client::send`] sends a request.
@@ -519,6 +466,60 @@ fn text(s: &StrBytes) -> String {
 
 fn opt_text(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(text)
+}
+
+/// A ConsumerGroupDescribe group (answered at `version`) in [`inspect`]'s model, as
+/// [`ConsumerGroupDescription::group`] documents it.
+fn consumer_group(
+    group_id: String,
+    group: &messages::consumer_group_describe_response::DescribedGroup,
+    version: i16,
+) -> inspect::ConsumerGroup {
+    // Topic order, ascending partitions: the same assignment reads the same however the broker
+    // lists it.
+    let topics = |a: &messages::consumer_group_describe_response::Assignment| {
+        let mut out: Vec<TopicPartitions> = a
+            .topic_partitions
+            .iter()
+            .map(|t| TopicPartitions::new(text(&t.topic_name.0), t.partitions.clone()))
+            .collect();
+        out.sort();
+        for g in &mut out {
+            g.partitions.sort_unstable();
+        }
+        out
+    };
+    let mut members: Vec<inspect::ConsumerMember> = group
+        .members
+        .iter()
+        .map(|m| inspect::ConsumerMember {
+            member_id: text(&m.member_id),
+            instance_id: opt_text(&m.instance_id),
+            rack_id: opt_text(&m.rack_id),
+            member_epoch: m.member_epoch,
+            client_id: text(&m.client_id),
+            client_host: text(&m.client_host),
+            subscribed_topics: m.subscribed_topic_names.iter().map(|t| text(&t.0)).collect(),
+            subscribed_topic_regex: opt_text(&m.subscribed_topic_regex).filter(|r| !r.is_empty()),
+            assignment: topics(&m.assignment),
+            target_assignment: topics(&m.target_assignment),
+            // ConsumerGroupDescribe v1's member type: 0 classic, 1 consumer; absent before v1.
+            member_type: match (version >= 1).then_some(m.member_type) {
+                Some(0) => inspect::MemberType::Classic,
+                Some(1) => inspect::MemberType::Consumer,
+                _ => inspect::MemberType::Unknown,
+            },
+        })
+        .collect();
+    members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+    inspect::ConsumerGroup {
+        group_id,
+        state: text(&group.group_state),
+        group_epoch: group.group_epoch,
+        assignment_epoch: group.assignment_epoch,
+        assignor: text(&group.assignor_name),
+        members,
+    }
 }
 
 /// Backoff between retries: doubling from `retry.backoff.ms` to `retry.backoff.max.ms`.
@@ -1323,40 +1324,7 @@ impl Client {
             let group_id = text(&group.group_id.0);
             let result = match group.error_code {
                 0 => Ok(ConsumerGroupDescription {
-                    group_id: group_id.clone(),
-                    state: text(&group.group_state),
-                    group_epoch: group.group_epoch,
-                    assignment_epoch: group.assignment_epoch,
-                    assignor: text(&group.assignor_name),
-                    members: group
-                        .members
-                        .iter()
-                        .map(|m| {
-                            let topics = |a: &messages::consumer_group_describe_response::Assignment| {
-                                a.topic_partitions
-                                    .iter()
-                                    .map(|t| TopicAssignment {
-                                        topic_id: *t.topic_id.as_bytes(),
-                                        topic_name: text(&t.topic_name.0),
-                                        partitions: t.partitions.clone(),
-                                    })
-                                    .collect()
-                            };
-                            ConsumerGroupMember {
-                                member_id: text(&m.member_id),
-                                instance_id: opt_text(&m.instance_id),
-                                rack_id: opt_text(&m.rack_id),
-                                member_epoch: m.member_epoch,
-                                client_id: text(&m.client_id),
-                                client_host: text(&m.client_host),
-                                subscribed_topic_names: m.subscribed_topic_names.iter().map(|t| text(&t.0)).collect(),
-                                subscribed_topic_regex: opt_text(&m.subscribed_topic_regex),
-                                assignment: topics(&m.assignment),
-                                target_assignment: topics(&m.target_assignment),
-                                member_type: if version >= 1 { m.member_type } else { -1 },
-                            }
-                        })
-                        .collect(),
+                    group: consumer_group(group_id.clone(), &group, version),
                     authorized_operations: group.authorized_operations,
                     coordinator: broker.clone(),
                 }),

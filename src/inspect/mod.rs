@@ -6,7 +6,9 @@
 //!   userData) and Assignment of a classic group with the crate's codec, keeps going when one
 //!   payload is malformed, and reports [`Diagnostic`]s computed from the whole group.
 //! - [`inspect_consumer`] does the same for a KIP-848 (`group.protocol=consumer`) group as
-//!   ConsumerGroupDescribe returns it: epochs, current and target assignments.
+//!   ConsumerGroupDescribe returns it: epochs, current and target assignments. [`ConsumerGroup`]
+//!   is the crate's one model of such a group: `client::Client::describe_consumer_groups`
+//!   (feature `client`) returns it as it is, so there is nothing to convert.
 //! - [`watch`] turns successive snapshots of one group into change events (state changes,
 //!   rebalances, members joining and leaving, assignment changes, diagnostics, rebalance storms).
 //!

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use kafka_consumer_protocol::assignor::{ClusterMetadata as TopicCounts, TopicInfo};
 use kafka_consumer_protocol::client::{
     Broker, Client, ClientConfig, ClientError, ConfigError, ConsumerGroupDescription, Deadline, DescribedGroup,
-    ErrorKind, ListGroupsFilter, TopicAssignment,
+    ErrorKind, ListGroupsFilter,
 };
 use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, StormThreshold, Watcher};
 use kafka_consumer_protocol::inspect::{
     inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMember, ClassicMemberReport,
-    ConsumerGroup, ConsumerMember, Diagnostic, MemberType, Payload, UserDataReading,
+    Diagnostic, Payload, UserDataReading,
 };
 use kafka_consumer_protocol::{
     AssignmentView, DecodeOptions, StickyUserData, StickyUserDataFormat, SubscriptionView, TopicPartitions,
@@ -669,10 +669,10 @@ fn topic_names(described: &Described, names: &mut BTreeSet<String>) {
         }
         Described::Classic(_) => {}
         Described::Consumer(g) => {
-            for m in &g.members {
-                names.extend(m.subscribed_topic_names.iter().cloned());
+            for m in &g.group.members {
+                names.extend(m.subscribed_topics.iter().cloned());
                 for a in m.assignment.iter().chain(&m.target_assignment) {
-                    names.insert(a.topic_name.clone());
+                    names.insert(a.topic.clone());
                 }
             }
         }
@@ -699,50 +699,6 @@ fn classic_input(g: &DescribedGroup) -> ClassicGroup {
         state: g.state.clone(),
         protocol_type: g.protocol_type.clone(),
         protocol: g.protocol.clone(),
-        members,
-    }
-}
-
-fn topic_assignment(list: &[TopicAssignment]) -> Vec<TopicPartitions> {
-    let mut out: Vec<TopicPartitions> =
-        list.iter().map(|a| TopicPartitions::new(a.topic_name.clone(), a.partitions.clone())).collect();
-    out.sort();
-    for g in &mut out {
-        g.partitions.sort_unstable();
-    }
-    out
-}
-
-/// The inspection input of a KIP-848 group, members in member-id order.
-fn consumer_input(g: &ConsumerGroupDescription) -> ConsumerGroup {
-    let mut members: Vec<ConsumerMember> = g
-        .members
-        .iter()
-        .map(|m| ConsumerMember {
-            member_id: m.member_id.clone(),
-            instance_id: m.instance_id.clone(),
-            rack_id: m.rack_id.clone(),
-            member_epoch: m.member_epoch,
-            client_id: m.client_id.clone(),
-            client_host: m.client_host.clone(),
-            subscribed_topics: m.subscribed_topic_names.clone(),
-            subscribed_topic_regex: m.subscribed_topic_regex.clone().filter(|r| !r.is_empty()),
-            assignment: topic_assignment(&m.assignment),
-            target_assignment: topic_assignment(&m.target_assignment),
-            member_type: match m.is_classic() {
-                Some(true) => MemberType::Classic,
-                Some(false) => MemberType::Consumer,
-                None => MemberType::Unknown,
-            },
-        })
-        .collect();
-    members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
-    ConsumerGroup {
-        group_id: g.group_id.clone(),
-        state: g.state.clone(),
-        group_epoch: g.group_epoch,
-        assignment_epoch: g.assignment_epoch,
-        assignor: g.assignor.clone(),
         members,
     }
 }
@@ -846,8 +802,8 @@ fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordi
 
 /// `describe`'s object for a KIP-848 group.
 fn consumer_json(described: &ConsumerGroupDescription, metadata: &TopicCounts) -> Value {
-    let group = consumer_input(described);
-    let report = inspect_consumer(&group, metadata);
+    let group = &described.group;
+    let report = inspect_consumer(group, metadata);
     let members: Vec<Value> = group
         .members
         .iter()
@@ -1113,10 +1069,9 @@ async fn poll(
                     let mut set = BTreeSet::new();
                     topic_names(&Described::Consumer(g.clone()), &mut set);
                     let metadata = topics.get(client, set, deadline).await?;
-                    let input = consumer_input(&g);
-                    let report = inspect_consumer(&input, &metadata);
+                    let report = inspect_consumer(&g.group, &metadata);
                     *prefer_consumer = true;
-                    return Ok(Snapshot::from_consumer(&input, &report.diagnostics));
+                    return Ok(Snapshot::from_consumer(&g.group, &report.diagnostics));
                 }
                 Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
                 Some(Err(e)) => return Err(e),
