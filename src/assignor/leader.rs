@@ -15,9 +15,15 @@
 //!    [`validate_cooperative_assignment`] (the built-in `cooperative-sticky` is trusted, as in
 //!    Java);
 //! 5. the KIP-429 hand-over ([`apply_cooperative_handover`]): a partition another member still
-//!    claims is withheld from its new owner this round (eager protocol: only for claims at the
-//!    group's highest claim generation; a stale one would withhold a partition with nothing to
-//!    trigger the follow-up round);
+//!    claims is withheld from its new owner this round. It runs under the cooperative protocol
+//!    (every claim), and under the eager protocol only for an assignor that also supports the
+//!    cooperative one (`cooperative-sticky` chosen by a group whose leader still rebalances
+//!    eagerly, during an upgrade: claims at the group's highest claim generation only, as Java's
+//!    `CooperativeStickyAssignor` withholds what changes owner whatever the leader's protocol).
+//!    An eager-only assignor (`range`, `roundrobin`, `sticky`) under the eager protocol gets no
+//!    hand-over, as Java's leader does no validation and no withholding then: every member has
+//!    revoked all it owned before rejoining, and nothing would trigger a follow-up round for a
+//!    withheld partition;
 //! 6. encode each member's Assignment (v3, what the leader puts in SyncGroup).
 //!
 //! ```
@@ -189,27 +195,58 @@ pub fn assign(
         let owned: Vec<GroupMember> = group.iter().map(GroupMemberView::to_owned).collect();
         validate_cooperative_assignment(&owned, &result)?;
     }
-    let claims: Vec<(&str, OwnedList<'_>)> = handover_claimers(group, cooperative)
+    let Some(claims) = handover_claims(assignor, protocol) else {
+        return Ok(result);
+    };
+    let claims: Vec<(&str, OwnedList<'_>)> = handover_claimers(group, claims)
         .map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions())))
         .collect();
     handover(&claims, &mut result);
     Ok(result)
 }
 
-/// The members whose claims the hand-over honours. Cooperative: every claimer. Eager: the
-/// claimers at the group's highest claim generation. The hand-over runs in eager mode too (a
-/// group can choose a cooperative assignor while its leader rebalances eagerly, during an
-/// upgrade, and its cooperative members keep what they own across the rebalance), but an eager
-/// member revokes everything before it rejoins and nothing triggers the follow-up round a
-/// withheld partition waits for: a stale claim (a member that missed a rebalance still listing
-/// partitions) would keep a partition unassigned until the next rebalance. Java's assignors
-/// discard claims below the highest generation too.
+/// Which claims the hand-over honours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HandoverClaims {
+    /// Every member's (the cooperative protocol).
+    All,
+    /// Only those at the group's highest claim generation (the eager protocol with an assignor
+    /// that supports the cooperative one).
+    HighestGeneration,
+}
+
+/// Whether the hand-over runs this round, and on which claims (see step 5 of the
+/// [module docs](self)). Cooperative protocol: every claim. Eager protocol with an assignor
+/// that supports the cooperative protocol (Java's `CooperativeStickyAssignor` withholds what
+/// changes owner in its own `adjustAssignment`, whatever the leader's protocol: a group that
+/// chose it while some members still rebalance eagerly keeps its cooperative members' partitions
+/// safe): the claims at the group's highest claim generation. An eager member revokes
+/// everything before it rejoins and nothing triggers the follow-up round a withheld partition
+/// waits for, so a stale claim (a member that missed a rebalance still listing partitions)
+/// would keep a partition unassigned until the next rebalance; Java's assignors discard claims
+/// below the highest generation too. Eager protocol with an eager-only assignor (`range`,
+/// `roundrobin`, `sticky`): none, as Java's leader does no validation and no withholding under
+/// EAGER.
+fn handover_claims(assignor: &dyn PartitionAssignor, protocol: RebalanceProtocol) -> Option<HandoverClaims> {
+    if protocol == RebalanceProtocol::Cooperative {
+        Some(HandoverClaims::All)
+    } else if assignor.supported_protocols().contains(&RebalanceProtocol::Cooperative) {
+        Some(HandoverClaims::HighestGeneration)
+    } else {
+        None
+    }
+}
+
+/// The members whose claims the hand-over honours.
 fn handover_claimers<'g, 'a>(
     group: &'g [GroupMemberView<'a>],
-    cooperative: bool,
+    claims: HandoverClaims,
 ) -> impl Iterator<Item = &'g GroupMemberView<'a>> + 'g {
     let claimers = move || group.iter().filter(|m| !m.subscription.owned_partitions().is_empty());
-    let current = if cooperative { i32::MIN } else { claimers().map(claim_generation).max().unwrap_or(-1) };
+    let current = match claims {
+        HandoverClaims::All => i32::MIN,
+        HandoverClaims::HighestGeneration => claimers().map(claim_generation).max().unwrap_or(-1),
+    };
     claimers().filter(move |m| claim_generation(m) >= current)
 }
 
@@ -391,7 +428,7 @@ impl<'a> Claimants<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assignor::StickyAssignor;
+    use crate::assignor::{CooperativeStickyAssignor, StickyAssignor};
     use crate::{Subscription, TopicPartitions};
 
     fn member(id: &str, owned: &[i32], generation: i32) -> JoinGroupMember {
@@ -405,28 +442,51 @@ mod tests {
         }
     }
 
-    /// Eager rebalancing has no follow-up round to finish a hand-over. The eager `sticky`
-    /// assignor reads claims from userData (there is none here), so it deals t-0 and t-2 to m1
-    /// and t-1 and t-3 to m2, against the owned partitions the members list: m1 t-1 at generation
-    /// 2, m2 t-0 at generation 1 (stale: m2 missed a rebalance). The stale claim withholds
-    /// nothing; m1's claim at the highest generation still withholds t-1 (an upgrading group's
-    /// cooperative members keep what they own across an eager rebalance).
+    fn round(
+        assignor: &dyn PartitionAssignor,
+        members: &[JoinGroupMember],
+    ) -> (Vec<(i32, String, Option<String>)>, Vec<Vec<i32>>) {
+        let metadata = ClusterMetadata::from_counts([("t", 4)]);
+        let round = lead(assignor, RebalanceProtocol::Eager, &metadata, members).unwrap();
+        let pending = round.assignment.pending.iter().map(|p| (p.partition, p.from.clone(), p.to.clone())).collect();
+        let ids = members
+            .iter()
+            .map(|m| round.assignment.partitions_of(&m.member_id).iter().flat_map(|g| g.partitions.clone()).collect())
+            .collect();
+        (pending, ids)
+    }
+
+    /// An eager leader running an assignor that supports the cooperative protocol (an
+    /// upgrading group that chose `cooperative-sticky`) hands over only the claims at the group's
+    /// highest claim generation: m1 lists t-0 and t-1 at generation 2, m2 lists t-0 at
+    /// generation 1 (stale: m2 missed a rebalance) or 2. A stale claim withholds nothing (no
+    /// follow-up round would come for it), so t-0 goes to m1 at once; a current one is withheld.
     #[test]
     fn an_eager_round_ignores_stale_claims_in_the_hand_over() {
-        let metadata = ClusterMetadata::from_counts([("t", 4)]);
-        for m2_generation in [1, 2] {
-            let members = [member("m1", &[1], 2), member("m2", &[0], m2_generation)];
-            let round = lead(&StickyAssignor::new(), RebalanceProtocol::Eager, &metadata, &members).unwrap();
-            let pending: Vec<(i32, &str)> =
-                round.assignment.pending.iter().map(|p| (p.partition, p.from.as_str())).collect();
-            let m1: Vec<i32> = round.assignment.partitions_of("m1").iter().flat_map(|g| g.partitions.clone()).collect();
-            if m2_generation == 1 {
-                assert_eq!(pending, [(1, "m1")], "only the current claim withholds");
-                assert_eq!(m1, [0, 2], "t-0 goes to m1 now");
-            } else {
-                assert_eq!(pending, [(0, "m2"), (1, "m1")], "both claims are current");
-                assert_eq!(m1, [2]);
-            }
+        let assignor = CooperativeStickyAssignor::new();
+        let stale = [member("m1", &[0, 1], 2), member("m2", &[0], 1)];
+        assert_eq!(round(&assignor, &stale), (vec![], vec![vec![0, 1], vec![2, 3]]), "only current claims withhold");
+        let current = [member("m1", &[0, 1], 2), member("m2", &[0], 2)];
+        assert_eq!(
+            round(&assignor, &current),
+            (vec![(0, "m2".into(), Some("m1".into()))], vec![vec![1], vec![2, 3]]),
+            "a current claim on what moves is withheld"
+        );
+    }
+
+    /// An eager-only assignor under the eager protocol gets no hand-over (Java's leader withholds
+    /// nothing under EAGER): every partition is assigned at once, whatever the members list.
+    /// The eager `sticky` assignor reads claims from userData (there is none here), so it moves
+    /// t-0 and t-1, which m2 and m1 list at the current generation.
+    #[test]
+    fn an_eager_only_assignor_under_the_eager_protocol_withholds_nothing() {
+        let members = [member("m1", &[1], 2), member("m2", &[0], 2)];
+        assert_eq!(round(&StickyAssignor::new(), &members), (vec![], vec![vec![0, 2], vec![1, 3]]));
+        for name in ["range", "roundrobin"] {
+            let assignor = crate::assignor::builtin(name).unwrap();
+            let (pending, ids) = round(assignor.as_ref(), &members);
+            assert!(pending.is_empty(), "{}: {pending:?}", assignor.name());
+            assert_eq!(ids.concat().len(), 4, "{}: {ids:?}", assignor.name());
         }
     }
 }

@@ -32,6 +32,8 @@ const TOPICS: [&str; 8] = ["t0", "t1", "t2", "", "a.b_c-d", "gone", "тема", 
 
 /// The assignors the leader can run; `chaos` is the custom one.
 const ASSIGNORS: [&str; 5] = ["range", "roundrobin", "sticky", "cooperative-sticky", "chaos"];
+/// The ones of [`ASSIGNORS`] that support the cooperative protocol.
+const COOPERATIVE_CAPABLE: [&str; 2] = ["cooperative-sticky", "chaos"];
 
 /// Partition ids: mostly small, sometimes the values that break careless code.
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -243,7 +245,8 @@ enum Expect {
 ///   JoinGroup response; every partition in it exists in the leader's metadata, except (KIP-429
 ///   step 2.6, cooperative only) a partition of a topic missing from the metadata given back to
 ///   a member that claims it; no partition another member claims (eager: at the group's highest
-///   claim generation) is given to a member this round
+///   claim generation, and only with an assignor that supports the cooperative protocol) is given
+///   to a member this round
 ///   (the hand-over withholds it); built-in assignors never give a partition twice; `chaos`
 ///   gets exactly its plan minus what the leader filters and withholds.
 pub fn check(data: &[u8]) {
@@ -325,7 +328,7 @@ pub fn check(data: &[u8]) {
             let sync = sync.expect("a SyncGroup");
             let Request::SyncGroup(req) = &sync.request else { panic!("want SyncGroup, got {sync:?}") };
             let group = group.as_deref().expect("a SyncGroup only when every subscription decodes");
-            check_sync(&metadata, cooperative, group, &req.assignments, want.as_ref());
+            check_sync(&metadata, cooperative, &protocol_name, group, &req.assignments, want.as_ref());
             let mine = req.assignments.iter().find(|a| a.member_id == leader_id).map(|a| a.assignment.clone());
             (sync.id, mine)
         }
@@ -371,7 +374,13 @@ fn decode_members(members: &[JoinGroupMember]) -> Option<Vec<GroupMember>> {
 
 /// Every `(member id, topic, partition)` some member claims to own; in eager mode only the claims
 /// at the group's highest claim generation (a lower one is stale: the hand-over ignores it).
-fn claims(group: &[GroupMember], cooperative: bool) -> BTreeSet<(String, String, i32)> {
+/// The claims the leader's hand-over honours: every claim under the cooperative protocol; under
+/// the eager one those at the group's highest claim generation when the assignor supports the
+/// cooperative protocol (`cooperative-sticky`, `chaos`), none for an eager-only assignor.
+fn claims(group: &[GroupMember], cooperative: bool, protocol_name: &str) -> BTreeSet<(String, String, i32)> {
+    if !cooperative && !COOPERATIVE_CAPABLE.contains(&protocol_name) {
+        return BTreeSet::new();
+    }
     let generation = |m: &GroupMember| match m.subscription.generation_id {
         g if g >= 0 => g,
         _ => CooperativeStickyUserData::java_generation(m.subscription.user_data.as_deref()).unwrap_or(-1),
@@ -418,7 +427,7 @@ fn expected(
     }
     // `chaos`: the leader keeps what its metadata has (and, cooperative, a claimed partition of
     // a topic it does not know for its claimer), validates, then withholds what others claim.
-    let claimed = claims(group, cooperative);
+    let claimed = claims(group, cooperative, "chaos");
     let mut filtered: BTreeMap<String, Set> = group.iter().map(|m| (m.member_id.clone(), Set::new())).collect();
     for (m, list) in chaos_plan(plan, group) {
         let keep = list.into_iter().filter(|(t, p)| match metadata.topics.get(t) {
@@ -452,6 +461,7 @@ fn expected(
 fn check_sync(
     metadata: &ClusterMetadata,
     cooperative: bool,
+    protocol_name: &str,
     group: &[GroupMember],
     assignments: &[SyncGroupAssignment],
     want: Option<&BTreeMap<String, Set>>,
@@ -460,7 +470,7 @@ fn check_sync(
     let got_ids: Vec<&str> = assignments.iter().map(|a| a.member_id.as_str()).collect();
     assert_eq!(got_ids.iter().copied().collect::<BTreeSet<_>>(), ids, "one assignment per member");
     assert_eq!(got_ids.len(), ids.len(), "one assignment per member: {got_ids:?}");
-    let claimed = claims(group, cooperative);
+    let claimed = claims(group, cooperative, protocol_name);
     let mut got: BTreeMap<String, Set> = BTreeMap::new();
     let mut everything = Set::new();
     for a in assignments {
