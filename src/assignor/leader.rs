@@ -442,10 +442,11 @@ mod tests {
         }
     }
 
-    fn round(
-        assignor: &dyn PartitionAssignor,
-        members: &[JoinGroupMember],
-    ) -> (Vec<(i32, String, Option<String>)>, Vec<Vec<i32>>) {
+    /// A pending partition: its id, from whom, to whom.
+    type Pending = (i32, String, Option<String>);
+
+    /// An eager round on topic t (4 partitions): what is pending, and each member's partition ids.
+    fn round(assignor: &dyn PartitionAssignor, members: &[JoinGroupMember]) -> (Vec<Pending>, Vec<Vec<i32>>) {
         let metadata = ClusterMetadata::from_counts([("t", 4)]);
         let round = lead(assignor, RebalanceProtocol::Eager, &metadata, members).unwrap();
         let pending = round.assignment.pending.iter().map(|p| (p.partition, p.from.clone(), p.to.clone())).collect();
