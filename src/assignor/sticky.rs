@@ -337,6 +337,9 @@ struct Claims {
     /// Java's `prevAssignment`: the claimer at the highest generation below the winning one
     /// (alone at that generation), or `NONE`. Empty when no partition has such a claim.
     prev: Vec<u32>,
+    /// While resolving: the runner-up claim's generation, and whether two members share it (no
+    /// previous owner then). Allocated with `prev`, freed with `gen`.
+    second: Vec<(i32, bool)>,
     /// Some member claims partitions of a known topic (the keep pass can be skipped otherwise).
     any: bool,
 }
@@ -352,11 +355,15 @@ impl Claims {
 fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32], cooperative: bool) -> Claims {
     let n = topics.total();
     // Generations are allocated with the first claim: fresh groups never pay for them.
-    let mut c = Claims { owner: vec![NONE; n], gen: Vec::new(), tie: vec![false; n], prev: Vec::new(), any: false };
-    // The runner-up claim per partition (Java's `prevAssignment`): generation, and a tie there
-    // (two members at that generation: no previous owner). Allocated with the first conflict.
-    let mut second: Vec<(i32, bool)> = Vec::new();
-    let mut apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
+    let mut c = Claims {
+        owner: vec![NONE; n],
+        gen: Vec::new(),
+        tie: vec![false; n],
+        prev: Vec::new(),
+        second: Vec::new(),
+        any: false,
+    };
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
         let Some(t) = topics.id(topic) else { return };
         if c.gen.is_empty() {
             c.gen = vec![NO_GENERATION; n];
@@ -374,31 +381,7 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
                 // Listed twice by the same member.
                 continue;
             }
-            if g == c.gen[p] {
-                c.tie[p] = true;
-                continue;
-            }
-            // The claim that stops being (or never becomes) the winner competes for runner-up.
-            let (loser, lg, ltie) = if g > c.gen[p] {
-                let old = (o, c.gen[p], c.tie[p]);
-                c.owner[p] = rank;
-                c.gen[p] = g;
-                c.tie[p] = false;
-                old
-            } else {
-                (rank, g, false)
-            };
-            if c.prev.is_empty() {
-                c.prev = vec![NONE; n];
-                second = vec![(NO_GENERATION, false); n];
-            }
-            let (sg, stie) = second[p];
-            if (c.prev[p] == NONE && !stie) || lg > sg {
-                c.prev[p] = loser;
-                second[p] = (lg, ltie);
-            } else if lg == sg && c.prev[p] != loser {
-                second[p].1 = true;
-            }
+            conflict(c, p, rank, g);
         }
     };
     for (rank, &m) in rank_to_member.iter().enumerate() {
@@ -423,12 +406,48 @@ fn resolve_claims(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &
     c.any = !c.gen.is_empty();
     c.gen = Vec::new();
     // A tie at the runner-up generation leaves no previous owner.
-    for (p, &(_, tied)) in second.iter().enumerate() {
+    for (p, &(_, tied)) in c.second.iter().enumerate() {
         if tied {
             c.prev[p] = NONE;
         }
     }
+    c.second = Vec::new();
     c
+}
+
+/// A claim on a partition another member already claims (rare: kept out of the claim loop).
+/// The higher generation wins, a tie at the winning generation means nobody keeps it, and the
+/// losing claim competes for the runner-up (Java's `prevAssignment`).
+#[cold]
+#[inline(never)]
+fn conflict(c: &mut Claims, p: usize, rank: u32, g: i32) {
+    let n = c.owner.len();
+    let o = c.owner[p];
+    if g == c.gen[p] {
+        c.tie[p] = true;
+        return;
+    }
+    // The claim that stops being (or never becomes) the winner competes for runner-up.
+    let (loser, lg, ltie) = if g > c.gen[p] {
+        let old = (o, c.gen[p], c.tie[p]);
+        c.owner[p] = rank;
+        c.gen[p] = g;
+        c.tie[p] = false;
+        old
+    } else {
+        (rank, g, false)
+    };
+    if c.prev.is_empty() {
+        c.prev = vec![NONE; n];
+        c.second = vec![(NO_GENERATION, false); n];
+    }
+    let (sg, stie) = c.second[p];
+    if (c.prev[p] == NONE && !stie) || lg > sg {
+        c.prev[p] = loser;
+        c.second[p] = (lg, ltie);
+    } else if lg == sg && c.prev[p] != loser {
+        c.second[p].1 = true;
+    }
 }
 
 /// The claimers of each tied partition (several members claim it at the highest generation), as
@@ -949,15 +968,22 @@ fn release_off_rack(
 /// a direct move when the owner holds fewer, or a swap against a partition the owner did not own
 /// when both hold the same number. Each step lowers the number of moved partitions.
 fn restore(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], count: &mut [u32], claims: &Claims) {
+    if !claims.any {
+        // Nobody claims anything: nothing to give back.
+        return;
+    }
     let nm = count.len();
     let bits = SubBits::new(subs, topics.len());
+    let with_prev = !claims.prev.is_empty();
     // The valid owner, else the previous owner still subscribed (Java's `prevAssignment`).
     let valid_owner = |p: usize, t: u32| {
         let o = claims.owner[p];
         if o != NONE && !claims.tie[p] && bits.has(o, t) {
             Some(o)
-        } else {
+        } else if with_prev {
             claims.prev_of(p).filter(|&q| bits.has(q, t))
+        } else {
+            None
         }
     };
     loop {
@@ -1470,15 +1496,21 @@ fn assign_sticky_with(
     // Without racks, the only possible gain is a partition moved away from its valid owner (the
     // balance is already optimal): fresh groups and kept assignments skip the polish.
     // (Or one without a valid owner is not on its valid previous owner.)
+    let with_prev = !claims.prev.is_empty();
     let displaced = || {
         owner.iter().enumerate().any(|(p, &o)| {
             let c = claims.owner[p];
             let subscribed = |r: u32| subs[r as usize].binary_search(&topics.topic_of(p as u32)).is_ok();
-            if c != NONE && !claims.tie[p] && subscribed(c) {
-                c != o
-            } else {
-                claims.prev_of(p).is_some_and(|q| q != o && subscribed(q))
+            if c != NONE && !claims.tie[p] {
+                // The target is always subscribed: an owner holding it is valid.
+                if c == o {
+                    return false;
+                }
+                if subscribed(c) {
+                    return true;
+                }
             }
+            with_prev && claims.prev_of(p).is_some_and(|q| q != o && subscribed(q))
         })
     };
     if subs.len() <= OPTIMIZE_MAX_MEMBERS
