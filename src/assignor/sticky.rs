@@ -1966,6 +1966,33 @@ mod tests {
         }
     }
 
+    /// Beyond the exact polish's size limit (130 members), the heuristics' hand-back gives a
+    /// partition without a valid owner to its previous owner: t-129's winning claimer "x" (3) no
+    /// longer subscribes to `t`, "m128" claimed it at generation 2. Otherwise the water-fill's
+    /// least-loaded member of lowest rank ("m000") would keep it.
+    #[test]
+    fn a_partition_without_a_valid_owner_goes_back_to_its_previous_owner_in_large_groups() {
+        let metadata = ClusterMetadata::from_counts([("t", 130), ("u", 1)]);
+        for cooperative in [false, true] {
+            let mut members: Vec<GroupMember> =
+                (0..128).map(|i| claiming(&format!("m{i:03}"), &["t"], &[i], 3, cooperative)).collect();
+            members.push(claiming("m128", &["t"], &[128, 129], 2, cooperative));
+            members.push(claiming("x", &["u"], &[129], 3, cooperative));
+            let out = assign_sticky(&metadata, &Member::all_owned(&members), cooperative).unwrap();
+            if cooperative {
+                // "x" still owns it: withheld until it revokes.
+                assert_eq!(out.partitions_of("m128"), [TopicPartitions::new("t", [128])]);
+                let pending =
+                    PendingPartition { topic: "t".into(), partition: 129, from: "x".into(), to: Some("m128".into()) };
+                assert_eq!(out.pending, [pending]);
+            } else {
+                assert_eq!(out.partitions_of("m128"), [TopicPartitions::new("t", [128, 129])]);
+            }
+            assert_eq!(out.partitions_of("m000"), [TopicPartitions::new("t", [0])]);
+            assert_eq!(out.partitions_of("x"), [TopicPartitions::new("u", [0])]);
+        }
+    }
+
     /// The fresh-uniform fast path gives exactly what the general path gives, on groups chosen to
     /// reach every branch of its topic walk: fewer partitions than members, many one-partition
     /// topics (the binary search), topics missing from the metadata or empty, member ids in
