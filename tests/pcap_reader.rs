@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use bytes::{BufMut, BytesMut};
-use kafka_consumer_protocol::group_api::ErrorCode;
+use kafka_consumer_protocol::group_api::{self, ErrorCode};
 use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
@@ -84,7 +84,9 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
         let mut generations: Vec<i32> = of_group
             .iter()
             .filter_map(|m| match &m.frame.body {
-                GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE => Some(r.generation_id),
+                GroupBody::JoinGroupResponse(r) if r.response.error == ErrorCode::NONE => {
+                    Some(r.response.generation_id)
+                }
                 _ => None,
             })
             .collect();
@@ -94,11 +96,13 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
         assert_eq!(generations, want, "{group_id}: generations");
         for gen in group["generations"].as_array().unwrap() {
             let id = gen["generation_id"].as_i64().unwrap() as i32;
-            let responses: Vec<(&GroupMessage, &kafka_consumer_protocol::pcap::JoinGroupResponseBody)> = of_group
+            let responses: Vec<(&GroupMessage, &group_api::JoinGroupResponse<Payload>)> = of_group
                 .iter()
                 .filter_map(|m| match &m.frame.body {
-                    GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE && r.generation_id == id => {
-                        Some((*m, r))
+                    GroupBody::JoinGroupResponse(r)
+                        if r.response.error == ErrorCode::NONE && r.response.generation_id == id =>
+                    {
+                        Some((*m, &r.response))
                     }
                     _ => None,
                 })
@@ -139,7 +143,9 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
                     .iter()
                     .find_map(|m| match &m.frame.body {
                         GroupBody::SyncGroupResponse(s)
-                            if s.member_id == member_id && s.generation_id == id && s.error == ErrorCode::NONE =>
+                            if s.member_id == member_id
+                                && s.generation_id == id
+                                && s.response.error == ErrorCode::NONE =>
                         {
                             Some((*m, s))
                         }
@@ -148,7 +154,7 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
                     .expect(&what);
                 assert_eq!(i64::from(sync.0.frame.api_version), member["sync_group_version"].as_i64().unwrap());
                 check_assignment(
-                    &sync.1.assignment,
+                    &sync.1.response.assignment,
                     &member["assignment"],
                     member["assignment_hex"].as_str().unwrap(),
                     &what,
@@ -457,10 +463,11 @@ fn assert_round(messages: &[GroupMessage]) {
     assert_eq!((messages[0].src.port(), messages[0].dst.port()), (40000, 9092));
     assert_eq!((messages[1].src.port(), messages[1].dst.port()), (9092, 40000));
     let GroupBody::JoinGroupResponse(joined) = &messages[1].body_ref() else { panic!() };
+    let joined = &joined.response;
     assert_eq!((joined.generation_id, joined.leader.as_str(), joined.members.len()), (3, "m-1", 1));
     assert!(joined.members[0].metadata.subscription().is_some());
     let GroupBody::SyncGroupResponse(synced) = &messages[3].body_ref() else { panic!() };
-    let asg = synced.assignment.assignment().unwrap().view();
+    let asg = synced.response.assignment.assignment().unwrap().view();
     assert_eq!(asg.assigned_partitions().iter().map(|g| g.partitions.to_vec()).collect::<Vec<_>>(), [vec![0, 2]]);
     assert_eq!((synced.member_id.as_str(), synced.generation_id, synced.group_id.as_str()), ("m-1", 3, "g1"));
 }

@@ -4,12 +4,18 @@
 //! (a [`Subscription`](crate::Subscription) in JoinGroup, an [`Assignment`](crate::Assignment)
 //! in SyncGroup) still encoded.
 //!
-//! The [`coordinator`](crate::coordinator) speaks these values, the `pcap` decoder builds its
-//! model from them, and the network client puts them on the wire through [`kafka`] (feature
+//! The [`coordinator`](crate::coordinator) speaks these values, the `pcap` decoder yields them
+//! (with decoded payloads), and the network client puts them on the wire through [`kafka`] (feature
 //! `kafka-messages`), which converts them to and from the `kafka-protocol` crate's messages at a
 //! given API version. Fields are the union over versions; the field docs say which versions
 //! carry a field, and a conversion drops (or, for static membership, refuses) what the chosen
 //! version lacks, as Apache Kafka's Java client does.
+//!
+//! The JoinGroup and SyncGroup messages take the type of their embedded payloads as a parameter,
+//! `P`, which is [`Bytes`] unless said otherwise: the coordinator and the network client carry
+//! the encoded bytes, and the `pcap` decoder carries them decoded (`pcap::Payload`), with
+//! [`JoinGroupRequest::map_payloads`] and its siblings turning one into the other. One set of
+//! field names and types serves both.
 //!
 //! To keep: [`ErrorCode`] is a newtype over the wire's `int16` (unknown codes survive a round
 //! trip), with Java's names and its fatal/retriable classification in one place.
@@ -98,18 +104,18 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
-/// One protocol (assignor) a member offers in JoinGroup, with its encoded subscription.
+/// One protocol (assignor) a member offers in JoinGroup, with its subscription.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JoinGroupProtocol {
+pub struct JoinGroupProtocol<P = Bytes> {
     /// Assignor name.
     pub name: String,
-    /// The encoded `ConsumerProtocolSubscription`.
-    pub metadata: Bytes,
+    /// The `ConsumerProtocolSubscription` (for protocol type `consumer`).
+    pub metadata: P,
 }
 
 /// JoinGroup request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JoinGroupRequest {
+pub struct JoinGroupRequest<P = Bytes> {
     /// Group id.
     pub group_id: String,
     /// Session timeout (ms).
@@ -120,28 +126,48 @@ pub struct JoinGroupRequest {
     pub member_id: String,
     /// Static membership id.
     pub group_instance_id: Option<String>,
-    /// Always `"consumer"`.
+    /// `"consumer"` for consumer groups (the coordinator always sends that).
     pub protocol_type: String,
     /// Protocols in preference order.
-    pub protocols: Vec<JoinGroupProtocol>,
+    pub protocols: Vec<JoinGroupProtocol<P>>,
     /// Why the member joins (JoinGroup v8+; `None` on the wire before).
     pub reason: Option<String>,
 }
 
+impl<P> JoinGroupRequest<P> {
+    /// The same request with each protocol's metadata replaced by `f(metadata)`, in order.
+    pub fn map_payloads<Q>(self, mut f: impl FnMut(P) -> Q) -> JoinGroupRequest<Q> {
+        JoinGroupRequest {
+            group_id: self.group_id,
+            session_timeout_ms: self.session_timeout_ms,
+            rebalance_timeout_ms: self.rebalance_timeout_ms,
+            member_id: self.member_id,
+            group_instance_id: self.group_instance_id,
+            protocol_type: self.protocol_type,
+            protocols: self
+                .protocols
+                .into_iter()
+                .map(|p| JoinGroupProtocol { name: p.name, metadata: f(p.metadata) })
+                .collect(),
+            reason: self.reason,
+        }
+    }
+}
+
 /// One member in the leader's JoinGroup response.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JoinGroupMember {
+pub struct JoinGroupMember<P = Bytes> {
     /// Member id.
     pub member_id: String,
     /// Static membership id.
     pub group_instance_id: Option<String>,
     /// Its subscription for the selected protocol.
-    pub metadata: Bytes,
+    pub metadata: P,
 }
 
 /// JoinGroup response.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct JoinGroupResponse {
+pub struct JoinGroupResponse<P = Bytes> {
     /// Error code.
     pub error: ErrorCode,
     /// The new generation.
@@ -157,7 +183,31 @@ pub struct JoinGroupResponse {
     /// This member's id (also set with `MEMBER_ID_REQUIRED`).
     pub member_id: String,
     /// Every member, for the leader only.
-    pub members: Vec<JoinGroupMember>,
+    pub members: Vec<JoinGroupMember<P>>,
+}
+
+impl<P> JoinGroupResponse<P> {
+    /// The same response with each member's metadata replaced by `f(metadata)`, in order.
+    pub fn map_payloads<Q>(self, mut f: impl FnMut(P) -> Q) -> JoinGroupResponse<Q> {
+        JoinGroupResponse {
+            error: self.error,
+            generation_id: self.generation_id,
+            protocol_type: self.protocol_type,
+            protocol_name: self.protocol_name,
+            leader: self.leader,
+            skip_assignment: self.skip_assignment,
+            member_id: self.member_id,
+            members: self
+                .members
+                .into_iter()
+                .map(|m| JoinGroupMember {
+                    member_id: m.member_id,
+                    group_instance_id: m.group_instance_id,
+                    metadata: f(m.metadata),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Default for ErrorCode {
@@ -166,18 +216,18 @@ impl Default for ErrorCode {
     }
 }
 
-/// One member's encoded assignment in the leader's SyncGroup request.
+/// One member's assignment in the leader's SyncGroup request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SyncGroupAssignment {
+pub struct SyncGroupAssignment<P = Bytes> {
     /// Member id.
     pub member_id: String,
-    /// The encoded `ConsumerProtocolAssignment`.
-    pub assignment: Bytes,
+    /// The `ConsumerProtocolAssignment` (for protocol type `consumer`).
+    pub assignment: P,
 }
 
 /// SyncGroup request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SyncGroupRequest {
+pub struct SyncGroupRequest<P = Bytes> {
     /// Group id.
     pub group_id: String,
     /// Generation.
@@ -191,20 +241,51 @@ pub struct SyncGroupRequest {
     /// The generation's protocol name (SyncGroup v5+; `None` on the wire before).
     pub protocol_name: Option<String>,
     /// Assignments (leader only; empty for followers).
-    pub assignments: Vec<SyncGroupAssignment>,
+    pub assignments: Vec<SyncGroupAssignment<P>>,
+}
+
+impl<P> SyncGroupRequest<P> {
+    /// The same request with each assignment replaced by `f(assignment)`, in order.
+    pub fn map_payloads<Q>(self, mut f: impl FnMut(P) -> Q) -> SyncGroupRequest<Q> {
+        SyncGroupRequest {
+            group_id: self.group_id,
+            generation_id: self.generation_id,
+            member_id: self.member_id,
+            group_instance_id: self.group_instance_id,
+            protocol_type: self.protocol_type,
+            protocol_name: self.protocol_name,
+            assignments: self
+                .assignments
+                .into_iter()
+                .map(|a| SyncGroupAssignment { member_id: a.member_id, assignment: f(a.assignment) })
+                .collect(),
+        }
+    }
 }
 
 /// SyncGroup response.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct SyncGroupResponse {
+pub struct SyncGroupResponse<P = Bytes> {
     /// Error code.
     pub error: ErrorCode,
     /// Protocol type, when given.
     pub protocol_type: Option<String>,
     /// Protocol name, when given.
     pub protocol_name: Option<String>,
-    /// This member's encoded assignment.
-    pub assignment: Bytes,
+    /// This member's assignment.
+    pub assignment: P,
+}
+
+impl<P> SyncGroupResponse<P> {
+    /// The same response with the assignment replaced by `f(assignment)`.
+    pub fn map_payloads<Q>(self, f: impl FnOnce(P) -> Q) -> SyncGroupResponse<Q> {
+        SyncGroupResponse {
+            error: self.error,
+            protocol_type: self.protocol_type,
+            protocol_name: self.protocol_name,
+            assignment: f(self.assignment),
+        }
+    }
 }
 
 /// Heartbeat request.

@@ -10,8 +10,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::{
-    FrameCounts, GroupBody, GroupFrame, JoinGroupMemberBody, JoinGroupRequestBody, JoinGroupResponseBody,
-    MessageDirection, Payload, ProtocolMetadata, SyncGroupAssignmentBody, SyncGroupRequestBody, SyncGroupResponseBody,
+    FrameCounts, GroupBody, GroupFrame, JoinGroupResponseBody, MessageDirection, Payload, SyncGroupResponseBody,
 };
 use crate::group_api::kafka as convert;
 use crate::{AssignmentBuf, DecodeOptions, SubscriptionBuf};
@@ -442,68 +441,39 @@ impl ConnectionDecoder {
         let (context, body) = match body {
             RawRequest::Join(r) => {
                 let r = convert::from_join_group_request(r);
-                let protocol_type = r.protocol_type;
-                let group_id = r.group_id;
-                if !self.group_types.iter().any(|(g, t)| *g == group_id && *t == protocol_type) {
-                    self.group_types.retain(|(g, _)| *g != group_id);
+                let protocol_type = r.protocol_type.clone();
+                let group_id = &r.group_id;
+                if !self.group_types.iter().any(|(g, t)| g == group_id && *t == protocol_type) {
+                    self.group_types.retain(|(g, _)| g != group_id);
                     if self.group_types.len() >= 64 {
                         self.group_types.remove(0);
                     }
                     self.group_types.push((group_id.clone(), protocol_type.clone()));
                 }
-                let protocols = r
-                    .protocols
-                    .into_iter()
-                    .map(|p| ProtocolMetadata {
-                        name: p.name,
-                        metadata: self.payload(Some(&protocol_type), p.metadata, true),
-                    })
-                    .collect();
                 let context = RequestContext {
-                    group_id: group_id.clone(),
+                    group_id: r.group_id.clone(),
                     member_id: r.member_id.clone(),
                     generation_id: -1,
                     protocol_type: Some(protocol_type.clone()),
                 };
-                let body = GroupBody::JoinGroupRequest(JoinGroupRequestBody {
-                    group_id,
-                    session_timeout_ms: r.session_timeout_ms,
-                    rebalance_timeout_ms: r.rebalance_timeout_ms,
-                    member_id: r.member_id,
-                    group_instance_id: r.group_instance_id,
-                    protocol_type,
-                    protocols,
-                    reason: r.reason,
-                });
+                let body = GroupBody::JoinGroupRequest(r.map_payloads(|m| self.payload(Some(&protocol_type), m, true)));
                 (context, body)
             }
             RawRequest::Sync(r) => {
-                let r = convert::from_sync_group_request(r);
-                let group_id = r.group_id;
-                let protocol_type = r.protocol_type.or_else(|| self.group_type(&group_id));
-                let assignments = r
-                    .assignments
-                    .into_iter()
-                    .map(|a| SyncGroupAssignmentBody {
-                        member_id: a.member_id,
-                        assignment: self.payload(protocol_type.as_deref(), a.assignment, false),
-                    })
-                    .collect();
+                let mut r = convert::from_sync_group_request(r);
+                // Before v5 the request names no protocol type: the group's last JoinGroup here did.
+                if r.protocol_type.is_none() {
+                    r.protocol_type = self.group_type(&r.group_id);
+                }
+                let protocol_type = r.protocol_type.clone();
                 let context = RequestContext {
-                    group_id: group_id.clone(),
+                    group_id: r.group_id.clone(),
                     member_id: r.member_id.clone(),
                     generation_id: r.generation_id,
                     protocol_type: protocol_type.clone(),
                 };
-                let body = GroupBody::SyncGroupRequest(SyncGroupRequestBody {
-                    group_id,
-                    generation_id: r.generation_id,
-                    member_id: r.member_id,
-                    group_instance_id: r.group_instance_id,
-                    protocol_type,
-                    protocol_name: r.protocol_name,
-                    assignments,
-                });
+                let body =
+                    GroupBody::SyncGroupRequest(r.map_payloads(|a| self.payload(protocol_type.as_deref(), a, false)));
                 (context, body)
             }
         };
@@ -532,41 +502,22 @@ impl ConnectionDecoder {
         };
         let body = match raw {
             RawResponse::Join(r) => {
-                let r = convert::from_join_group_response(r);
-                let protocol_type = r.protocol_type.or(context.protocol_type.clone());
-                let members = r
-                    .members
-                    .into_iter()
-                    .map(|m| JoinGroupMemberBody {
-                        member_id: m.member_id,
-                        group_instance_id: m.group_instance_id,
-                        metadata: self.payload(protocol_type.as_deref(), m.metadata, true),
-                    })
-                    .collect();
-                GroupBody::JoinGroupResponse(JoinGroupResponseBody {
-                    group_id: context.group_id,
-                    error: r.error,
-                    generation_id: r.generation_id,
-                    protocol_type,
-                    protocol_name: r.protocol_name,
-                    leader: r.leader,
-                    skip_assignment: r.skip_assignment,
-                    member_id: r.member_id,
-                    members,
-                })
+                let mut r = convert::from_join_group_response(r);
+                r.protocol_type = r.protocol_type.take().or(context.protocol_type.clone());
+                let protocol_type = r.protocol_type.clone();
+                let response = r.map_payloads(|m| self.payload(protocol_type.as_deref(), m, true));
+                GroupBody::JoinGroupResponse(JoinGroupResponseBody { group_id: context.group_id, response })
             }
             RawResponse::Sync(r) => {
-                let r = convert::from_sync_group_response(r);
-                let protocol_type = r.protocol_type.or(context.protocol_type.clone());
-                let assignment = self.payload(protocol_type.as_deref(), r.assignment, false);
+                let mut r = convert::from_sync_group_response(r);
+                r.protocol_type = r.protocol_type.take().or(context.protocol_type.clone());
+                let protocol_type = r.protocol_type.clone();
+                let response = r.map_payloads(|a| self.payload(protocol_type.as_deref(), a, false));
                 GroupBody::SyncGroupResponse(SyncGroupResponseBody {
                     group_id: context.group_id,
                     member_id: context.member_id,
                     generation_id: context.generation_id,
-                    error: r.error,
-                    protocol_type,
-                    protocol_name: r.protocol_name,
-                    assignment,
+                    response,
                 })
             }
         };

@@ -8,9 +8,10 @@
 //! `kafka-protocol` crate and the embedded Subscriptions/Assignments with this crate's codec.
 //! Whatever it cannot use is skipped and counted in a [`Summary`], never a panic.
 //!
-//! The message fields come from [`group_api::kafka`](crate::group_api::kafka)'s conversions, so
-//! a capture speaks the same vocabulary as the coordinator (`ErrorCode`, one field name each);
-//! the bodies add the decoded payloads and the matching request's context.
+//! The messages are [`group_api`](crate::group_api)'s, built by its `kafka` conversions, with
+//! their payloads decoded (`JoinGroupRequest<Payload>`, ...): a capture speaks the same
+//! vocabulary as the coordinator and the network client. A response's body adds its request's
+//! context (group, member, generation), which the response itself does not carry.
 //!
 //! ```no_run
 //! use kafka_consumer_protocol::pcap::{GroupBody, GroupReader, ReaderOptions};
@@ -19,7 +20,7 @@
 //! let mut reader = GroupReader::new(file, ReaderOptions::default())?;
 //! for message in &mut reader {
 //!     if let GroupBody::SyncGroupResponse(sync) = &message.frame.body {
-//!         if let Some(assignment) = sync.assignment.assignment() {
+//!         if let Some(assignment) = sync.response.assignment.assignment() {
 //!             println!("{} got {:?}", sync.member_id, assignment.view().assigned_partitions());
 //!         }
 //!     }
@@ -44,7 +45,7 @@ use pcap_parser::{PcapBlockOwned, PcapError};
 
 pub use kafka::ConnectionDecoder;
 
-use crate::group_api::ErrorCode;
+use crate::group_api::{JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse};
 use crate::{AssignmentBuf, DecodeError, DecodeOptions, SubscriptionBuf};
 
 /// Request or response.
@@ -104,99 +105,18 @@ impl Payload {
     }
 }
 
-/// One protocol a member offers in a JoinGroup request.
-#[derive(Debug, Clone)]
-pub struct ProtocolMetadata {
-    /// Protocol (assignor) name.
-    pub name: String,
-    /// Its metadata (a Subscription for protocol type `consumer`).
-    pub metadata: Payload,
-}
-
-/// A JoinGroup request.
-#[derive(Debug, Clone)]
-pub struct JoinGroupRequestBody {
-    /// Group id.
-    pub group_id: String,
-    /// Session timeout.
-    pub session_timeout_ms: i32,
-    /// Rebalance timeout (v1+, -1 before).
-    pub rebalance_timeout_ms: i32,
-    /// Member id (empty on a first join).
-    pub member_id: String,
-    /// Static membership id (v5+).
-    pub group_instance_id: Option<String>,
-    /// Protocol type (`consumer` for consumer groups).
-    pub protocol_type: String,
-    /// Offered protocols, in preference order.
-    pub protocols: Vec<ProtocolMetadata>,
-    /// Reason (v8+).
-    pub reason: Option<String>,
-}
-
-/// One member in a (leader's) JoinGroup response.
-#[derive(Debug, Clone)]
-pub struct JoinGroupMemberBody {
-    /// Member id.
-    pub member_id: String,
-    /// Static membership id (v5+).
-    pub group_instance_id: Option<String>,
-    /// Metadata of the chosen protocol.
-    pub metadata: Payload,
-}
-
-/// A JoinGroup response.
+/// A JoinGroup response with the group id of its request (the response does not name the group).
 #[derive(Debug, Clone)]
 pub struct JoinGroupResponseBody {
     /// Group id of the matching request.
     pub group_id: String,
-    /// Error code (`NONE`, `MEMBER_ID_REQUIRED`, ...).
-    pub error: ErrorCode,
-    /// Generation.
-    pub generation_id: i32,
-    /// Protocol type (v7+; else the request's).
-    pub protocol_type: Option<String>,
-    /// The chosen protocol.
-    pub protocol_name: Option<String>,
-    /// Leader's member id.
-    pub leader: String,
-    /// Whether the leader should skip the assignment (v9+).
-    pub skip_assignment: bool,
-    /// The receiver's member id.
-    pub member_id: String,
-    /// Members (only in the leader's response).
-    pub members: Vec<JoinGroupMemberBody>,
+    /// The response, with `protocol_type` taken from the request when the response has none
+    /// (before v7).
+    pub response: JoinGroupResponse<Payload>,
 }
 
-/// One member's assignment in a SyncGroup request.
-#[derive(Debug, Clone)]
-pub struct SyncGroupAssignmentBody {
-    /// Member id.
-    pub member_id: String,
-    /// The assignment.
-    pub assignment: Payload,
-}
-
-/// A SyncGroup request.
-#[derive(Debug, Clone)]
-pub struct SyncGroupRequestBody {
-    /// Group id.
-    pub group_id: String,
-    /// Generation.
-    pub generation_id: i32,
-    /// Sender's member id.
-    pub member_id: String,
-    /// Static membership id (v3+).
-    pub group_instance_id: Option<String>,
-    /// Protocol type (v5+; else the one seen in this group's JoinGroup on the connection).
-    pub protocol_type: Option<String>,
-    /// Protocol name (v5+).
-    pub protocol_name: Option<String>,
-    /// Assignments (only from the leader).
-    pub assignments: Vec<SyncGroupAssignmentBody>,
-}
-
-/// A SyncGroup response.
+/// A SyncGroup response with what its request said (the response names no group, member or
+/// generation).
 #[derive(Debug, Clone)]
 pub struct SyncGroupResponseBody {
     /// Group id of the matching request.
@@ -205,25 +125,22 @@ pub struct SyncGroupResponseBody {
     pub member_id: String,
     /// Generation of the matching request.
     pub generation_id: i32,
-    /// Error code.
-    pub error: ErrorCode,
-    /// Protocol type (v5+; else the request's).
-    pub protocol_type: Option<String>,
-    /// Protocol name (v5+).
-    pub protocol_name: Option<String>,
-    /// The receiver's assignment.
-    pub assignment: Payload,
+    /// The response, with `protocol_type` taken from the request when the response has none
+    /// (before v5).
+    pub response: SyncGroupResponse<Payload>,
 }
 
-/// A decoded group message.
+/// A decoded group message: [`group_api`](crate::group_api)'s messages with their embedded
+/// payloads decoded ([`Payload`]), the responses with their request's context.
 #[derive(Debug, Clone)]
 pub enum GroupBody {
-    /// JoinGroup request.
-    JoinGroupRequest(JoinGroupRequestBody),
+    /// JoinGroup request; `protocol_type` is `consumer` for consumer groups.
+    JoinGroupRequest(JoinGroupRequest<Payload>),
     /// JoinGroup response.
     JoinGroupResponse(JoinGroupResponseBody),
-    /// SyncGroup request.
-    SyncGroupRequest(SyncGroupRequestBody),
+    /// SyncGroup request; `protocol_type` (v5+) is, before v5, the one this group's last
+    /// JoinGroup on the connection gave.
+    SyncGroupRequest(SyncGroupRequest<Payload>),
     /// SyncGroup response.
     SyncGroupResponse(SyncGroupResponseBody),
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kafka_consumer_protocol::codec::TopicPartitionsList;
-use kafka_consumer_protocol::group_api::ErrorCode;
+use kafka_consumer_protocol::group_api::{ErrorCode, JoinGroupMember};
 use kafka_consumer_protocol::pcap::{
     GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
 };
@@ -140,8 +140,9 @@ impl Serialize for MessageJson<'_> {
                     }),
                 )?;
             }
-            GroupBody::JoinGroupResponse(b) => {
-                o.serialize_entry("group_id", &b.group_id)?;
+            GroupBody::JoinGroupResponse(body) => {
+                let b = &body.response;
+                o.serialize_entry("group_id", &body.group_id)?;
                 o.serialize_entry("member_id", &b.member_id)?;
                 o.serialize_entry("generation_id", &b.generation_id)?;
                 o.serialize_entry("error_code", &b.error.0)?;
@@ -171,10 +172,10 @@ impl Serialize for MessageJson<'_> {
                 o.serialize_entry("group_id", &b.group_id)?;
                 o.serialize_entry("member_id", &b.member_id)?;
                 o.serialize_entry("generation_id", &b.generation_id)?;
-                o.serialize_entry("error_code", &b.error.0)?;
-                o.serialize_entry("protocol_type", &b.protocol_type)?;
-                o.serialize_entry("protocol_name", &b.protocol_name)?;
-                o.serialize_entry("assignment", &PayloadJson(&b.assignment))?;
+                o.serialize_entry("error_code", &b.response.error.0)?;
+                o.serialize_entry("protocol_type", &b.response.protocol_type)?;
+                o.serialize_entry("protocol_name", &b.response.protocol_name)?;
+                o.serialize_entry("assignment", &PayloadJson(&b.response.assignment))?;
             }
         }
         o.end()
@@ -193,7 +194,7 @@ impl<A: Serialize, B: Serialize> Serialize for Pair<'_, A, B> {
     }
 }
 
-struct JoinMemberJson<'a>(&'a kafka_consumer_protocol::pcap::JoinGroupMemberBody);
+struct JoinMemberJson<'a>(&'a JoinGroupMember<Payload>);
 
 impl Serialize for JoinMemberJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -330,7 +331,8 @@ impl Story {
                     (shown_opt(&f.client_id), shown_opt(&b.group_instance_id), offered),
                 );
             }
-            GroupBody::JoinGroupResponse(b) => {
+            GroupBody::JoinGroupResponse(body) => {
+                let b = &body.response;
                 let join = self.joins.remove(&(m.dst.to_string(), m.src.to_string(), f.correlation_id));
                 if b.error != ErrorCode::NONE {
                     let event = format!(
@@ -381,13 +383,13 @@ impl Story {
                 }
             }
             GroupBody::SyncGroupResponse(b) => {
-                if b.error != ErrorCode::NONE {
+                if b.response.error != ErrorCode::NONE {
                     let event = format!(
                         "{} SyncGroup of {} in generation {}: error {}",
                         rfc3339(m.timestamp),
                         shown(&b.member_id),
                         b.generation_id,
-                        b.error.0
+                        b.response.error.0
                     );
                     added += event.len();
                     group.events.push(event);
@@ -396,7 +398,7 @@ impl Story {
                 }
                 let gen = group.generations.entry(b.generation_id).or_default();
                 let member = gen.members.entry(shown(&b.member_id)).or_default();
-                let text = payload_text(&b.assignment);
+                let text = payload_text(&b.response.assignment);
                 added += text.len() + b.member_id.len() + 160;
                 member.assignment = Some(text);
                 if member.client_id.is_none() {
