@@ -41,6 +41,12 @@ import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
  *   A  500 topics x 2,000 partitions (1,000,000), 2,000 members, uniform subscription
  *   B  as A, but the last member subscribes only to the first topic (general path of the sticky assignors)
  *   C  100 topics x 200 partitions (20,000), 500 members; every 4th member on the first 50 topics, others on the last 50
+ * and the rack shapes of benches/assignors.rs (testkit's with_racks(shape, 3, 2): member i on rack{i % 3}, partition p
+ * of every topic with replicas on rack{p % 3} and rack{(p + 1) % 3}, one broker per rack; member ids zero-padded to
+ * the width of the member count, consumer0000.., as ours), so Java's rack-aware paths run:
+ *   java-rack-uniform-100k-2000     50 topics x 2,000 partitions, 2,000 members, uniform
+ *   java-rack-nonequal-100k-2000    as the uniform one, the last member on topic0 only
+ *   java-rack-mixed-halves-10k-500  50 topics x 200 partitions, 500 members, every 4th on topics 0-24, others on 25-49
  * phases: first  (nobody owns anything)
  *         reassign (every member owns what the same assignor gave it in `first`, generation 1; member 0 is new)
  */
@@ -53,6 +59,11 @@ final class Bench {
         final Map<String, Integer> topics = new java.util.LinkedHashMap<>();
         final List<String> memberIds = new ArrayList<>();
         final Map<String, List<String>> subscriptions = new HashMap<>();
+        /** Rack of each member, or null for the shapes without racks. */
+        Map<String, String> memberRacks = null;
+        /** Racks and replication factor of the partitions (0 = no replica information). */
+        int racks = 0;
+        int replication = 0;
 
         Shape(String name, String description) {
             this.name = name;
@@ -92,18 +103,69 @@ final class Bench {
                 }
                 return s;
             }
+            case "java-rack-uniform-100k-2000":
+            case "java-rack-nonequal-100k-2000": {
+                boolean nonequal = name.equals("java-rack-nonequal-100k-2000");
+                s = new Shape(name, "50 topics x 2000 partitions, 2000 members"
+                    + (nonequal ? ", last member subscribes to topic0 only" : ", uniform")
+                    + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
+                for (int t = 0; t < 50; t++) {
+                    topics.add("topic" + t);
+                    s.topics.put("topic" + t, 2000);
+                }
+                for (int i = 0; i < 2000; i++) {
+                    String id = String.format("consumer%04d", i);
+                    s.memberIds.add(id);
+                    s.subscriptions.put(id, nonequal && i == 1999 ? topics.subList(0, 1) : topics);
+                }
+                return withRacks(s, 3, 2);
+            }
+            case "java-rack-mixed-halves-10k-500": {
+                s = new Shape(name, "50 topics x 200 partitions, 500 members, every 4th member on topics 0-24, others on 25-49"
+                    + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
+                for (int t = 0; t < 50; t++) {
+                    topics.add("topic" + t);
+                    s.topics.put("topic" + t, 200);
+                }
+                for (int i = 0; i < 500; i++) {
+                    String id = String.format("consumer%03d", i);
+                    s.memberIds.add(id);
+                    s.subscriptions.put(id, i % 4 == 0 ? topics.subList(0, 25) : topics.subList(25, 50));
+                }
+                return withRacks(s, 3, 2);
+            }
             default:
                 throw new IllegalArgumentException("unknown shape " + name);
         }
     }
 
+    /** testkit's with_racks: member i on rack{i % racks}; partition p's replicas on racks p, p + 1, ... (mod racks). */
+    static Shape withRacks(Shape s, int racks, int replication) {
+        s.racks = racks;
+        s.replication = replication;
+        s.memberRacks = new HashMap<>();
+        for (int i = 0; i < s.memberIds.size(); i++) s.memberRacks.put(s.memberIds.get(i), "rack" + (i % racks));
+        return s;
+    }
+
     static Cluster cluster(Shape s) {
         List<PartitionInfo> parts = new ArrayList<>();
         Node[] none = new Node[0];
+        // One broker per rack; a partition's leader is its first replica.
+        List<Node> nodes = new ArrayList<>();
+        for (int r = 0; r < s.racks; r++) nodes.add(new Node(r, "broker-rack" + r, 9092, "rack" + r));
         s.topics.forEach((t, n) -> {
-            for (int p = 0; p < n; p++) parts.add(new PartitionInfo(t, p, null, none, none));
+            for (int p = 0; p < n; p++) {
+                if (s.racks == 0) {
+                    parts.add(new PartitionInfo(t, p, null, none, none));
+                    continue;
+                }
+                Node[] replicas = new Node[s.replication];
+                for (int j = 0; j < s.replication; j++) replicas[j] = nodes.get((p + j) % s.racks);
+                parts.add(new PartitionInfo(t, p, replicas[0], replicas, replicas));
+            }
         });
-        return new Cluster("bench", Collections.emptyList(), parts, Collections.emptySet(), Collections.emptySet());
+        return new Cluster("bench", nodes, parts, Collections.emptySet(), Collections.emptySet());
     }
 
     /** Per member: (owned, userData) for the reassign phase, or null for the first phase. */
@@ -116,7 +178,7 @@ final class Bench {
             boolean isNew = prev == null || id.equals(s.memberIds.get(0));
             byte[] ud = userData.get(id);
             Subscription sub = new Subscription(s.subscriptions.get(id), ud == null ? null : ByteBuffer.wrap(ud),
-                owned, isNew ? -1 : 1, Optional.empty());
+                owned, isNew ? -1 : 1, Optional.ofNullable(s.memberRacks == null ? null : s.memberRacks.get(id)));
             // --decoded: what a leader really holds, each member's subscription deserialized from its
             // JoinGroup metadata (its own topic strings), instead of lists sharing one set of strings.
             m.put(id, decoded ? ConsumerProtocol.deserializeSubscription(ConsumerProtocol.serializeSubscription(sub)) : sub);
@@ -141,6 +203,18 @@ final class Bench {
             }
         }
         return out;
+    }
+
+    /** Partitions assigned to a member whose rack holds one of their replicas (racks p, p + 1, ... mod racks). */
+    static int rackMatched(Shape s, Map<String, List<TopicPartition>> result) {
+        int matched = 0;
+        for (Map.Entry<String, List<TopicPartition>> e : result.entrySet()) {
+            int rack = Integer.parseInt(s.memberRacks.get(e.getKey()).substring("rack".length()));
+            for (TopicPartition tp : e.getValue()) {
+                if (Math.floorMod(rack - tp.partition(), s.racks) < s.replication) matched++;
+            }
+        }
+        return matched;
     }
 
     static List<MemoryPoolMXBean> heapPools() {
@@ -249,6 +323,7 @@ final class Bench {
                     long peak = 0;
                     long baseline = 0;
                     int assigned = 0;
+                    Map<String, List<TopicPartition>> lastResult = null;
                     int done = 0;
                     long start = System.nanoTime();
                     for (int i = 0; i < warmup + iters; i++) {
@@ -258,6 +333,7 @@ final class Bench {
                         Sample smp = once(st.newAssignor(), cluster, subs);
                         if (phase.equals("first") && firstResult == null) firstResult = smp.result;
                         assigned = smp.result.values().stream().mapToInt(List::size).sum();
+                        lastResult = smp.result;
                         System.err.printf("%s %s %-18s %s %.1f ms (process cpu %.1f ms)%n", shapeName, phase, an,
                             i < warmup ? "warmup" : "iter  ", smp.ms, smp.cpuMs);
                         if (i >= warmup) {
@@ -289,6 +365,7 @@ final class Bench {
                     r.put("heap_before_op_mb", (int) (baseline >> 20));
                     r.put("peak_heap_mb", (int) (peak >> 20));
                     r.put("partitions_assigned", assigned);
+                    if (shape.memberRacks != null) r.put("rack_matched_partitions", rackMatched(shape, lastResult));
                     results.add(r);
                 }
             }
