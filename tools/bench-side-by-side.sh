@@ -137,9 +137,11 @@ fi
 say() { echo "$*" | tee -a "$log"; }
 mark() { say "== $1 $(date -u '+%Y-%m-%dT%H:%M:%SZ') $(uptime)"; }
 
+before_status=$(git -C "$before" status --short | tr '\n' ' ')
+after_status=$(git -C "$after" status --short | tr '\n' ' ')
 say "bench-side-by-side $mode, stamp $stamp"
-say "before: $before $(git -C "$before" rev-parse --short HEAD) ($(git -C "$before" status --short | wc -l) changed files: $(git -C "$before" status --short | tr '\n' ' '))"
-say "after:  $after $(git -C "$after" rev-parse --short HEAD) ($(git -C "$after" status --short | wc -l) changed files)"
+say "before: $before $(git -C "$before" rev-parse --short HEAD), changes: ${before_status:-none}"
+say "after:  $after $(git -C "$after" rev-parse --short HEAD), changes: ${after_status:-none}"
 say "machine: $(nproc) cores, $(uname -sr), $(rustc --version), $(go version | cut -d' ' -f3-), $(java -version 2>&1 | head -1)"
 say "assignor filter: $filter"
 if [ "$mode" = full ]; then
