@@ -177,9 +177,11 @@ for side in before after; do
     say "$side $b: ${exe[$side-$b]}"
   done
 done
-mvn -q -B -Dstyle.color=never -f "$after/tools/java-assignors/pom.xml" compile | tr -d '\033' | sed '/^\(\[0m\)*$/d'
+mkdir -p "$after/target/side-by-side"
+mvn -q -B -Dstyle.color=never -f "$after/tools/java-assignors/pom.xml" compile > "$after/target/side-by-side/mvn.log" 2>&1 ||
+  { cat "$after/target/side-by-side/mvn.log"; say "the Java classes did not build"; exit 1; }
+say "Java classes: $after/tools/java-assignors/target/classes"
 gobin="$after/target/side-by-side/franz-bench.test"
-mkdir -p "$(dirname "$gobin")"
 (cd "$after/tools/franz-bench" && go test -c -o "$gobin" .)
 say "franz-go test binary: $gobin"
 
