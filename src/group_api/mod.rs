@@ -5,9 +5,9 @@
 //! in SyncGroup) still encoded.
 //!
 //! The [`coordinator`](crate::coordinator) speaks these values, the `pcap` decoder yields them
-//! (with decoded payloads), and the network client puts them on the wire through [`kafka`] (feature
-//! `kafka-messages`), which converts them to and from the `kafka-protocol` crate's messages at a
-//! given API version. Fields are the union over versions; the field docs say which versions
+//! (with decoded payloads), and the network client puts them on the wire through [`kafka`]
+//! (feature `kafka-messages`), which converts them to and from the `kafka-protocol` crate's
+//! messages at a given API version. Fields are the union over versions; the field docs say which versions
 //! carry a field, and a conversion drops (or, for static membership, refuses) what the chosen
 //! version lacks, as Apache Kafka's Java client does.
 //!
