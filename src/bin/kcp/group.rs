@@ -26,113 +26,10 @@ use kafka_consumer_protocol::{
 use serde_json::{json, Value};
 
 use super::input::to_hex;
+use super::out::{note, Out, WriteFailed};
 use super::shapes::{assignment_json, decode_error_json, subscription_json};
+use super::text::clean;
 use super::Format;
-pub use output::Out;
-use output::{clean, WriteFailed};
-
-/// Output for `kcp group`: a buffered stdout whose closed pipe ends the command quietly, and the
-/// escaping of names from the cluster in text. The same contract as the `out`/`text` modules the
-/// CLI hardening brings for every command; this one goes when those land (they were not on main
-/// when this command was written).
-mod output {
-    use std::borrow::Cow;
-    use std::fmt::Write as _;
-    use std::io::{self, BufWriter, Write};
-
-    /// A write to stdout failed.
-    #[derive(Debug)]
-    pub struct WriteFailed(pub io::Error);
-
-    impl WriteFailed {
-        /// The reader of a pipe went away (`kcp ... | head`): not an error of ours.
-        pub fn is_closed_pipe(&self) -> bool {
-            self.0.kind() == io::ErrorKind::BrokenPipe
-        }
-    }
-
-    impl From<io::Error> for WriteFailed {
-        fn from(e: io::Error) -> Self {
-            WriteFailed(e)
-        }
-    }
-
-    impl From<serde_json::Error> for WriteFailed {
-        fn from(e: serde_json::Error) -> Self {
-            WriteFailed(io::Error::from(e))
-        }
-    }
-
-    /// Buffered standard output.
-    pub struct Out {
-        inner: BufWriter<io::Stdout>,
-    }
-
-    impl Out {
-        /// Standard output.
-        pub fn stdout() -> Self {
-            Out { inner: BufWriter::with_capacity(64 * 1024, io::stdout()) }
-        }
-
-        /// Text as is.
-        pub fn text(&mut self, text: &str) -> Result<(), WriteFailed> {
-            Ok(self.inner.write_all(text.as_bytes())?)
-        }
-
-        /// Pretty-printed JSON and a newline.
-        pub fn json_pretty<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Result<(), WriteFailed> {
-            serde_json::to_writer_pretty(&mut self.inner, value)?;
-            Ok(self.inner.write_all(b"\n")?)
-        }
-
-        /// One compact JSON line.
-        pub fn json_line<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Result<(), WriteFailed> {
-            serde_json::to_writer(&mut self.inner, value)?;
-            Ok(self.inner.write_all(b"\n")?)
-        }
-
-        /// Writes out what is buffered.
-        pub fn flush(&mut self) -> Result<(), WriteFailed> {
-            Ok(self.inner.flush()?)
-        }
-    }
-
-    /// A line on stderr that never panics.
-    pub fn note(line: &str) {
-        let mut err = io::stderr().lock();
-        let _ = err.write_all(line.as_bytes());
-        let _ = err.write_all(b"\n");
-    }
-
-    fn needs_escape(c: char) -> bool {
-        c == '\\'
-            || c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
-    }
-
-    /// `s` with every character that could act on a terminal (control characters, escape
-    /// sequences, bidirectional overrides) written as an escape: a member id or rack from the
-    /// cluster must not move the cursor or forge a line of the table.
-    pub fn clean(s: &str) -> Cow<'_, str> {
-        if !s.chars().any(needs_escape) {
-            return Cow::Borrowed(s);
-        }
-        let mut out = String::with_capacity(s.len() + 8);
-        for c in s.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if needs_escape(c) => {
-                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        Cow::Owned(out)
-    }
-}
 
 /// `kcp group`'s subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -262,13 +159,13 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
         // A member prints its own JSON lines and runs until it leaves.
         GroupCommand::Join(a) => {
             return match client_config(&a.connection) {
-                Ok(config) => super::join::run(&a.member, config, Duration::from_millis(a.connection.timeout_ms)),
+                Ok(config) => super::join::run(&a.member, config, Duration::from_millis(a.connection.timeout_ms), out),
                 Err(GroupError::Config(e)) => {
-                    output::note(&format!("kcp: {}", clean(&e.to_string())));
+                    note(&format!("kcp: {}", clean(&e.to_string())));
                     ExitCode::from(2)
                 }
                 Err(GroupError::Usage(m)) => {
-                    output::note(&format!("kcp: {m}"));
+                    note(&format!("kcp: {m}"));
                     ExitCode::from(2)
                 }
                 Err(_) => ExitCode::from(1),
@@ -299,30 +196,30 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(GroupError::Config(e)) => {
-            output::note(&format!("kcp: {}", clean(&e.to_string())));
+            note(&format!("kcp: {}", clean(&e.to_string())));
             ExitCode::from(2)
         }
         Err(GroupError::Usage(m)) => {
-            output::note(&format!("kcp: {m}"));
+            note(&format!("kcp: {m}"));
             ExitCode::from(2)
         }
         Err(GroupError::Client(e)) => {
             let written = match format {
                 Format::Json => out.json_pretty(&client_error_json(&e)).and_then(|()| out.flush()),
                 Format::Text => {
-                    output::note(&format!("kcp: {}: {}", e.kind(), clean(e.message())));
+                    note(&format!("kcp: {}: {}", e.kind(), clean(e.message())));
                     Ok(())
                 }
             };
             match written {
-                Err(w) if !w.is_closed_pipe() => output::note(&format!("kcp: cannot write the output: {}", w.0)),
+                Err(w) if !w.is_closed_pipe() => note(&format!("kcp: cannot write the output: {}", w.0)),
                 _ => {}
             }
             ExitCode::from(1)
         }
         Err(GroupError::Output(e)) if e.is_closed_pipe() => ExitCode::SUCCESS,
         Err(GroupError::Output(e)) => {
-            output::note(&format!("kcp: cannot write the output: {}", e.0));
+            note(&format!("kcp: cannot write the output: {}", e.0));
             ExitCode::from(1)
         }
     }
@@ -346,10 +243,7 @@ fn client_config(args: &ConnectionArgs) -> Result<ClientConfig, GroupError> {
     }
     if !config.ignored_keys.is_empty() {
         let keys: Vec<String> = config.ignored_keys.iter().map(|k| clean(k).into_owned()).collect();
-        output::note(&format!(
-            "kcp: ignoring --command-config keys that do not concern the connection: {}",
-            keys.join(", ")
-        ));
+        note(&format!("kcp: ignoring --command-config keys that do not concern the connection: {}", keys.join(", ")));
     }
     Ok(config)
 }
@@ -545,7 +439,7 @@ async fn describe(client: Client, args: &DescribeArgs, timeout: Duration, out: &
                     out.json_pretty(&json!({"error": value["error"]}))?;
                 }
                 Format::Json => out.json_pretty(&value)?,
-                Format::Text if value.get("error").is_some() => output::note(&text),
+                Format::Text if value.get("error").is_some() => note(&text),
                 Format::Text => {
                     if tables_written > 0 {
                         out.text("\n")?;

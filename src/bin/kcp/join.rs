@@ -1,7 +1,6 @@
 //! `kcp group join`: one real group member, the crate's coordinator on the network, printing its
 //! listener callbacks as JSON lines until `--duration-s`, SIGINT or SIGTERM.
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -13,6 +12,8 @@ use kafka_consumer_protocol::client::ClientConfig;
 use kafka_consumer_protocol::coordinator::CoordinatorError;
 use kafka_consumer_protocol::TopicPartitions;
 use serde_json::{json, Map, Value};
+
+use super::out::{note, Out, WriteFailed};
 
 /// `kcp group join`'s member options (the connection options are `group::ConnectionArgs`).
 #[derive(clap::Args, Debug)]
@@ -109,15 +110,26 @@ pub fn event_json(event: &MemberEvent) -> Value {
 
 /// Prints one JSON line with `ts_ms` first and flushes it (a killed process loses nothing it
 /// printed, and logs of several processes merge by time).
-fn print_line(value: Value) {
+fn print_line(out: &mut Out, value: Value) -> Result<(), WriteFailed> {
     let mut line = Map::new();
     line.insert("ts_ms".into(), json!(now_ms()));
     if let Value::Object(rest) = value {
         line.extend(rest);
     }
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", Value::Object(line));
-    let _ = out.flush();
+    out.json_line(&Value::Object(line))?;
+    out.flush()
+}
+
+/// The exit status `status`, unless the output failed: a closed pipe keeps it (the reader has
+/// gone, nobody to tell), any other write error is exit 1 with a line on stderr.
+fn exit_status(status: ExitCode, output: Option<WriteFailed>) -> ExitCode {
+    match output {
+        Some(e) if !e.is_closed_pipe() => {
+            note(&format!("kcp: cannot write the output: {}", e.0));
+            ExitCode::from(1)
+        }
+        _ => status,
+    }
 }
 
 /// Why `kcp group join` could not start: a usage error (exit 2).
@@ -165,8 +177,9 @@ pub fn member_config(
     Ok((config, assignors))
 }
 
-/// Runs the member until it leaves or stops; the exit status (1 after a fatal error).
-pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration) -> ExitCode {
+/// Runs the member until it leaves or stops; the exit status (1 after a fatal error or when the
+/// output could not be written, 0 when the reader of a pipe went away).
+pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration, out: &mut Out) -> ExitCode {
     if let Some(id) = &args.client_id {
         client.client_id = id.clone();
     }
@@ -174,25 +187,25 @@ pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration) -> Ex
     let (config, assignors) = match member_config(args, request_timeout_ms, timeout) {
         Ok(c) => c,
         Err(UsageError(message)) => {
-            eprintln!("error: {message}");
+            note(&format!("error: {message}"));
             return ExitCode::from(2);
         }
     };
     let transport = match ClientTransport::new(client) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("kcp: {e}");
+            note(&format!("kcp: {e}"));
             return ExitCode::from(2);
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
+            note(&format!("error: cannot start the runtime: {e}"));
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(join(transport, config, assignors, args.duration_s, timeout))
+    runtime.block_on(join(transport, config, assignors, args.duration_s, timeout, out))
 }
 
 async fn join(
@@ -201,17 +214,20 @@ async fn join(
     assignors: Vec<Box<dyn PartitionAssignor>>,
     duration_s: Option<u64>,
     leave_timeout: Duration,
+    out: &mut Out,
 ) -> ExitCode {
     let mut member = match Member::start(transport, config, assignors) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("error: {e}");
+            note(&format!("error: {e}"));
             return ExitCode::from(2);
         }
     };
     let stop = stop_signal(duration_s);
     tokio::pin!(stop);
     let mut leave_deadline: Option<tokio::time::Instant> = None;
+    // The first write error: the member then leaves as on SIGTERM and prints nothing more.
+    let mut output_failed: Option<WriteFailed> = None;
     loop {
         let delivery = tokio::select! {
             d = member.next() => d,
@@ -222,16 +238,26 @@ async fn join(
                 continue;
             }
             () = sleep_until_opt(leave_deadline) => {
-                print_line(json!({"event": "error", "fatal": true,
-                    "error": {"kind": TransportErrorKind::Timeout.as_str(), "message": "could not leave the group within --timeout-ms"}}));
-                return ExitCode::from(1);
+                if output_failed.is_none() {
+                    output_failed = print_line(out, json!({"event": "error", "fatal": true,
+                        "error": {"kind": TransportErrorKind::Timeout.as_str(), "message": "could not leave the group within --timeout-ms"}})).err();
+                }
+                return exit_status(ExitCode::from(1), output_failed);
             }
         };
-        let Some(delivery) = delivery else { return ExitCode::SUCCESS };
-        print_line(event_json(&delivery.event));
+        let Some(delivery) = delivery else { return exit_status(ExitCode::SUCCESS, output_failed) };
+        if output_failed.is_none() {
+            if let Err(e) = print_line(out, event_json(&delivery.event)) {
+                output_failed = Some(e);
+                if leave_deadline.is_none() {
+                    member.leave();
+                    leave_deadline = Some(tokio::time::Instant::now() + leave_timeout);
+                }
+            }
+        }
         match delivery.event {
-            MemberEvent::Error { fatal: true, .. } => return ExitCode::from(1),
-            MemberEvent::Left => return ExitCode::SUCCESS,
+            MemberEvent::Error { fatal: true, .. } => return exit_status(ExitCode::from(1), output_failed),
+            MemberEvent::Left => return exit_status(ExitCode::SUCCESS, output_failed),
             // Printing is all this member does with its partitions: acknowledge at once.
             _ => delivery.ack(),
         }

@@ -187,8 +187,8 @@ fn main() -> ExitCode {
         Command::Pcap(args) => (pcap::run_pcap(&args, &mut out), args.format),
         Command::Simulate(args) => (simulate::run_simulate(&args, &mut out), Format::Json),
         Command::Assign(args) => (assign::run_assign(&args, &mut out), Format::Json),
-        // `kcp group` has its own streaming writer and exit statuses (group.rs).
-        Command::Group(command) => return group::run_group(&command, &mut group::Out::stdout()),
+        // `kcp group` streams and has exit statuses of its own (group.rs).
+        Command::Group(command) => return group::run_group(&command, &mut out),
     };
     finish(result, format, &mut out)
 }

@@ -2,7 +2,10 @@
 //! cleanly. A closed pipe (`kcp ... | head`) is the reader saying it has seen enough: the command
 //! stops quietly with exit status 0. Any other write error (a full disk, `> /dev/full`) means
 //! output was lost: exit status 1 with a message on stderr. Nothing in the CLI uses `println!`,
-//! which panics on both.
+//! which panics on both. Every command writes through one [`Out`], also `kcp group`'s, whose
+//! commands run in a tokio runtime: `Out` holds the unlocked [`io::Stdout`], which takes its lock
+//! for each write that reaches it (when the buffer fills or is flushed), so no lock is held
+//! across an `.await` and `Out` can move between tasks.
 
 use std::io::{self, BufWriter, Write};
 
@@ -31,20 +34,15 @@ impl From<serde_json::Error> for WriteFailed {
     }
 }
 
-/// Buffered standard output (or any writer, for tests).
+/// Buffered standard output.
 pub struct Out {
-    inner: BufWriter<Box<dyn Write>>,
+    inner: BufWriter<io::Stdout>,
 }
 
 impl Out {
-    /// Standard output.
+    /// Standard output, locked per write rather than for the whole program (see the module docs).
     pub fn stdout() -> Self {
-        Out::new(Box::new(io::stdout().lock()))
-    }
-
-    /// Any writer.
-    pub fn new(inner: Box<dyn Write>) -> Self {
-        Out { inner: BufWriter::with_capacity(64 * 1024, inner) }
+        Out { inner: BufWriter::with_capacity(64 * 1024, io::stdout()) }
     }
 
     /// Text as is.
