@@ -475,3 +475,49 @@ fn kcp_classic_members_in_a_consumer_group_upgraded_online_and_downgraded_on_kaf
     // Member epochs of the consumer group and classic generations both count here.
     finish(&mut [&mut k1, &mut k2, &mut j1, &mut j2], 30);
 }
+
+/// `kcp group join | head` after the reader has gone: the first line the member cannot write
+/// makes it leave the group as on SIGTERM, and it exits 0 without a word (the reader saw enough),
+/// long before `--duration-s`. The group is left empty at once (LeaveGroup, not a session
+/// expiry).
+#[test]
+fn a_member_whose_stdout_is_closed_leaves_the_group_and_exits_0() {
+    let Some(cluster) = Cluster::shared("k39") else { return };
+    let topic = live::unique_name("member-pipe");
+    let group = live::unique_name("member-pipe-g");
+    cluster.create_topic(&topic, 2);
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcp"))
+        .args(["group", "join", "--bootstrap-server", &cluster.bootstrap, "--group", &group, "--topics", &topic])
+        .args([
+            "--session-timeout-ms",
+            &SESSION_MS.to_string(),
+            "--rebalance-timeout-ms",
+            "30000",
+            "--duration-s",
+            "300",
+        ])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kcp runs");
+    let deadline = Instant::now() + SETTLE;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kcp group join kept running with its stdout closed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("stderr");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("cannot write"), "a closed pipe is not an error: {stderr}");
+    let described = cluster.describe_group(&group);
+    assert_eq!(described["members"].as_array().map(Vec::len), Some(0), "{described}");
+}
