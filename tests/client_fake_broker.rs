@@ -128,13 +128,17 @@ fn cluster(port: u16, request: &Seen) -> Reply {
                         .with_group_state(s("Stable"))
                         .with_protocol_type(s("consumer"))
                         .with_protocol_data(s("range"))
-                        .with_members(vec![DescribedGroupMember::default()
-                            .with_member_id(s("m1"))
-                            .with_client_id(s("c1"))
-                            .with_client_host(s("/127.0.0.1"))
-                            .with_group_instance_id(if v >= 4 { Some(s("i1")) } else { None })
-                            .with_member_metadata(vec![0, 1, 2].into())
-                            .with_member_assignment(vec![3, 4].into())])
+                        .with_members(vec![
+                            DescribedGroupMember::default()
+                                .with_member_id(s("m1"))
+                                .with_client_id(s("c1"))
+                                .with_client_host(s("/127.0.0.1"))
+                                .with_group_instance_id(if v >= 4 { Some(s("i1")) } else { None })
+                                .with_member_metadata(vec![0, 1, 2].into())
+                                .with_member_assignment(vec![3, 4].into()),
+                            // Out of member-id order: the client sorts them.
+                            DescribedGroupMember::default().with_member_id(s("m0")).with_client_id(s("c0")),
+                        ])
                 })
                 .collect();
             body(&DescribeGroupsResponse::default().with_groups(groups), v)
@@ -276,11 +280,16 @@ async fn list_describe_and_consumer_describe() {
     let described = client.describe_groups(&["orders", "orders", "other"], deadline()).await.unwrap();
     assert_eq!(described.len(), 2, "one result per distinct group");
     let orders = described[0].as_ref().unwrap();
-    assert_eq!((orders.group_id.as_str(), orders.protocol.as_str(), orders.version), ("orders", "range", 6));
-    let member = &orders.members[0];
+    assert_eq!(
+        (orders.group.group_id.as_str(), orders.group.protocol.as_str(), orders.version),
+        ("orders", "range", 6)
+    );
+    let ids: Vec<&str> = orders.group.members.iter().map(|m| m.member_id.as_str()).collect();
+    assert_eq!(ids, ["m0", "m1"], "members in member-id order");
+    let member = &orders.group.members[1];
     assert_eq!(member.group_instance_id.as_deref(), Some("i1"));
-    assert_eq!(&member.metadata[..], [0, 1, 2]);
-    assert_eq!(&member.assignment[..], [3, 4]);
+    assert_eq!(&member.member_metadata[..], [0, 1, 2]);
+    assert_eq!(&member.member_assignment[..], [3, 4]);
     assert_eq!(orders.coordinator.port, broker.port);
     // Both groups' coordinators in one batched FindCoordinator (v6), both groups in one
     // DescribeGroups.
@@ -421,7 +430,7 @@ async fn coordinator_errors_are_retried() {
     .await;
     let client = client_for(&broker.address());
     let described = client.describe_groups(&["g"], deadline()).await.unwrap();
-    assert_eq!(described[0].as_ref().unwrap().members.len(), 1);
+    assert_eq!(described[0].as_ref().unwrap().group.members.len(), 1);
     assert_eq!(describes.load(Ordering::SeqCst), 3);
     // NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS sent the client to FindCoordinator again.
     assert_eq!(finds.load(Ordering::SeqCst), 5);

@@ -3,9 +3,10 @@
 
 use bytes::Bytes;
 use kafka_consumer_protocol::assignor::ClusterMetadata;
+use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::{
-    inspect_classic, inspect_consumer, ClassicGroup, ClassicMember, ConsumerGroup, ConsumerMember, Diagnostic,
-    DiagnosticKind, MemberType, Payload, PayloadKind, UserDataReading,
+    inspect_classic, inspect_consumer, ClassicGroup, ConsumerGroup, ConsumerMember, Diagnostic, DiagnosticKind,
+    MemberType, Payload, PayloadKind, UserDataReading,
 };
 use kafka_consumer_protocol::{
     Assignment, CooperativeStickyUserData, StickyUserData, StickyUserDataFormat, Subscription, TopicPartitions, Version,
@@ -30,14 +31,14 @@ fn assignment(assigned: &[(&str, &[i32])]) -> Bytes {
     Bytes::from(a.encode(Version::V3).unwrap())
 }
 
-fn member(id: &str, metadata: Bytes, assignment: Bytes) -> ClassicMember {
-    ClassicMember {
+fn member(id: &str, metadata: Bytes, assignment: Bytes) -> DescribedGroupMember {
+    DescribedGroupMember {
         member_id: id.into(),
         client_id: id.split('-').next().unwrap().into(),
         client_host: "/127.0.0.1".into(),
-        metadata,
-        assignment,
-        ..ClassicMember::default()
+        member_metadata: metadata,
+        member_assignment: assignment,
+        ..DescribedGroupMember::default()
     }
 }
 
@@ -45,7 +46,7 @@ fn v3(s: Subscription) -> Bytes {
     Bytes::from(s.encode(Version::V3).unwrap())
 }
 
-fn group(protocol: &str, members: Vec<ClassicMember>) -> ClassicGroup {
+fn group(protocol: &str, members: Vec<DescribedGroupMember>) -> ClassicGroup {
     ClassicGroup {
         group_id: "g".into(),
         state: "Stable".into(),

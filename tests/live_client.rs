@@ -61,20 +61,20 @@ fn describe_a_java_group(name: &str) {
         assert_eq!(ours.state.as_deref(), Some("Stable"));
 
         let described = client.describe_groups(&[group.as_str()], deadline()).await.unwrap();
-        let g = described[0].as_ref().unwrap();
+        let g = &described[0].as_ref().unwrap().group;
         assert_eq!((g.state.as_str(), g.protocol.as_str()), ("Stable", "range"));
         assert_eq!(g.members.len(), 1);
         let m = &g.members[0];
         assert_eq!(m.client_id, "j1");
-        let subscription = Subscription::decode(&m.metadata).unwrap();
+        let subscription = Subscription::decode(&m.member_metadata).unwrap();
         assert_eq!(subscription.topics, [topic.as_str()]);
-        let assignment = Assignment::decode(&m.assignment).unwrap();
+        let assignment = Assignment::decode(&m.member_assignment).unwrap();
         assert_eq!(assignment.assigned_partitions, [TopicPartitions::new(topic.as_str(), [0, 1, 2])]);
 
         // An unknown group: Dead and empty before DescribeGroups v6, GROUP_ID_NOT_FOUND from v6.
         let unknown = client.describe_groups(&["client-no-such-group"], deadline()).await.unwrap();
         match &unknown[0] {
-            Ok(g) => assert_eq!((g.state.as_str(), g.members.len(), cluster.is_4x()), ("Dead", 0, false)),
+            Ok(g) => assert_eq!((g.group.state.as_str(), g.group.members.len(), cluster.is_4x()), ("Dead", 0, false)),
             Err(e) => assert_eq!((e.kind(), cluster.is_4x()), (ErrorKind::NotFound, true), "{e}"),
         }
         // ConsumerGroupDescribe of a classic group: 3.9 answers UNSUPPORTED_VERSION, 4.1 says it
@@ -209,7 +209,7 @@ fn membership_through_send(name: &str) {
             .unwrap();
         assert_eq!(left.response.error_code, 0);
         let described = client.describe_groups(&[group.as_str()], deadline()).await.unwrap();
-        assert_eq!(described[0].as_ref().unwrap().state, "Empty");
+        assert_eq!(described[0].as_ref().unwrap().group.state, "Empty");
     });
 }
 

@@ -24,10 +24,10 @@
 //!     println!("{} {:?} {:?}", group.group_id, group.group_type, group.state);
 //! }
 //! for described in client.describe_groups(&["orders"], deadline).await? {
-//!     let group = described?;
-//!     for member in &group.members {
-//!         // member.metadata holds the Subscription bytes, member.assignment the Assignment.
-//!         println!("{} {} bytes", member.member_id, member.metadata.len());
+//!     let described = described?;
+//!     for member in &described.group.members {
+//!         // member_metadata holds the Subscription bytes, member_assignment the Assignment.
+//!         println!("{} {} bytes", member.member_id, member.member_metadata.len());
 //!     }
 //! }
 //! # Ok(())
@@ -80,6 +80,7 @@ use conn::Connection;
 use error::{code_name, is_retriable_group_code};
 use versions::ApiVersionTable;
 
+use crate::group_api::{self, ErrorCode};
 use crate::inspect;
 use crate::TopicPartitions;
 
@@ -291,46 +292,27 @@ pub struct ListedGroup {
     pub coordinator: Broker,
 }
 
-/// A classic group as DescribeGroups returns it.
+/// A classic group as DescribeGroups returns it: the group in [`inspect`]'s model (the one
+/// model of a described classic group, whose members are
+/// [`group_api::DescribedGroupMember`](crate::group_api::DescribedGroupMember)s and which
+/// [`inspect_classic`](crate::inspect::inspect_classic) reads as it is) and what only the
+/// network knows.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DescribedGroup {
-    /// The group id.
-    pub group_id: String,
-    /// The state (`Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`, `Dead`).
+pub struct ClassicGroupDescription {
+    /// The group: its state (`Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`,
+    /// `Dead`), protocol type (`consumer`), chosen protocol (the assignor name for consumer
+    /// groups) and members, in member-id order, with their raw protocol payloads (a
+    /// Subscription and an Assignment for consumers; both empty while rebalancing).
     /// DescribeGroups before v6 answers `Dead` with no members both for an unknown group and
     /// for a KIP-848 group.
-    pub state: String,
-    /// The protocol type (`consumer`).
-    pub protocol_type: String,
-    /// The chosen protocol (the assignor name for consumer groups).
-    pub protocol: String,
-    /// The members.
-    pub members: Vec<DescribedMember>,
+    pub group: inspect::ClassicGroup,
     /// The authorized operations bit field (-2^31 when not asked for).
     pub authorized_operations: i32,
     /// The coordinator that answered.
     pub coordinator: Broker,
     /// The DescribeGroups version used.
     pub version: i16,
-}
-
-/// One member of a [`DescribedGroup`], with its raw protocol payloads.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DescribedMember {
-    /// The member id.
-    pub member_id: String,
-    /// The static member's `group.instance.id` (DescribeGroups v4+).
-    pub group_instance_id: Option<String>,
-    /// The client id.
-    pub client_id: String,
-    /// The client host (`/127.0.0.1`).
-    pub client_host: String,
-    /// The member's protocol metadata for the chosen protocol: a Subscription for consumers.
-    pub metadata: Bytes,
-    /// The member's assignment: an Assignment for consumers (empty while rebalancing).
-    pub assignment: Bytes,
 }
 
 /// A KIP-848 group as ConsumerGroupDescribe returns it: the group in [`inspect`]'s model (the
@@ -1144,7 +1126,7 @@ impl Client {
         &self,
         groups: &[S],
         deadline: Deadline,
-    ) -> Result<Vec<Result<DescribedGroup, ClientError>>, ClientError> {
+    ) -> Result<Vec<Result<ClassicGroupDescription, ClientError>>, ClientError> {
         let names: Vec<String> = groups.iter().map(|g| g.as_ref().to_string()).collect();
         self.per_coordinator(names, deadline, |client, broker, batch| async move {
             client.describe_on(broker, batch, deadline).await
@@ -1253,7 +1235,7 @@ impl Client {
         broker: Broker,
         batch: Vec<String>,
         deadline: Deadline,
-    ) -> Result<Vec<(String, Result<DescribedGroup, ClientError>)>, ClientError> {
+    ) -> Result<Vec<(String, Result<ClassicGroupDescription, ClientError>)>, ClientError> {
         let sent = self
             .call_retrying(&Target::Node(broker.node_id), deadline, |_| {
                 DescribeGroupsRequest::default()
@@ -1262,29 +1244,22 @@ impl Client {
             .await?;
         let version = sent.version;
         let mut answers = Vec::new();
-        for group in sent.response.groups {
-            let group_id = text(&group.group_id.0);
+        for group in group_api::kafka::from_describe_groups_response(sent.response).groups {
+            let group_id = group.group_id;
             let context = format!("DescribeGroups v{version} for group '{group_id}' on {}", broker.label());
-            let result = if group.error_code != 0 {
-                Err(ClientError::from_code(group.error_code, context, group.error_message.as_ref().map(|m| m.as_str())))
+            let result = if group.error != ErrorCode::NONE {
+                Err(ClientError::from_code(group.error.0, context, group.error_message.as_deref()))
             } else {
-                Ok(DescribedGroup {
-                    group_id: group_id.clone(),
-                    state: text(&group.group_state),
-                    protocol_type: text(&group.protocol_type),
-                    protocol: text(&group.protocol_data),
-                    members: group
-                        .members
-                        .iter()
-                        .map(|m| DescribedMember {
-                            member_id: text(&m.member_id),
-                            group_instance_id: opt_text(&m.group_instance_id),
-                            client_id: text(&m.client_id),
-                            client_host: text(&m.client_host),
-                            metadata: m.member_metadata.clone(),
-                            assignment: m.member_assignment.clone(),
-                        })
-                        .collect(),
+                let mut members = group.members;
+                members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+                Ok(ClassicGroupDescription {
+                    group: inspect::ClassicGroup {
+                        group_id: group_id.clone(),
+                        state: group.group_state,
+                        protocol_type: group.protocol_type,
+                        protocol: group.protocol_data,
+                        members,
+                    },
                     authorized_operations: group.authorized_operations,
                     coordinator: broker.clone(),
                     version,

@@ -5,13 +5,16 @@ use bytes::Bytes;
 use super::diagnostic::{Diagnostic, DiagnosticKind, PayloadKind, BLOCKS_UPGRADE};
 use super::partitions::{describe, grouped, Holders};
 use crate::assignor::ClusterMetadata;
+use crate::group_api::DescribedGroupMember;
 use crate::{
     AssignmentBuf, CooperativeStickyUserData, DecodeError, DecodeOptions, StickyUserData, StickyUserDataFormat,
     SubscriptionBuf, TopicPartitions, Version,
 };
 
 /// A classic group as the broker describes it (DescribeGroups), with each member's raw
-/// embedded payloads for the group's chosen protocol.
+/// embedded payloads for the group's chosen protocol. The members are
+/// [`group_api`](crate::group_api)'s; with the `client` feature, `Client::describe_groups`
+/// returns this group in `ClassicGroupDescription::group`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClassicGroup {
     /// The group id.
@@ -23,26 +26,11 @@ pub struct ClassicGroup {
     pub protocol_type: String,
     /// The chosen protocol (the assignor name for consumer groups); empty outside `Stable`.
     pub protocol: String,
-    /// The members.
-    pub members: Vec<ClassicMember>,
-}
-
-/// One member of a classic group.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClassicMember {
-    /// The member id the broker gave it.
-    pub member_id: String,
-    /// Its static `group.instance.id`, if any.
-    pub group_instance_id: Option<String>,
-    /// Its `client.id`.
-    pub client_id: String,
-    /// The host the broker saw (`/127.0.0.1`).
-    pub client_host: String,
-    /// The JoinGroup protocol metadata (a Subscription for `protocol_type` `consumer`); the
-    /// broker sends it only while the group is `Stable`.
-    pub metadata: Bytes,
-    /// The SyncGroup assignment; the broker sends it only while the group is `Stable`.
-    pub assignment: Bytes,
+    /// The members, in the wire model of DescribeGroups (the one model of a classic group's
+    /// member). A member's `member_metadata` is a Subscription for `protocol_type` `consumer`
+    /// and its `member_assignment` an Assignment; the broker sends both only while the group is
+    /// `Stable`.
+    pub members: Vec<DescribedGroupMember>,
 }
 
 /// One embedded payload, decoded or not.
@@ -221,9 +209,9 @@ fn read_user_data(protocol: &str, user_data: &[u8]) -> UserDataReading {
     }
 }
 
-fn inspect_member(member: &ClassicMember, protocol: &str, stable: bool) -> ClassicMemberReport {
-    let subscription = decode_subscription(&member.metadata, stable);
-    let assignment = decode_assignment(&member.assignment, stable);
+fn inspect_member(member: &DescribedGroupMember, protocol: &str, stable: bool) -> ClassicMemberReport {
+    let subscription = decode_subscription(&member.member_metadata, stable);
+    let assignment = decode_assignment(&member.member_assignment, stable);
     let user_data = subscription
         .decoded()
         .and_then(|s| s.view().user_data())
@@ -233,7 +221,7 @@ fn inspect_member(member: &ClassicMember, protocol: &str, stable: bool) -> Class
 }
 
 /// Names a member in messages: its id, and its client id when that says more.
-fn who(member: &ClassicMember) -> String {
+fn who(member: &DescribedGroupMember) -> String {
     if member.client_id.is_empty() || member.member_id.starts_with(&member.client_id) {
         member.member_id.clone()
     } else {
@@ -569,8 +557,8 @@ pub fn inspect_classic(group: &ClassicGroup, metadata: &ClusterMetadata) -> Clas
             .members
             .iter()
             .map(|m| ClassicMemberReport {
-                subscription: opaque(&m.metadata, stable),
-                assignment: opaque(&m.assignment, stable),
+                subscription: opaque(&m.member_metadata, stable),
+                assignment: opaque(&m.member_assignment, stable),
                 user_data: None,
             })
             .collect();

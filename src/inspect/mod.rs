@@ -5,6 +5,9 @@
 //! - [`inspect_classic`] decodes every member's Subscription (with the sticky assignors'
 //!   userData) and Assignment of a classic group with the crate's codec, keeps going when one
 //!   payload is malformed, and reports [`Diagnostic`]s computed from the whole group.
+//!   [`ClassicGroup`] is the crate's one model of a described classic group: its members are
+//!   [`group_api::DescribedGroupMember`](crate::group_api::DescribedGroupMember)s, and
+//!   `client::Client::describe_groups` returns it as it is.
 //! - [`inspect_consumer`] does the same for a KIP-848 (`group.protocol=consumer`) group as
 //!   ConsumerGroupDescribe returns it: epochs, current and target assignments. [`ConsumerGroup`]
 //!   is the crate's one model of such a group: `client::Client::describe_consumer_groups`
@@ -15,24 +18,25 @@
 //! ```
 //! use bytes::Bytes;
 //! use kafka_consumer_protocol::assignor::ClusterMetadata;
-//! use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, ClassicMember, DiagnosticKind};
+//! use kafka_consumer_protocol::group_api::DescribedGroupMember;
+//! use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, DiagnosticKind};
 //! use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
 //!
-//! let member = |id: &str, owned: Vec<i32>, assigned: Vec<i32>| ClassicMember {
+//! let member = |id: &str, owned: Vec<i32>, assigned: Vec<i32>| DescribedGroupMember {
 //!     member_id: id.into(),
-//!     metadata: Bytes::from(
+//!     member_metadata: Bytes::from(
 //!         Subscription::new(["orders"])
 //!             .with_owned_partitions(vec![TopicPartitions::new("orders", owned)])
 //!             .with_generation_id(3)
 //!             .encode(Version::V3)
 //!         .unwrap(),
 //!     ),
-//!     assignment: Bytes::from(
+//!     member_assignment: Bytes::from(
 //!         Assignment::new(vec![TopicPartitions::new("orders", assigned)])
 //!             .encode(Version::V3)
 //!             .unwrap(),
 //!     ),
-//!     ..ClassicMember::default()
+//!     ..DescribedGroupMember::default()
 //! };
 //! let group = ClassicGroup {
 //!     group_id: "g".into(),
@@ -56,8 +60,6 @@ mod diagnostic;
 mod partitions;
 pub mod watch;
 
-pub use classic::{
-    inspect_classic, ClassicGroup, ClassicGroupReport, ClassicMember, ClassicMemberReport, Payload, UserDataReading,
-};
+pub use classic::{inspect_classic, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Payload, UserDataReading};
 pub use consumer::{inspect_consumer, ConsumerGroup, ConsumerGroupReport, ConsumerMember, MemberType};
 pub use diagnostic::{Diagnostic, DiagnosticKind, PayloadKind};

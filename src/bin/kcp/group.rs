@@ -12,13 +12,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::assignor::{ClusterMetadata as TopicCounts, TopicInfo};
 use kafka_consumer_protocol::client::{
-    Broker, Client, ClientConfig, ClientError, ConfigError, ConsumerGroupDescription, Deadline, DescribedGroup,
-    ErrorKind, ListGroupsFilter,
+    Broker, ClassicGroupDescription, Client, ClientConfig, ClientError, ConfigError, ConsumerGroupDescription,
+    Deadline, ErrorKind, ListGroupsFilter,
 };
+use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, StormThreshold, Watcher};
 use kafka_consumer_protocol::inspect::{
-    inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMember, ClassicMemberReport,
-    Diagnostic, Payload, UserDataReading,
+    inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Diagnostic, Payload,
+    UserDataReading,
 };
 use kafka_consumer_protocol::{
     AssignmentView, DecodeOptions, StickyUserData, StickyUserDataFormat, SubscriptionView, TopicPartitions,
@@ -356,7 +357,7 @@ impl Topics {
 
 /// One described group, ready to inspect.
 enum Described {
-    Classic(DescribedGroup),
+    Classic(ClassicGroupDescription),
     Consumer(ConsumerGroupDescription),
 }
 
@@ -489,7 +490,7 @@ async fn describe_chunk(
             match result {
                 // DescribeGroups before v6 answers Dead without members both for an unknown
                 // group and for a KIP-848 group; v6 answers GROUP_ID_NOT_FOUND.
-                Ok(g) if unknown && g.state == "Dead" && g.members.is_empty() => consumer.push(name),
+                Ok(g) if unknown && g.group.state == "Dead" && g.group.members.is_empty() => consumer.push(name),
                 Err(e) if unknown && e.kind() == ErrorKind::NotFound => consumer.push(name),
                 other => {
                     found.insert((*name).to_owned(), other.map(Described::Classic));
@@ -549,14 +550,14 @@ async fn describe_chunk(
 /// The topics a described group's members subscribe to, claim or are assigned.
 fn topic_names(described: &Described, names: &mut BTreeSet<String>) {
     match described {
-        Described::Classic(g) if g.protocol_type == "consumer" => {
+        Described::Classic(g) if g.group.protocol_type == "consumer" => {
             let lenient = DecodeOptions::new().lenient(true);
-            for m in &g.members {
-                if let Ok(sub) = SubscriptionView::decode_with(&m.metadata, lenient) {
+            for m in &g.group.members {
+                if let Ok(sub) = SubscriptionView::decode_with(&m.member_metadata, lenient) {
                     names.extend(sub.topics().iter().map(str::to_owned));
                     names.extend(sub.owned_partitions().iter().map(|t| t.topic.to_owned()));
                 }
-                if let Ok(asg) = AssignmentView::decode_with(&m.assignment, lenient) {
+                if let Ok(asg) = AssignmentView::decode_with(&m.member_assignment, lenient) {
                     names.extend(asg.assigned_partitions().iter().map(|t| t.topic.to_owned()));
                 }
             }
@@ -570,30 +571,6 @@ fn topic_names(described: &Described, names: &mut BTreeSet<String>) {
                 }
             }
         }
-    }
-}
-
-/// The inspection input of a classic group, members in member-id order.
-fn classic_input(g: &DescribedGroup) -> ClassicGroup {
-    let mut members: Vec<ClassicMember> = g
-        .members
-        .iter()
-        .map(|m| ClassicMember {
-            member_id: m.member_id.clone(),
-            group_instance_id: m.group_instance_id.clone(),
-            client_id: m.client_id.clone(),
-            client_host: m.client_host.clone(),
-            metadata: m.metadata.clone(),
-            assignment: m.assignment.clone(),
-        })
-        .collect();
-    members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
-    ClassicGroup {
-        group_id: g.group_id.clone(),
-        state: g.state.clone(),
-        protocol_type: g.protocol_type.clone(),
-        protocol: g.protocol.clone(),
-        members,
     }
 }
 
@@ -651,7 +628,7 @@ pub fn diagnostic_json(d: &Diagnostic) -> Value {
     })
 }
 
-fn classic_member_json(m: &ClassicMember, r: &ClassicMemberReport) -> Value {
+fn classic_member_json(m: &DescribedGroupMember, r: &ClassicMemberReport) -> Value {
     let mut subscription = payload_json(&r.subscription, |s| subscription_json(&s.view()));
     if r.subscription.decoded().is_some() {
         subscription["user_data_decoded"] = user_data_json(r.user_data.as_ref());
@@ -668,15 +645,15 @@ fn classic_member_json(m: &ClassicMember, r: &ClassicMemberReport) -> Value {
 
 /// `describe`'s object for a classic group, and for the text table each member's generation
 /// and claims as the inspection worked them out.
-fn classic_json(described: &DescribedGroup, metadata: &TopicCounts) -> (Value, Vec<Value>) {
-    let group = classic_input(described);
-    let report = inspect_classic(&group, metadata);
+fn classic_json(described: &ClassicGroupDescription, metadata: &TopicCounts) -> (Value, Vec<Value>) {
+    let group = &described.group;
+    let report = inspect_classic(group, metadata);
     let extra = report
         .members
         .iter()
         .map(|r| json!({"generation": r.generation(), "owned": groups_json(&r.claims())}))
         .collect();
-    (classic_report_json(&group, &report, &described.coordinator), extra)
+    (classic_report_json(group, &report, &described.coordinator), extra)
 }
 
 fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordinator: &Broker) -> Value {
@@ -973,14 +950,13 @@ async fn poll(
             }
         } else {
             match client.describe_groups(&names, deadline).await?.pop() {
-                Some(Ok(g)) if !(g.state == "Dead" && g.members.is_empty()) => {
+                Some(Ok(g)) if !(g.group.state == "Dead" && g.group.members.is_empty()) => {
                     let mut set = BTreeSet::new();
                     topic_names(&Described::Classic(g.clone()), &mut set);
                     let metadata = topics.get(client, set, deadline).await?;
-                    let input = classic_input(&g);
-                    let report = inspect_classic(&input, &metadata);
+                    let report = inspect_classic(&g.group, &metadata);
                     *prefer_consumer = false;
-                    return Ok(Snapshot::from_classic(&input, &report));
+                    return Ok(Snapshot::from_classic(&g.group, &report));
                 }
                 Some(Err(e)) if e.kind() != ErrorKind::NotFound => return Err(e),
                 _ => continue,
