@@ -430,7 +430,7 @@ async fn coordinator_errors_are_retried() {
     .await;
     let client = client_for(&broker.address());
     let described = client.describe_groups(&["g"], deadline()).await.unwrap();
-    assert_eq!(described[0].as_ref().unwrap().group.members.len(), 1);
+    assert_eq!(described[0].as_ref().unwrap().group.members.len(), 2);
     assert_eq!(describes.load(Ordering::SeqCst), 3);
     // NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS sent the client to FindCoordinator again.
     assert_eq!(finds.load(Ordering::SeqCst), 5);
