@@ -294,7 +294,7 @@ pub struct ListedGroup {
 
 /// A classic group as DescribeGroups returns it: the group in [`inspect`]'s model (the one
 /// model of a described classic group, whose members are
-/// [`group_api::DescribedGroupMember`](crate::group_api::DescribedGroupMember)s and which
+/// [`group_api::DescribedGroupMember`]s and which
 /// [`inspect_classic`](crate::inspect::inspect_classic) reads as it is) and what only the
 /// network knows.
 #[non_exhaustive]
