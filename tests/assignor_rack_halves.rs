@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use kafka_consumer_protocol::assignor::{builtin, GroupAssignment};
 use kcp_testkit::assignor_shapes as shapes;
 
+/// Owner of each (topic, partition).
+type Owners = BTreeMap<(String, i32), String>;
+
 /// (rack mismatches, owner of each partition, sorted sizes of the first-half and the other
 /// members).
-fn quality(
-    shape: &shapes::Shape,
-    result: &GroupAssignment,
-) -> (usize, BTreeMap<(String, i32), String>, Vec<usize>, Vec<usize>) {
+fn quality(shape: &shapes::Shape, result: &GroupAssignment) -> (usize, Owners, Vec<usize>, Vec<usize>) {
     let first_half = &shape.members[0].subscription.topics;
     let mut mismatches = 0;
     let mut owner = BTreeMap::new();
