@@ -457,6 +457,37 @@ async fn retries_stop_at_the_deadline() {
 }
 
 #[tokio::test]
+async fn a_deadline_that_ends_during_a_retry_reports_the_answer_that_caused_it() {
+    // The first FindCoordinator says COORDINATOR_NOT_AVAILABLE; the retry is never answered and
+    // the deadline ends while it waits: the group's error still names the broker's answer (the
+    // call as a whole succeeds), as when the deadline ends during the backoff.
+    let finds = Arc::new(AtomicUsize::new(0));
+    let f = finds.clone();
+    let broker = single_broker_cluster(move |_, r| {
+        (r.api_key == 10).then(|| {
+            if f.fetch_add(1, Ordering::SeqCst) == 0 {
+                body(
+                    &FindCoordinatorResponse::default()
+                        .with_coordinators(vec![Coordinator::default().with_key(s("g")).with_error_code(15)]),
+                    r.version,
+                )
+            } else {
+                Reply::Hold
+            }
+        })
+    })
+    .await;
+    let mut config = ClientConfig::new([broker.address()]).unwrap();
+    config.retry_backoff = Duration::from_millis(5);
+    let client = Client::new(config).unwrap();
+    let found = client.find_coordinators(&["g"], Deadline::after(Duration::from_millis(300))).await.unwrap();
+    let e = found[0].1.as_ref().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(e.message().contains("COORDINATOR_NOT_AVAILABLE (15)"), "{e}");
+    assert!(finds.load(Ordering::SeqCst) >= 2, "the retry was sent");
+}
+
+#[tokio::test]
 async fn group_errors_keep_their_kind() {
     let broker = single_broker_cluster(|_, r| {
         (r.api_key == 15).then(|| {

@@ -943,8 +943,22 @@ impl Client {
             }
         }
         let mut backoff = Backoff::new(&self.inner.config);
+        // The retriable answer that sent the groups still in `todo` round again. If the deadline
+        // then ends during the retry's own request, that answer is what the caller needs to see
+        // (as when it ends during the backoff), not "no response before the deadline".
+        let mut sent_round_again: Option<ClientError> = None;
         while !todo.is_empty() {
-            let (live, _) = self.any_connection(deadline).await?;
+            let live = match self.any_connection(deadline).await {
+                Ok((live, _)) => live,
+                Err(e) if e.kind() == ErrorKind::Timeout && sent_round_again.is_some() => {
+                    let error = backoff.give_up(sent_round_again.take().unwrap_or(e));
+                    for group in todo.drain(..) {
+                        results.insert(group, Err(error.clone()));
+                    }
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
             let batched = live.versions.pick::<FindCoordinatorRequest>(None, &live.conn.label)? >= 4;
             let chunks: Vec<Vec<String>> =
                 if batched { vec![todo.clone()] } else { todo.iter().map(|g| vec![g.clone()]).collect() };
@@ -961,7 +975,19 @@ impl Client {
                         }
                         request
                     })
-                    .await?;
+                    .await;
+                let sent = match sent {
+                    Ok(sent) => sent,
+                    Err(e) if e.kind() == ErrorKind::Timeout && sent_round_again.is_some() => {
+                        let error = backoff.give_up(sent_round_again.take().unwrap_or(e));
+                        for group in &todo {
+                            results.entry(group.clone()).or_insert_with(|| Err(error.clone()));
+                        }
+                        retry.clear();
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let version = sent.version;
                 let answers: Vec<(String, i16, Option<String>, i32, String, i32)> = if version >= 4 {
                     sent.response
@@ -1011,8 +1037,11 @@ impl Client {
                 }
             }
             todo = retry;
+            sent_round_again = None;
             if let Some(last) = last_retriable {
-                if !backoff.wait(deadline).await {
+                if backoff.wait(deadline).await {
+                    sent_round_again = Some(last);
+                } else {
                     let error = backoff.give_up(last);
                     for group in todo.drain(..) {
                         results.insert(group, Err(error.clone()));
