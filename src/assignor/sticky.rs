@@ -1353,10 +1353,12 @@ fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks
     rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims);
 }
 
-/// Every member subscribes to every topic: an off-rack partition `p` held on rack `H` swaps with
-/// a partition `q` that a member on one of `p`'s racks holds and that has a replica on `H` (so
-/// `p` becomes on-rack and `q` stays or becomes on-rack). Pools per (holder rack, replica rack)
-/// keep each lookup short; partitions nobody owned before are taken first.
+/// An off-rack partition `p` held on rack `H` swaps with a partition `q` that a member on one of
+/// `p`'s racks holds and that has a replica on `H` (so `p` becomes on-rack and `q` stays or
+/// becomes on-rack). Pools per (holder rack, replica rack) keep each lookup short; partitions
+/// nobody owned before are taken first. With heterogeneous subscriptions (`bits`) a swap also
+/// needs each member to subscribe to the other's partition, and a second pass lets partitions
+/// still off their racks search a whole pool, within a total budget linear in the partitions.
 fn rack_swap_via_third_rack(
     target: &mut [u32],
     topics: &Topics<'_>,
