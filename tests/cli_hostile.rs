@@ -529,3 +529,40 @@ fn a_simulation_streams_its_timeline_within_a_memory_cap() {
     let last = v["timeline"].as_array().unwrap().last().unwrap();
     assert_eq!(last["owned"].as_object().unwrap().len(), 300);
 }
+
+#[test]
+fn group_setting_and_argument_errors_are_a_message_and_exit_2_in_every_subcommand() {
+    // None of these reaches the network: the configuration is refused first. `join` reported
+    // them through its own copy of the error handling (with a catch-all that exited 1 without a
+    // word); every subcommand now shares one, and says the same thing for the same mistake.
+    let jks =
+        temp("jks.properties", b"bootstrap.servers=127.0.0.1:1\nsecurity.protocol=SSL\nssl.truststore.type=JKS\n");
+    let jks = jks.to_str().unwrap();
+    let bad_server = "no\u{1b}[2Jport";
+    let subcommands: [&[&str]; 4] = [
+        &["list"],
+        &["describe", "--group", "g"],
+        &["watch", "--group", "g"],
+        &["join", "--group", "g", "--topics", "t"],
+    ];
+    let cases: [(&[&str], &str); 3] = [
+        (&[], "kcp: no brokers to connect to: pass --bootstrap-server HOST:PORT or set bootstrap.servers in --command-config"),
+        (
+            &["--command-config", jks],
+            "kcp: ssl.truststore.type: JKS stores are not supported: convert the store to PEM (keytool -exportcert \
+             -rfc, openssl pkcs12 -nodes) and set ssl.truststore.type=PEM",
+        ),
+        (&["--bootstrap-server", bad_server], "kcp: bootstrap.servers: 'no\\u{1b}[2Jport' is not HOST:PORT: no port"),
+    ];
+    for subcommand in subcommands {
+        for (options, message) in cases {
+            let mut args = vec!["group"];
+            args.extend(subcommand);
+            args.extend(options);
+            let out = kcp(&args, None);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
+            assert_eq!(stderr(&out), format!("{message}\n"), "{args:?}");
+        }
+    }
+}

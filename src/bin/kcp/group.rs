@@ -157,19 +157,12 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
         GroupCommand::List(a) => (&a.connection, a.format),
         GroupCommand::Describe(a) => (&a.connection, a.format),
         GroupCommand::Watch(a) => (&a.connection, Format::Json),
-        // A member prints its own JSON lines and runs until it leaves.
+        // A member prints its own JSON lines and runs until it leaves; an error before it starts
+        // is reported as `watch`'s are (the JSON form: `join` has no --format).
         GroupCommand::Join(a) => {
             return match client_config(&a.connection) {
                 Ok(config) => super::join::run(&a.member, config, Duration::from_millis(a.connection.timeout_ms), out),
-                Err(GroupError::Config(e)) => {
-                    note(&format!("kcp: {}", clean(&e.to_string())));
-                    ExitCode::from(2)
-                }
-                Err(GroupError::Usage(m)) => {
-                    note(&format!("kcp: {m}"));
-                    ExitCode::from(2)
-                }
-                Err(_) => ExitCode::from(1),
+                Err(e) => exit_for(e, Format::Json, out),
             };
         }
     };
@@ -196,15 +189,25 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
-        Err(GroupError::Config(e)) => {
+        Err(e) => exit_for(e, format, out),
+    }
+}
+
+/// Reports why a `kcp group` command stopped, the same way for every subcommand: a setting or
+/// argument error is a message on stderr and exit 2; a cluster error is the contract's JSON error
+/// object on stdout (`--format json`) or a line on stderr (`--format text`), and exit 1; a closed
+/// stdout ends quietly, any other output failure is a message and exit 1.
+fn exit_for(error: GroupError, format: Format, out: &mut Out) -> ExitCode {
+    match error {
+        GroupError::Config(e) => {
             note(&format!("kcp: {}", clean(&e.to_string())));
             ExitCode::from(2)
         }
-        Err(GroupError::Usage(m)) => {
+        GroupError::Usage(m) => {
             note(&format!("kcp: {m}"));
             ExitCode::from(2)
         }
-        Err(GroupError::Client(e)) => {
+        GroupError::Client(e) => {
             let written = match format {
                 Format::Json => out.json_pretty(&client_error_json(&e)).and_then(|()| out.flush()),
                 Format::Text => {
@@ -218,8 +221,8 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> ExitCode {
             }
             ExitCode::from(1)
         }
-        Err(GroupError::Output(e)) if e.is_closed_pipe() => ExitCode::SUCCESS,
-        Err(GroupError::Output(e)) => {
+        GroupError::Output(e) if e.is_closed_pipe() => ExitCode::SUCCESS,
+        GroupError::Output(e) => {
             note(&format!("kcp: cannot write the output: {}", e.0));
             ExitCode::from(1)
         }
