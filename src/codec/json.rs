@@ -23,7 +23,8 @@
 //! allowed, see [`parse_hex`]) or `null`. Strings from the document quoted in an error are
 //! escaped and cut, so a message never carries terminal control sequences or a whole buffer.
 
-use std::fmt;
+use std::borrow::Cow;
+use std::fmt::{self, Write};
 
 use bytes::Bytes;
 use serde::de::{self, IgnoredAny};
@@ -84,8 +85,8 @@ impl fmt::Display for DocumentError {
 
 impl std::error::Error for DocumentError {}
 
-/// Whether `c` must not reach a terminal as is (controls, bidirectional overrides, line
-/// separators) when an error message quotes the document.
+/// Whether `c` must not reach a terminal as is: controls, escape sequences, line breaks,
+/// bidirectional embeddings, overrides and isolates, and the line/paragraph separators.
 fn needs_escape(c: char) -> bool {
     c == '\\'
         || c.is_control()
@@ -99,15 +100,36 @@ fn push_clean(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
 }
 
-/// At most `max` characters of `s`, escaped, in double quotes; a longer value is cut and says
-/// how long it was.
-pub(crate) fn quoted(s: &str, max: usize) -> String {
+/// `s` with every character that could act on a terminal written as an escape (`\n`, `\t`,
+/// `\u{1b}`, `\\`); printable text unchanged (and not copied). A rack id or member id from a
+/// payload must not move the cursor, colour the terminal or forge a line of output.
+///
+/// Not part of the stable API: public only so that the `kcp` binary escapes what it prints
+/// exactly as this module's error messages do, with one copy of the rules.
+#[doc(hidden)]
+pub fn terminal_safe(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    push_clean(&mut out, s);
+    Cow::Owned(out)
+}
+
+/// At most `max` characters of `s`, escaped as [`terminal_safe`] does, in double quotes; a longer
+/// value is cut and says how long it was (a message never dumps a whole buffer).
+///
+/// Not part of the stable API: public only for the `kcp` binary, as [`terminal_safe`].
+#[doc(hidden)]
+pub fn quoted(s: &str, max: usize) -> String {
     let mut out = String::from("\"");
     match s.char_indices().nth(max) {
         None => {
@@ -116,7 +138,7 @@ pub(crate) fn quoted(s: &str, max: usize) -> String {
         }
         Some((cut, _)) => {
             push_clean(&mut out, &s[..cut]);
-            out.push_str(&format!("\"... ({} bytes)", s.len()));
+            let _ = write!(out, "\"... ({} bytes)", s.len());
         }
     }
     out
@@ -129,7 +151,7 @@ fn excerpt(text: &str, max: usize) -> String {
         None => push_clean(&mut out, text),
         Some((cut, _)) => {
             push_clean(&mut out, &text[..cut]);
-            out.push_str(&format!("... ({} bytes in all)", text.len()));
+            let _ = write!(out, "... ({} bytes in all)", text.len());
         }
     }
     out
@@ -346,6 +368,14 @@ pub fn assignment_from_json(text: &[u8]) -> Result<Assignment, DocumentError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_what_acts_on_a_terminal() {
+        assert!(matches!(terminal_safe("use1-az1"), Cow::Borrowed("use1-az1")));
+        assert_eq!(terminal_safe("a\nb\x1b[2J\\"), "a\\nb\\u{1b}[2J\\\\");
+        assert_eq!(terminal_safe("x\u{202e}y\u{85}\r\t"), "x\\u{202e}y\\u{85}\\r\\t");
+        assert_eq!(terminal_safe("\u{2066}\u{2028}\u{200f}"), "\\u{2066}\\u{2028}\\u{200f}");
+    }
 
     #[test]
     fn quoted_strings_are_escaped_and_cut() {
