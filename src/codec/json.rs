@@ -276,6 +276,11 @@ struct SubscriptionDoc {
     owned_partitions: Option<Vec<ObjectOnly<PartitionsDoc>>>,
     generation_id: Option<i32>,
     rack_id: Option<String>,
+    // The output-only keys of `kcp decode`, accepted and ignored. They are repeated in
+    // `AssignmentDoc` rather than `#[serde(flatten)]`ed from one struct: with
+    // `deny_unknown_fields` a flattened struct still refuses unknown keys (serde 1.0.229), but
+    // the error loses its "expected one of ..." list and points at the document's end instead
+    // of the key (`unknown_keys_are_named_with_the_accepted_ones_and_where` pins both).
     #[serde(rename = "version")]
     _version: Option<IgnoredAny>,
     #[serde(rename = "read_as_version")]
@@ -301,6 +306,7 @@ struct AssignmentDoc {
     rack_id: Option<IgnoredAny>,
     assigned_partitions: Option<Vec<ObjectOnly<PartitionsDoc>>>,
     user_data: Option<String>,
+    // `kcp decode`'s output-only keys, as in `SubscriptionDoc` (which says why not flattened).
     #[serde(rename = "version")]
     _version: Option<IgnoredAny>,
     #[serde(rename = "read_as_version")]
@@ -403,5 +409,28 @@ mod tests {
         assert_eq!(bad_hex.kind(), DocumentErrorKind::Value);
         assert!(bad_hex.to_string().starts_with("user_data: invalid hex"), "{bad_hex}");
         assert!(subscription_from_json(br#"{"kind": "assignment"}"#).unwrap_err().to_string().contains("--kind"));
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_the_accepted_ones_and_where() {
+        // A typo is easiest to fix next to the list of what is accepted and where it is.
+        let err = subscription_from_json(br#"{"topics": ["a"], "topcs": 1, "version": 3}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the subscription: unknown field `topcs`, expected one of `kind`, `assigned_partitions`, `topics`, \
+             `user_data`, `owned_partitions`, `generation_id`, `rack_id`, `version`, `read_as_version`, \
+             `trailing_bytes`, `warnings` at line 1 column 25"
+        );
+        let err = assignment_from_json(br#"{"assigned_partitions": [], "x": 1}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the assignment: unknown field `x`, expected one of `kind`, `topics`, `owned_partitions`, \
+             `generation_id`, `rack_id`, `assigned_partitions`, `user_data`, `version`, `read_as_version`, \
+             `trailing_bytes`, `warnings` at line 1 column 31"
+        );
+        // The output-only keys of `kcp decode` are accepted, with any value, in both.
+        let decoded = br#"{"version": 3, "read_as_version": 3, "trailing_bytes": 0, "warnings": [{"x": 1}]}"#;
+        assert!(subscription_from_json(decoded).is_ok());
+        assert!(assignment_from_json(decoded).is_ok());
     }
 }
