@@ -9,9 +9,11 @@
 //! no worse on any measure (see `sticky::assign_sticky_with`).
 //!
 //! The model follows Java's steps on Java's data structures where their order decides the answer:
-//! the leader's `Map<String, Subscription>` is a `HashMap` filled in the order the members arrived
-//! (as `ConsumerCoordinator` does), whose iteration order is bucket order at its capacity, then
-//! insertion order; the partition sets of the balancing loop's movement records are `HashSet`s of
+//! the leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`), whose
+//! iteration order is bucket order at its capacity, then insertion order among ids that share a
+//! bucket. The model breaks that last tie by member id instead of arrival order, so that our
+//! result stays independent of the order members are listed in (it equals Java's whenever no two
+//! member ids share a bucket, and on every committed parity run); the partition sets of the balancing loop's movement records are `HashSet`s of
 //! `TopicPartition`, first element by the same rule. `TreeSet`s and sorts are deterministic and
 //! taken as they are. Where Java would throw, hand out a partition that does not exist, or reach
 //! a state whose order this model does not follow (a `HashSet` bin turned into a tree), the model
@@ -163,7 +165,7 @@ impl Movements {
 struct Model<'a> {
     topics: &'a Topics<'a>,
     ids: Vec<&'a str>,
-    /// Member indices in the leader's `HashMap` iteration order.
+    /// Member indices in the leader's `HashMap` iteration order (ties in a bucket by id).
     order: Vec<u32>,
     /// Rank in member-id (`String.compareTo`) order, per member.
     rank: Vec<u32>,
@@ -289,14 +291,15 @@ impl<'a> Model<'a> {
         let n = members.len();
         let ids: Vec<&str> = members.iter().map(|m| m.id()).collect();
         let cap = default_capacity(n) as u32;
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by_key(|&i| (spread(string_hash(ids[i as usize])) & (cap - 1), i));
         let mut by_id: Vec<u32> = (0..n as u32).collect();
         by_id.sort_by(|&a, &b| java_string_cmp(ids[a as usize], ids[b as usize]));
         let mut rank = vec![0u32; n];
         for (r, &m) in by_id.iter().enumerate() {
             rank[m as usize] = r as u32;
         }
+        // Bucket order; ids sharing a bucket by id, not arrival (see the module).
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&i| (spread(string_hash(ids[i as usize])) & (cap - 1), rank[i as usize]));
         let mut raw_topics = Vec::with_capacity(n);
         let mut known = Vec::with_capacity(n);
         let mut subscribed = Vec::with_capacity(n);

@@ -5,9 +5,9 @@
 //! 1. **Balanced**: member sizes differ by at most one; with heterogeneous subscriptions, no
 //!    member could take a partition from a member holding two or more partitions more.
 //! 2. **Sticky**: a member keeps as many of the partitions it validly owns as balance allows.
-//! 3. **Deterministic**: the same input gives the same output. (Where Java's answer is taken,
-//!    below, it depends on the order the members are listed in, as Java's does, through a
-//!    deterministic model of Java's `HashMap` order.)
+//! 3. **Deterministic**: the same input gives the same output, whatever order the members are
+//!    listed in (no hash-order dependence; where Java's answer is taken, below, its `HashMap`
+//!    order is modelled, with member ids breaking ties that Java leaves to arrival order).
 //!
 //! # Ownership claims
 //! Each member's claim (its previously owned partitions and generation) comes from
@@ -123,7 +123,7 @@
 //! - Iteration orders that Java takes from `HashMap`s are replaced by member-id order, so which
 //!   member keeps the maximum quota, and exact lists, can differ from Java's while movement and
 //!   balance are the same or better (where Java's answer is taken as the floor, it is Java's,
-//!   order dependence included).
+//!   except that ids sharing a `HashMap` bucket are visited in id order, not arrival order).
 //! - Rack awareness (KIP-881) is not Java's algorithm. Up to the polish limits the result is
 //!   optimal for the priorities above, and never worse than Java's on any measure up to the
 //!   floor's limits (Java's answer is taken where ours would be: 15 of the 426 committed rack
