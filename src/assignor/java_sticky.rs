@@ -19,7 +19,7 @@
 //! a state whose order this model does not follow (a `HashSet` bin turned into a tree), the model
 //! answers `None` and ours stands.
 
-use super::common::{Member, Topics, NONE};
+use super::common::{FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
 use crate::{CooperativeStickyUserData, StickyUserData};
 use std::collections::{BTreeSet, HashMap};
@@ -97,9 +97,9 @@ impl PartitionSet {
 /// to) the partitions moved that way.
 #[derive(Default)]
 struct Movements {
-    by_partition: HashMap<u32, (u32, u32)>,
-    by_pair: HashMap<(u32, u32, u32), PartitionSet>,
-    pairs_per_topic: HashMap<u32, usize>,
+    by_partition: FxMap<u32, (u32, u32)>,
+    by_pair: FxMap<(u32, u32, u32), PartitionSet>,
+    pairs_per_topic: FxMap<u32, usize>,
     stamp: u64,
     unmodelled: bool,
 }
@@ -189,6 +189,8 @@ struct Model<'a> {
     /// `numConsumersByPartition`); empty when no member has a rack.
     members_on_racks: Vec<u32>,
     topic_hash: Vec<i32>,
+    /// Per flat partition: its topic.
+    topic_of: Vec<u32>,
     /// Some member owns partitions of topics that are not assigned (cooperative): it revokes
     /// them, which takes a follow-up round.
     owns_unknown: bool,
@@ -381,6 +383,7 @@ impl<'a> Model<'a> {
             partition_racks,
             members_on_racks,
             topic_hash,
+            topic_of: (0..topics.len() as u32).flat_map(|t| std::iter::repeat_n(t, topics.count(t) as usize)).collect(),
             owns_unknown: cooperative
                 && members.iter().any(|m| {
                     let mut unknown = false;
@@ -438,7 +441,7 @@ impl<'a> Model<'a> {
         let mut seen = vec![false; total];
         for (m, list) in assignment.iter().enumerate() {
             for &p in list {
-                let t = self.topics.topic_of(p);
+                let t = self.topic_of[p as usize];
                 if std::mem::replace(&mut seen[p as usize], true) || self.subscribed[m].binary_search(&t).is_err() {
                     return None;
                 }
@@ -448,7 +451,7 @@ impl<'a> Model<'a> {
     }
 
     fn hash(&self, p: u32) -> u32 {
-        let t = self.topics.topic_of(p);
+        let t = self.topic_of[p as usize];
         partition_hash(self.topic_hash[t as usize], p - self.topics.base[t as usize])
     }
 
@@ -464,28 +467,28 @@ impl<'a> Model<'a> {
         let n = self.ids.len();
         let mut owned: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut multiple = BTreeSet::new();
-        let mut previous_owner: HashMap<u32, u32> = HashMap::new();
+        let mut previous_owner: Vec<u32> = vec![NONE; self.topics.total()];
         let mut max_generation = DEFAULT_GENERATION;
         for &m in &self.order {
             let (parts, generation) = &self.claims[m as usize];
             let g = generation.unwrap_or(DEFAULT_GENERATION);
             max_generation = max_generation.max(g);
             for &p in parts {
-                match previous_owner.get(&p).copied() {
-                    None => {
+                match previous_owner[p as usize] {
+                    NONE => {
                         owned[m as usize].push(p);
-                        previous_owner.insert(p, m);
+                        previous_owner[p as usize] = m;
                     }
-                    Some(other) => {
+                    other => {
                         let og = self.wire_generation[other as usize];
                         if g == og {
                             multiple.insert(p);
                             remove_first(&mut owned[other as usize], p);
-                            previous_owner.insert(p, m);
+                            previous_owner[p as usize] = m;
                         } else if g > og {
                             owned[m as usize].push(p);
                             remove_first(&mut owned[other as usize], p);
-                            previous_owner.insert(p, m);
+                            previous_owner[p as usize] = m;
                         }
                     }
                 }
@@ -535,12 +538,10 @@ impl<'a> Model<'a> {
                     mine.push(p);
                 }
             }
-            // By partition number, then topic name.
-            mine.sort_by(|&a, &b| {
-                let (ta, tb) = (self.topics.topic_of(a), self.topics.topic_of(b));
-                (a - self.topics.base[ta as usize])
-                    .cmp(&(b - self.topics.base[tb as usize]))
-                    .then_with(|| java_string_cmp(self.topics.names[ta as usize], self.topics.names[tb as usize]))
+            // By partition number, then topic name (topic ids are in name order).
+            mine.sort_by_key(|&p| {
+                let t = self.topic_of[p as usize];
+                (p - self.topics.base[t as usize], t)
             });
             for &p in multiple {
                 remove_first(&mut mine, p);
@@ -719,7 +720,7 @@ impl<'a> Model<'a> {
         for m in 0..self.ids.len() as u32 {
             let mut kept = Vec::new();
             for &p in &g.current[m as usize] {
-                let t = self.topics.topic_of(p);
+                let t = self.topic_of[p as usize];
                 let listed = self.raw_topics[m as usize].contains(&self.topics.names[t as usize]);
                 if !listed || self.mismatch(m, p) {
                     g.revocation_required = true;
@@ -744,7 +745,7 @@ impl<'a> Model<'a> {
             g.sorted_all.clone()
         };
         for m in 0..self.ids.len() as u32 {
-            g.sorted.insert(g.key(m));
+            g.enter(m);
         }
         g.balance(&prev, &mut unassigned)?;
         Some(g.current)
@@ -759,6 +760,13 @@ struct General<'m, 'a> {
     holder: Vec<u32>,
     /// `sortedCurrentSubscriptions`: (size, rank).
     sorted: BTreeSet<(u32, u32)>,
+    /// The same members split by (subscribed topics, rack when rack awareness is on): the
+    /// smallest member passing a test that only reads those is the smallest first member of
+    /// the classes that pass it, which spares a scan of every member per partition.
+    class_of: Vec<u32>,
+    class_topics: Vec<Vec<u32>>,
+    class_rack: Vec<Option<u32>>,
+    class_sorted: Vec<BTreeSet<(u32, u32)>>,
     by_rank: Vec<u32>,
     /// `topic2AllPotentialConsumers` sizes (a member listing a topic twice counts twice).
     potential: Vec<u32>,
@@ -809,11 +817,28 @@ impl<'m, 'a> General<'m, 'a> {
         for (m, &r) in model.rank.iter().enumerate() {
             by_rank[r as usize] = m as u32;
         }
+        let mut classes: HashMap<(&[u32], Option<u32>), u32> = HashMap::new(); // once per run, by member
+        let (mut class_topics, mut class_rack) = (Vec::new(), Vec::new());
+        let class_of = (0..model.ids.len())
+            .map(|m| {
+                let rack = if model.active { model.member_rack[m] } else { None };
+                *classes.entry((&model.subscribed[m], rack)).or_insert_with(|| {
+                    class_topics.push(model.subscribed[m].clone());
+                    class_rack.push(rack);
+                    (class_topics.len() - 1) as u32
+                })
+            })
+            .collect();
+        let class_sorted = vec![BTreeSet::new(); class_topics.len()];
         General {
             model,
             current: owned,
             holder,
             sorted: BTreeSet::new(),
+            class_of,
+            class_topics,
+            class_rack,
+            class_sorted,
             by_rank,
             potential,
             subscribers,
@@ -833,8 +858,40 @@ impl<'m, 'a> General<'m, 'a> {
         (self.size(m), self.model.rank[m as usize])
     }
 
-    fn subscribes(&self, m: u32, t: u32) -> bool {
-        self.model.subscribed[m as usize].binary_search(&t).is_ok()
+    /// Into `sortedCurrentSubscriptions` (and its class), at the member's current size.
+    fn enter(&mut self, m: u32) {
+        let key = self.key(m);
+        self.sorted.insert(key);
+        self.class_sorted[self.class_of[m as usize] as usize].insert(key);
+    }
+
+    /// Out of `sortedCurrentSubscriptions` (and its class); before its size changes.
+    fn leave(&mut self, m: u32) {
+        let key = self.key(m);
+        self.sorted.remove(&key);
+        self.class_sorted[self.class_of[m as usize] as usize].remove(&key);
+    }
+
+    /// The first member of `sortedCurrentSubscriptions` that subscribes to `t` and, with
+    /// `on_rack_of`, is not off that partition's racks.
+    fn smallest_subscriber(&self, t: u32, on_rack_of: Option<u32>) -> Option<u32> {
+        let mut best: Option<(u32, u32)> = None;
+        for (k, topics) in self.class_topics.iter().enumerate() {
+            if topics.binary_search(&t).is_err() {
+                continue;
+            }
+            if let (Some(p), Some(r)) = (on_rack_of, self.class_rack[k]) {
+                if self.model.partition_racks[p as usize].binary_search(&r).is_err() {
+                    continue;
+                }
+            }
+            if let Some(&first) = self.class_sorted[k].first() {
+                if best.is_none_or(|b| first < b) {
+                    best = Some(first);
+                }
+            }
+        }
+        best.map(|(_, r)| self.by_rank[r as usize])
     }
 
     /// `getMaxAssignmentSize`.
@@ -867,16 +924,15 @@ impl<'m, 'a> General<'m, 'a> {
             }
         }
         // Topics only one member can take, and members that can take nothing else, sit out.
-        let topics = model.topics;
         let potential = std::mem::take(&mut self.potential);
-        let reassignable_topic = |p: u32| potential[topics.topic_of(p) as usize] >= 2;
+        let reassignable_topic = |p: u32| potential[model.topic_of[p as usize] as usize] >= 2;
         self.sorted_all.retain(|&p| reassignable_topic(p));
         unassigned.retain(|&p| reassignable_topic(p));
         for m in 0..model.ids.len() as u32 {
             let can = (self.size(m) as usize) < self.max_size(m)
                 || self.current[m as usize].iter().any(|&p| reassignable_topic(p));
             if !can {
-                self.sorted.remove(&self.key(m));
+                self.leave(m);
                 self.fixed[m as usize] = true;
             }
         }
@@ -900,17 +956,12 @@ impl<'m, 'a> General<'m, 'a> {
     /// `maybeAssignPartition`: to the smallest member (then lowest id) that subscribes to its
     /// topic, and (`on_rack`) is not off its racks.
     fn maybe_assign(&mut self, p: u32, on_rack: bool) -> bool {
-        let t = self.model.topics.topic_of(p);
-        let found = self
-            .sorted
-            .iter()
-            .map(|&(_, r)| self.by_rank[r as usize])
-            .find(|&m| self.subscribes(m, t) && !(on_rack && self.model.mismatch(m, p)));
-        let Some(m) = found else { return false };
-        self.sorted.remove(&self.key(m));
+        let t = self.model.topic_of[p as usize];
+        let Some(m) = self.smallest_subscriber(t, on_rack.then_some(p)) else { return false };
+        self.leave(m);
         self.current[m as usize].push(p);
         self.holder[p as usize] = m;
-        self.sorted.insert(self.key(m));
+        self.enter(m);
         true
     }
 
@@ -936,7 +987,7 @@ impl<'m, 'a> General<'m, 'a> {
         for &(size, r) in &self.sorted {
             let m = self.by_rank[r as usize];
             for &p in &self.current[m as usize] {
-                let t = self.model.topics.topic_of(p) as usize;
+                let t = self.model.topic_of[p as usize] as usize;
                 largest_holder[t] = largest_holder[t].max(size);
             }
             for &t in &self.model.subscribed[m as usize] {
@@ -949,7 +1000,6 @@ impl<'m, 'a> General<'m, 'a> {
 
     /// `performReassignments`; `None` where Java would throw.
     fn perform_reassignments(&mut self, list: &[u32], prev: &[(u32, i32)]) -> Option<bool> {
-        let topics = self.model.topics;
         let mut performed = false;
         loop {
             let mut modified = false;
@@ -979,12 +1029,10 @@ impl<'m, 'a> General<'m, 'a> {
                 }
                 // Java looks for a smaller member on the partition's racks first, then any; either
                 // way the partition goes to the smallest subscriber.
-                let t = topics.topic_of(p);
+                let t = self.model.topic_of[p as usize];
                 let smallest = self.subscribers[t as usize].iter().map(|&o| self.size(o)).min();
                 if smallest.is_some_and(|s| self.size(c) > s + 1) {
-                    let t = topics.topic_of(p);
-                    let new =
-                        self.sorted.iter().map(|&(_, r)| self.by_rank[r as usize]).find(|&m| self.subscribes(m, t))?;
+                    let new = self.smallest_subscriber(t, None)?;
                     self.reassign_to(p, new)?;
                     performed = true;
                     modified = true;
@@ -997,22 +1045,22 @@ impl<'m, 'a> General<'m, 'a> {
     }
 
     fn reassign_to(&mut self, p: u32, new: u32) -> Option<()> {
-        let t = self.model.topics.topic_of(p);
+        let t = self.model.topic_of[p as usize];
         let c = self.holder[p as usize];
         let q = self.movements.actual_partition(p, t, c, new);
         let old = self.holder[q as usize];
         if old == NONE || self.fixed[old as usize] {
             return None;
         }
-        self.sorted.remove(&self.key(old));
-        self.sorted.remove(&self.key(new));
+        self.leave(old);
+        self.leave(new);
         let hash = self.model.hash(q);
         self.movements.move_partition(q, t, hash, old, new);
         remove_first(&mut self.current[old as usize], q);
         self.current[new as usize].push(q);
         self.holder[q as usize] = new;
-        self.sorted.insert(self.key(new));
-        self.sorted.insert(self.key(old));
+        self.enter(new);
+        self.enter(old);
         Some(())
     }
 }

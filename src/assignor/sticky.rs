@@ -1549,24 +1549,29 @@ fn assign_sticky_with(
     };
     let small = topics.total() <= OPTIMIZE_MAX_PARTITIONS && subs.len() <= JAVA_FLOOR_MAX_MEMBERS;
     let improvable = small && (racks.is_some() || (!uniform && displaced()));
-    if improvable && subs.len() <= OPTIMIZE_MAX_MEMBERS {
+    let polished = improvable && subs.len() <= OPTIMIZE_MAX_MEMBERS;
+    if polished {
         optimize(&mut owner, &topics, &subs, racks.as_ref(), &claims);
     }
     // Java's own answer as a floor: ours only where it is no worse on any measure.
     if improvable {
-        if let Some((java, java_follow_ups)) = java_sticky::java_final(&topics, members, cooperative) {
-            let mut rank_of = vec![0u32; members.len()];
-            for (r, &m) in rank_to_member.iter().enumerate() {
-                rank_of[m as usize] = r as u32;
-            }
-            let java: Vec<u32> = java.iter().map(|&m| rank_of[m as usize]).collect();
-            let measure = |target: &[u32]| {
-                Measures::of(target, &topics, &subs, racks.as_ref(), &claims, members, &rank_to_member)
-            };
-            let ours = measure(&owner);
-            let theirs = Measures { follow_ups: java_follow_ups, ..measure(&java) };
-            if !ours.no_worse_than(&theirs, cooperative) {
-                owner = java;
+        let measure =
+            |target: &[u32]| Measures::of(target, &topics, &subs, racks.as_ref(), &claims, members, &rank_to_member);
+        let ours = measure(&owner);
+        // Nothing beats an assignment of optimal balance (polished, or the constrained path's
+        // quotas) that moves nothing, puts nothing off its racks and withholds nothing.
+        let unbeatable = (polished || uniform) && ours.mismatches == 0 && ours.moves == 0 && ours.follow_ups == 0;
+        if !unbeatable {
+            if let Some((java, java_follow_ups)) = java_sticky::java_final(&topics, members, cooperative) {
+                let mut rank_of = vec![0u32; members.len()];
+                for (r, &m) in rank_to_member.iter().enumerate() {
+                    rank_of[m as usize] = r as u32;
+                }
+                let java: Vec<u32> = java.iter().map(|&m| rank_of[m as usize]).collect();
+                let theirs = Measures { follow_ups: java_follow_ups, ..measure(&java) };
+                if !ours.no_worse_than(&theirs, cooperative) {
+                    owner = java;
+                }
             }
         }
     }
