@@ -251,7 +251,9 @@ fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -
             return done.then_some(rounds);
         }
         // Everyone rejoins owning what it was given, at the next generation.
-        let generation = model.claims.iter().filter_map(|c| c.1).max().unwrap_or(DEFAULT_GENERATION).max(0) + 1;
+        // (Past `i32::MAX` Java would wrap: the model stops there.)
+        let generation =
+            model.claims.iter().filter_map(|c| c.1).max().unwrap_or(DEFAULT_GENERATION).max(0).checked_add(1)?;
         for (m, list) in assignment.iter().enumerate() {
             model.claims[m] = (list.clone(), Some(generation));
             model.wire_generation[m] = generation;

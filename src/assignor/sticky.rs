@@ -2029,6 +2029,21 @@ mod tests {
         GroupMember { member_id: id.into(), group_instance_id: None, subscription: sub }
     }
 
+    /// A claim at the last generation Java can count: Java's follow-up round would overflow it,
+    /// and the model of Java (the floor) gives up there rather than wrap; ours stands.
+    #[test]
+    fn the_java_floor_survives_a_claim_at_the_last_generation() {
+        let metadata = racked(&[&["a"], &["b"], &["a"], &["b"]]);
+        let mut a = claiming("a", &["t"], &[0, 1, 2, 3], i32::MAX, true);
+        a.subscription.rack_id = Some("a".into());
+        let mut b = claiming("b", &["t"], &[], i32::MAX, true);
+        b.subscription.rack_id = Some("b".into());
+        let out = CooperativeStickyAssignor::new().assign(&metadata, &[a, b]).unwrap();
+        // "a" keeps its on-rack partitions, hands "b" the others.
+        assert_eq!(out.partitions_of("a"), [TopicPartitions::new("t", [0, 2])]);
+        assert_eq!(out.pending.len(), 2);
+    }
+
     /// The runner-up claim (Java's `prevAssignment`): the claimer at the highest generation below
     /// the winner's, none when two members share that generation, and none without a conflict.
     #[test]
