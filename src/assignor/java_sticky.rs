@@ -2,22 +2,24 @@
 //! iteration order included, used as a floor under ours.
 //!
 //! Our sticky assignors reach the exact optimum of a fixed order of priorities (balance, moves
-//! off suited owners, rack mismatches, other moves). Java follows no fixed order: on a few groups
-//! it is better than that optimum on one measure and worse on another. A user comparing the two
-//! on such a group sees us lose on the measure they care about. So, on the groups the exact
-//! polish handles, the leader also computes what Java would answer and keeps ours only where it is
-//! no worse on any measure (see `sticky::assign_sticky_with`).
+//! off suited owners, rack mismatches, other moves). Java follows no fixed order: on some groups
+//! it is better than that optimum on one measure and worse on another, and a user comparing the
+//! two on such a group sees us lose on the measure they care about. So, on groups of up to 256
+//! members and 100,000 partitions, the leader also computes what Java would answer and keeps ours
+//! only where it is no worse on any measure (see `sticky::assign_sticky_with`).
 //!
-//! The model follows Java's steps on Java's data structures where their order decides the answer:
-//! the leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`), whose
-//! iteration order is bucket order at its capacity, then insertion order among ids that share a
-//! bucket. The model breaks that last tie by member id instead of arrival order, so that our
-//! result stays independent of the order members are listed in (it equals Java's whenever no two
-//! member ids share a bucket, and on every committed parity run); the partition sets of the balancing loop's movement records are `HashSet`s of
-//! `TopicPartition`, first element by the same rule. `TreeSet`s and sorts are deterministic and
-//! taken as they are. Where Java would throw, hand out a partition that does not exist, or reach
-//! a state whose order this model does not follow (a `HashSet` bin turned into a tree), the model
-//! answers `None` and ours stands.
+//! The model follows Java's steps on Java's data structures where their order decides the answer.
+//! The leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`): it
+//! iterates in bucket order at its capacity (from `String.hashCode` and the table's growth), then
+//! in insertion order among ids that share a bucket. The model breaks that last tie by member id
+//! instead of arrival order, so our result stays independent of the order members are listed in;
+//! it is Java's exactly whenever the ids sharing a bucket arrived in id order or their order does
+//! not matter, which holds on every committed parity run. The partition sets of the balancing
+//! loop's movement records are `HashSet`s of `TopicPartition`, whose first element is found by the
+//! same rule (bucket, then insertion). `TreeSet`s and sorts are deterministic and taken as they
+//! are. Where Java would throw, hand out a partition that does not exist, or reach a state whose
+//! order the model does not follow (a `HashSet` bin turned into a tree), and past its work
+//! budget, the model answers `None` and ours stands.
 
 use super::common::{FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
