@@ -131,10 +131,19 @@ fn check(metadata: &ClusterMetadata, members: &[GroupMember], strategy: &str, ou
             }
         }
     }
+    // A partition claimed at the same generation by several members is pending once per member
+    // that must revoke it, always towards the same member.
+    let mut pending: BTreeMap<(String, i32), (&Option<String>, BTreeSet<&str>)> = BTreeMap::new();
     for pp in &out.pending {
         assert!(strategy == "cooperative-sticky", "pending from {strategy}");
-        assert!(seen.insert((pp.topic.clone(), pp.partition)), "{}-{} pending and assigned", pp.topic, pp.partition);
+        let tp = (pp.topic.clone(), pp.partition);
+        assert!(!seen.contains(&tp), "{}-{} pending and assigned", pp.topic, pp.partition);
+        let (to, from) = pending.entry(tp).or_insert((&pp.to, BTreeSet::new()));
+        assert_eq!(*to, &pp.to, "{}-{} pending towards two members", pp.topic, pp.partition);
+        assert!(from.insert(&pp.from), "{}-{} pending twice from {}", pp.topic, pp.partition, pp.from);
+        assert_ne!(pp.to.as_deref(), Some(pp.from.as_str()), "{}-{} pending from its own target", pp.topic, pp.partition);
     }
+    seen.extend(pending.into_keys());
     for t in subs.values().flatten() {
         for p in 0..metadata.topics[*t].partitions {
             assert!(seen.contains(&(t.to_string(), p)), "{t}-{p} neither assigned nor pending");

@@ -193,7 +193,8 @@ impl<'a> GroupMemberView<'a> {
 }
 
 /// A partition withheld this round because its previous owner must revoke it first
-/// (cooperative protocol).
+/// (cooperative protocol). A partition that several members claim at the same generation is
+/// listed once per member that must revoke it, each with the same `to`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PendingPartition {
     /// Topic.
