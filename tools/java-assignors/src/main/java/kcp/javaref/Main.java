@@ -31,10 +31,13 @@ public final class Main {
             generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity"), new Generator().generate());
         } else if (args.length >= 1 && args[0].equals("generate-racks")) {
             generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity-racks"), new RackGenerator().generate());
+        } else if (args.length >= 1 && args[0].equals("generate-racks-large")) {
+            generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity-racks-large"),
+                new RackGenerator().largeSet());
         } else if (args.length >= 1 && args[0].equals("bench")) {
             Bench.main(java.util.Arrays.copyOfRange(args, 1, args.length));
         } else {
-            System.err.println("usage: Main generate OUTDIR | Main generate-racks OUTDIR | Main bench [options]");
+            System.err.println("usage: Main generate OUTDIR | Main generate-racks OUTDIR | Main generate-racks-large OUTDIR | Main bench [options]");
             System.exit(2);
         }
     }

@@ -194,6 +194,119 @@ final class RackGenerator {
         return s;
     }
 
+    // ------------------------------------------------------------ the large set (java-parity-racks-large/)
+
+    /** Groups in the large set: beyond the Rust assignors' Java floor (256 members), their heuristics alone. */
+    static final int LARGE_SET_COUNT = 40;
+    private static final long LARGE_SET_SEED = 0x6c617267L; // "larg"
+    private static final List<Integer> BIG = List.of(0, 12, 33);
+    private static final String[] LARGE_CHANGES = {"fresh", "join", "leave", "rack-change", "join-and-leave"};
+    private static final String[] LARGE_PLACEMENTS = {"rotate", "random", "unbalanced", "mixed-rf"};
+    private static final String[] LARGE_MEMBER_RACKS = {"round-robin", "unbalanced", "some-without", "some-foreign"};
+
+    /**
+     * The large rack-aware set: 257-1000 members over 2-4 racks, RF 1-3, 1,000-20,000 partitions in total,
+     * uniform and mixed subscriptions, first assignments and reassignments after joins, leaves and rack changes.
+     * Each group from its own seed, like {@link #generate()}'s.
+     */
+    List<Scenario> largeSet() {
+        List<Scenario> out = new ArrayList<>();
+        for (int i = 0; i < LARGE_SET_COUNT; i++) {
+            rnd = new Random(splitMix(LARGE_SET_SEED + i));
+            out.add(largeGroup(i));
+        }
+        for (Scenario s : out) for (Member m : s.members) m.canonicalize();
+        return out;
+    }
+
+    /**
+     * Scrambles consecutive seeds: java.util.Random's first draws of seeds that differ by one are close (its
+     * first nextInt(4) was the same for every group), SplitMix64's finalizer spreads them.
+     */
+    private static long splitMix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * Change and subscription kind cycle with i (5 changes x uniform/mixed), the rack count with i / 10 (2, 3, 4,
+     * 2); placement, member racks, RF, size and topics come from the seed. Groups 0, 12 and 33 (uniform) have
+     * 10,000-20,000 partitions, the others 1,000-3,000.
+     */
+    private Scenario largeGroup(int i) {
+        String change = LARGE_CHANGES[i % LARGE_CHANGES.length];
+        boolean mixed = (i / LARGE_CHANGES.length) % 2 == 1;
+        int nRacks = 2 + (i / 10) % 3;
+        List<String> racks = new ArrayList<>();
+        for (int r = 0; r < nRacks; r++) racks.add(i % 2 == 0 ? "r" + r : "az-" + (char) ('a' + r));
+        String placement = LARGE_PLACEMENTS[rnd.nextInt(LARGE_PLACEMENTS.length)];
+        String memberRacks = LARGE_MEMBER_RACKS[rnd.nextInt(LARGE_MEMBER_RACKS.length)];
+        int rf = 1 + rnd.nextInt(Math.min(3, nRacks));
+        // Sizes lean to the low end (u squared), to keep the files (about 1 KB per member and 100 bytes per
+        // partition) and the runs small: members after the change 257-1000, partitions 1,000-3,000, except three
+        // uniform groups (a first assignment, a leave, a rack change) with 10,000-20,000.
+        double u = rnd.nextDouble();
+        int n = 257 + (int) (743 * u * u);
+        double v = rnd.nextDouble();
+        int total = BIG.contains(i) ? 10_000 + rnd.nextInt(10_001) : 1_000 + (int) (2_000 * v * v);
+        int nt = 1 + rnd.nextInt(24);
+        int[] weight = new int[nt];
+        int sum = 0;
+        for (int t = 0; t < nt; t++) sum += weight[t] = 1 + rnd.nextInt(4);
+        int[] count = new int[nt];
+        count[0] = total;
+        for (int t = 1; t < nt; t++) count[0] -= count[t] = Math.max(1, total * weight[t] / sum);
+        String name = String.format("%s-%s-%s-%s-%d", change, placement, memberRacks, mixed ? "mixed" : "uniform", i);
+        Scenario s = new Scenario(name, "");
+        for (int t = 0; t < nt; t++) s.topics.put("topic" + t, count[t]);
+        List<String> topics = new ArrayList<>(s.topics.keySet());
+        place(s, topics, racks, rf, placement);
+
+        int joined = change.equals("join") ? 1 + rnd.nextInt(20) : change.equals("join-and-leave") ? 1 + rnd.nextInt(10) : 0;
+        int leaving = change.equals("leave") ? 1 + rnd.nextInt(n / 10) : change.equals("join-and-leave") ? joined : 0;
+        int before = n - joined + leaving;
+        List<String> ids = ids(before + joined);
+        for (int k = 0; k < before; k++) {
+            Member m = Generator.add(s, ids.get(k), mixed ? subset(topics) : topics);
+            m.rack = memberRack(k, racks, memberRacks);
+        }
+        StringBuilder d = new StringBuilder();
+        d.append(n).append(mixed ? " members (mixed subscriptions)" : " members (uniform)")
+            .append(", member racks ").append(memberRacks).append(", partition racks ").append(placement)
+            .append(" over ").append(racks).append(" (RF ").append(rf).append("), ").append(total)
+            .append(" partitions in ").append(nt).append(" topics");
+        if (change.equals("fresh")) {
+            s.description = d.append("; first assignment").toString();
+            return s;
+        }
+        Strategy prior = PRIOR[rnd.nextInt(PRIOR.length)];
+        int gen = 1 + rnd.nextInt(12);
+        Generator.ownPlan(s, Generator.javaPlan(s, prior), gen);
+        d.append("; previous ownership = Java ").append(prior.wire).append(" plan of ").append(before)
+            .append(" members at generation ").append(gen);
+        for (int k = 0; k < leaving; k++) s.members.remove(rnd.nextInt(s.members.size()));
+        for (int k = 0; k < joined; k++) {
+            Member m = Generator.add(s, ids.get(before + k), mixed ? subset(topics) : topics);
+            m.rack = memberRack(before + k, racks, memberRacks);
+        }
+        if (leaving > 0) d.append("; ").append(leaving).append(" left");
+        if (joined > 0) d.append("; ").append(joined).append(" joined");
+        if (change.equals("rack-change")) {
+            // A fifth of the members moved to another rack, lost their rack or gained one.
+            int c = 0;
+            for (Member m : s.members) {
+                if (rnd.nextInt(5) != 0) continue;
+                int pick = rnd.nextInt(nRacks + 1);
+                m.rack = pick == nRacks ? null : racks.get(pick);
+                c++;
+            }
+            d.append("; ").append(c).append(" members changed rack");
+        }
+        s.description = d.toString();
+        return s;
+    }
+
     /** Replica racks per partition, after the placement mode. */
     private void place(Scenario s, List<String> topics, List<String> racks, int rf, String placement) {
         if (s.partitionRacks == null) s.partitionRacks = new LinkedHashMap<>();
