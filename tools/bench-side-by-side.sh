@@ -108,7 +108,7 @@ java_results="$after/tools/java-assignors/results"
 mkdir -p "$results" "$franz_results" "$java_results"
 log="$results/side-by-side-$stamp-session.log"
 filter=${SBS_FILTER:-$default_filter}
-java_rack_shapes=java-rack-uniform-100k-2000,java-rack-nonequal-100k-2000,java-rack-mixed-halves-10k-500
+java_rack_shapes=java-rack-uniform-100k-2000,java-rack-nonequal-100k-2000,java-rack-mixed-halves-10k-500,java-rack-mixed-halves-20k-250
 export JAVA_HEAP=${JAVA_HEAP:-8g}
 
 # Settings per mode. Quick: criterion's shortest run on a few small ids, one Go iteration, Java on

@@ -195,6 +195,8 @@ pub fn cases(assignor: &dyn PartitionAssignor) -> Vec<(String, Shape)> {
     both("java-rack-uniform-100k-2000", with_racks(uniform(50, 2000, 2000), 3, 2));
     both("java-rack-nonequal-100k-2000", with_racks(last_on_first_topic(50, 2000, 2000), 3, 2));
     both("java-rack-mixed-halves-10k-500", with_racks(halves(50, 200, 500), 3, 2));
+    // Within the sticky assignors' Java floor (at most 256 members): what the model costs.
+    both("java-rack-mixed-halves-20k-250", with_racks(halves(50, 400, 250), 3, 2));
     let large = franz_large();
     let imbalanced = plus_member_on_first_topic(&large, "imbalance");
     let first = assignor.assign(&large.metadata, &large.members).unwrap();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times Apache Kafka's Java assignors (kafka-clients pinned in pom.xml) on the shapes A, B, C and
 # on the rack shapes of benches/assignors.rs (java-rack-uniform-100k-2000, java-rack-nonequal-100k-2000,
-# java-rack-mixed-halves-10k-500; phase first = our fresh, reassign = our existing).
+# java-rack-mixed-halves-10k-500, java-rack-mixed-halves-20k-250; phase first = our fresh, reassign = our existing).
 #   tools/java-assignors/bench.sh [--shapes A,B,C,java-rack-...] [--assignors range,roundrobin,sticky,cooperative-sticky]
 #                                 [--phases first,reassign] [--warmup N] [--iters N] [--budget-s S] [--out FILE] [--decoded]
 # Prints one JSON document (ms per assign() call, heap figures) on stdout; progress goes to stderr.

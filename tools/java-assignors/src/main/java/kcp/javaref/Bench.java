@@ -47,6 +47,8 @@ import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
  *   java-rack-uniform-100k-2000     50 topics x 2,000 partitions, 2,000 members, uniform
  *   java-rack-nonequal-100k-2000    as the uniform one, the last member on topic0 only
  *   java-rack-mixed-halves-10k-500  50 topics x 200 partitions, 500 members, every 4th on topics 0-24, others on 25-49
+ *   java-rack-mixed-halves-20k-250  50 topics x 400 partitions, 250 members, the same halves (a group the Rust
+ *                                   leader also runs its model of this assignor on: the floor, up to 256 members)
  * phases: first  (nobody owns anything)
  *         reassign (every member owns what the same assignor gave it in `first`, generation 1; member 0 is new)
  */
@@ -117,6 +119,20 @@ final class Bench {
                     String id = String.format("consumer%04d", i);
                     s.memberIds.add(id);
                     s.subscriptions.put(id, nonequal && i == 1999 ? topics.subList(0, 1) : topics);
+                }
+                return withRacks(s, 3, 2);
+            }
+            case "java-rack-mixed-halves-20k-250": {
+                s = new Shape(name, "50 topics x 400 partitions, 250 members, every 4th member on topics 0-24, others on 25-49"
+                    + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
+                for (int t = 0; t < 50; t++) {
+                    topics.add("topic" + t);
+                    s.topics.put("topic" + t, 400);
+                }
+                for (int i = 0; i < 250; i++) {
+                    String id = String.format("consumer%03d", i);
+                    s.memberIds.add(id);
+                    s.subscriptions.put(id, i % 4 == 0 ? topics.subList(0, 25) : topics.subList(25, 50));
                 }
                 return withRacks(s, 3, 2);
             }
