@@ -4,8 +4,8 @@
 //! Our sticky assignors reach the exact optimum of a fixed order of priorities (balance, moves
 //! off suited owners, rack mismatches, other moves). Java follows no fixed order: on some groups
 //! it is better than that optimum on one measure and worse on another, and a user comparing the
-//! two on such a group sees us lose on the measure they care about. So, on groups of up to 256
-//! members and 100,000 partitions, the leader also computes what Java would answer and keeps ours
+//! two on such a group sees us lose on the measure they care about. So, on groups of up to 100,000
+//! partitions and either 256 members or 4,000,000 members x partitions, the leader also computes what Java would answer and keeps ours
 //! only where it is no worse on any measure (see `sticky::assign_sticky_with`).
 //!
 //! The model follows Java's steps on Java's data structures where their order decides the answer.
@@ -203,9 +203,9 @@ fn partition_hash(topic_hash: i32, partition: u32) -> u32 {
     spread(31i32.wrapping_mul(31i32.wrapping_add(partition as i32)).wrapping_add(topic_hash))
 }
 
-/// The most follow-up rounds the model plays for `cooperative-sticky` (Java's converge in one or
-/// two; the parity tool stops at ten).
-const MAX_FOLLOW_UPS: usize = 5;
+/// The most rounds the model plays for `cooperative-sticky` (Java's converge in one to a few
+/// follow-ups; the parity tool stops at ten rounds, as here).
+const MAX_FOLLOW_UPS: usize = 9;
 
 /// What Java's `sticky` (`cooperative` false) or `cooperative-sticky` assignor ends with: per
 /// flat partition, the member index (input order) that holds it once the cooperative follow-up
