@@ -122,37 +122,31 @@ final class Bench {
                 }
                 return withRacks(s, 3, 2);
             }
-            case "java-rack-mixed-halves-20k-250": {
-                s = new Shape(name, "50 topics x 400 partitions, 250 members, every 4th member on topics 0-24, others on 25-49"
-                    + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
-                for (int t = 0; t < 50; t++) {
-                    topics.add("topic" + t);
-                    s.topics.put("topic" + t, 400);
-                }
-                for (int i = 0; i < 250; i++) {
-                    String id = String.format("consumer%03d", i);
-                    s.memberIds.add(id);
-                    s.subscriptions.put(id, i % 4 == 0 ? topics.subList(0, 25) : topics.subList(25, 50));
-                }
-                return withRacks(s, 3, 2);
-            }
-            case "java-rack-mixed-halves-10k-500": {
-                s = new Shape(name, "50 topics x 200 partitions, 500 members, every 4th member on topics 0-24, others on 25-49"
-                    + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
-                for (int t = 0; t < 50; t++) {
-                    topics.add("topic" + t);
-                    s.topics.put("topic" + t, 200);
-                }
-                for (int i = 0; i < 500; i++) {
-                    String id = String.format("consumer%03d", i);
-                    s.memberIds.add(id);
-                    s.subscriptions.put(id, i % 4 == 0 ? topics.subList(0, 25) : topics.subList(25, 50));
-                }
-                return withRacks(s, 3, 2);
-            }
+            case "java-rack-mixed-halves-20k-250":
+                return rackHalves(name, 400, 250);
+            case "java-rack-mixed-halves-10k-500":
+                return rackHalves(name, 200, 500);
             default:
                 throw new IllegalArgumentException("unknown shape " + name);
         }
+    }
+
+    /** testkit's with_racks(halves(50, partitions, members), 3, 2): every 4th member on topics 0-24, the others on 25-49. */
+    static Shape rackHalves(String name, int partitions, int members) {
+        Shape s = new Shape(name, "50 topics x " + partitions + " partitions, " + members
+            + " members, every 4th member on topics 0-24, others on 25-49"
+            + "; 3 racks, member i on rack{i % 3}, partition p on rack{p % 3} and rack{(p + 1) % 3}");
+        List<String> topics = new ArrayList<>();
+        for (int t = 0; t < 50; t++) {
+            topics.add("topic" + t);
+            s.topics.put("topic" + t, partitions);
+        }
+        for (int i = 0; i < members; i++) {
+            String id = String.format("consumer%03d", i);
+            s.memberIds.add(id);
+            s.subscriptions.put(id, i % 4 == 0 ? topics.subList(0, 25) : topics.subList(25, 50));
+        }
+        return withRacks(s, 3, 2);
     }
 
     /** testkit's with_racks: member i on rack{i % racks}; partition p's replicas on racks p, p + 1, ... (mod racks). */

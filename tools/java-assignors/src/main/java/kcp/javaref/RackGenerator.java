@@ -48,6 +48,15 @@ final class RackGenerator {
         return out;
     }
 
+    /** Adds the first {@code count} of {@code ids}: subscribed to {@code topics} (mixed: a random subset), racks per {@code memberRacks}. */
+    private void addMembers(Scenario s, List<String> ids, int count, List<String> topics, boolean mixed, List<String> racks,
+                            String memberRacks) {
+        for (int k = 0; k < count; k++) {
+            Member m = Generator.add(s, ids.get(k), mixed ? subset(topics) : topics);
+            m.rack = memberRack(k, racks, memberRacks);
+        }
+    }
+
     private Scenario scenario(int i) {
         String change = CHANGES[i % CHANGES.length];
         String placement = PLACEMENTS[(i / CHANGES.length) % PLACEMENTS.length];
@@ -67,10 +76,7 @@ final class RackGenerator {
 
         int n = 2 + rnd.nextInt(8);
         List<String> ids = ids(n + 3);
-        for (int k = 0; k < n; k++) {
-            Member m = Generator.add(s, ids.get(k), mixed ? subset(topics) : topics);
-            m.rack = memberRack(k, racks, memberRacks);
-        }
+        addMembers(s, ids, n, topics, mixed, racks, memberRacks);
         StringBuilder d = new StringBuilder();
         d.append(n).append(mixed ? " members (mixed subscriptions)" : " members (uniform)")
             .append(", member racks ").append(memberRacks).append(", partition racks ").append(placement)
@@ -267,10 +273,7 @@ final class RackGenerator {
         int leaving = change.equals("leave") ? 1 + rnd.nextInt(n / 10) : change.equals("join-and-leave") ? joined : 0;
         int before = n - joined + leaving;
         List<String> ids = ids(before + joined);
-        for (int k = 0; k < before; k++) {
-            Member m = Generator.add(s, ids.get(k), mixed ? subset(topics) : topics);
-            m.rack = memberRack(k, racks, memberRacks);
-        }
+        addMembers(s, ids, before, topics, mixed, racks, memberRacks);
         StringBuilder d = new StringBuilder();
         d.append(n).append(mixed ? " members (mixed subscriptions)" : " members (uniform)")
             .append(", member racks ").append(memberRacks).append(", partition racks ").append(placement)
