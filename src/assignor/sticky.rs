@@ -129,9 +129,10 @@
 //!   except that ids sharing a `HashMap` bucket are visited in id order, not arrival order).
 //! - Rack awareness (KIP-881) is not Java's algorithm. Up to the polish limits the result is
 //!   optimal for the priorities above, and never worse than Java's on any measure up to the
-//!   floor's limits (Java's answer is taken where ours would be: 15 of the 426 committed rack
-//!   groups). Beyond the limits the heuristics alone run. With racks, a uniform cooperative group beyond the limits can need more than two
-//!   follow-up rounds (each round can free room used for alignment in the next).
+//!   floor's limits (Java's answer is taken where ours would be worse: 15 of the 426 committed
+//!   rack groups). Beyond the limits the heuristics alone run. With racks, a uniform cooperative
+//!   group beyond the limits can need more than two follow-up rounds (each round can free room
+//!   used for alignment in the next).
 //! - `cooperative-sticky` gives unknown-but-owned partitions back to their claimer (KIP-429
 //!   leader step 2.6); Java's assignor drops claims on topics missing from its metadata.
 //! - Java's previous owner (`prevAssignment`) is the claimer at the second-highest generation,
