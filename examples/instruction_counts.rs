@@ -118,6 +118,8 @@ fn main() {
                 "A" => uniform(500, 2000, 2000),
                 "B" => last_on_first_topic(500, 2000, 2000),
                 "C" => halves(100, 200, 500),
+                // java-rack-mixed-halves-20k-250: within the sticky assignors' Java floor.
+                "R" => with_racks(halves(50, 400, 250), 3, 2),
                 "franz" => franz_large(),
                 other => {
                     eprintln!("unknown shape {other}");

@@ -20,29 +20,26 @@ use assignor_common::parity::run_set;
 /// A loss against Java: (file, strategy, metric, ours, Java), lower is better for every metric.
 type Loss = (&'static str, &'static str, &'static str, usize, usize);
 
-/// The remaining losses, all `cooperative-sticky`, all decided over several rounds (the floor
-/// compares our first round's target with where Java ends):
-/// - 007, 010, 018, 019, 020, 038: Java does not converge within the 10 rounds the harness
-///   allows (`converged: false`, `rounds` 9): its last round, still revoking, is more even (or
-///   moves one partition fewer) than our converged one, reached in 2-5 follow-ups.
-/// - 023 (uniform): we need a second follow-up where Java needs one.
-/// - 037, 039: our later rounds end a little less even (037: 8,520 against 8,504) or move more
-///   (039: 786 against 777, in 2 follow-ups where Java takes 3).
+/// The remaining losses, all `cooperative-sticky`, all decided over several rounds:
+/// - 007, 010, 018, 019, 020: Java does not converge within the 10 rounds the harness allows
+///   (`converged: false`, `rounds` 9): its last round, still withholding partitions, leaves
+///   them unassigned, which makes it look more even (or better on racks) than our converged one.
+/// - 039: our first round takes Java's final assignment as the target; from the state it
+///   leaves, Java would gain one rack mismatch by moving 9 more partitions, and the round takes
+///   that (each round is no worse than Java from where it starts): 786 partitions moved against
+///   Java's 777, with 54 mismatches against its 55 and 2 follow-ups against its 3.
 ///
 /// Issue 13 wants this list empty.
 const LOSSES: &[Loss] = &[
-    ("007-join-mixed-rf-some-foreign-mixed-6.json", "cooperative-sticky", "mismatches", 272, 245),
+    ("007-join-mixed-rf-some-foreign-mixed-6.json", "cooperative-sticky", "mismatches", 271, 245),
     ("007-join-mixed-rf-some-foreign-mixed-6.json", "cooperative-sticky", "balance", 4425, 4216),
-    ("010-join-and-leave-unbalanced-round-robin-mixed-9.json", "cooperative-sticky", "mismatches", 372, 333),
+    ("010-join-and-leave-unbalanced-round-robin-mixed-9.json", "cooperative-sticky", "mismatches", 334, 333),
     ("010-join-and-leave-unbalanced-round-robin-mixed-9.json", "cooperative-sticky", "balance", 3796, 3772),
-    ("018-leave-mixed-rf-unbalanced-mixed-17.json", "cooperative-sticky", "mismatches", 246, 135),
+    ("018-leave-mixed-rf-unbalanced-mixed-17.json", "cooperative-sticky", "mismatches", 235, 135),
     ("018-leave-mixed-rf-unbalanced-mixed-17.json", "cooperative-sticky", "balance", 3385, 3205),
-    ("019-rack-change-random-unbalanced-mixed-18.json", "cooperative-sticky", "mismatches", 448, 398),
+    ("019-rack-change-random-unbalanced-mixed-18.json", "cooperative-sticky", "mismatches", 425, 398),
     ("019-rack-change-random-unbalanced-mixed-18.json", "cooperative-sticky", "balance", 2140, 2116),
     ("020-join-and-leave-unbalanced-round-robin-mixed-19.json", "cooperative-sticky", "balance", 8098, 8076),
-    ("023-leave-unbalanced-some-foreign-uniform-22.json", "cooperative-sticky", "rounds", 2, 1),
-    ("037-join-mixed-rf-round-robin-mixed-36.json", "cooperative-sticky", "balance", 8520, 8504),
-    ("038-leave-mixed-rf-unbalanced-mixed-37.json", "cooperative-sticky", "moves", 286, 285),
     ("039-rack-change-unbalanced-unbalanced-mixed-38.json", "cooperative-sticky", "moves", 786, 777),
 ];
 

@@ -219,9 +219,15 @@ fn check(strategy: &str, racks: bool, cases: usize, seed: u64) {
         // (sum of squares, rack mismatches, moves): lower is better on each.
         let measures = |c: (usize, usize, usize, usize)| (c.0, c.2, c.1 + c.3);
         let no_worse = |a: (usize, usize, usize), b: (usize, usize, usize)| a.0 <= b.0 && a.1 <= b.1 && a.2 <= b.2;
-        if our_cost != best {
+        // Every valid claim where it was: the leader's other candidate (the rest placed for
+        // balance, then racks).
+        let keeps_every_claim = owner.iter().zip(&ours).all(|(o, &t)| o.is_none_or(|o| o == t));
+        if our_cost != best && !keeps_every_claim {
             let java = java.as_ref().expect("ours differs from the optimum only where Java's answer is taken");
-            assert_eq!(&ours, java, "{strategy}: neither optimal nor Java's\n{metadata:?}\n{members:?}");
+            assert_eq!(
+                &ours, java,
+                "{strategy}: neither optimal nor Java's nor every claim kept\n{metadata:?}\n{members:?}"
+            );
             let (b, j) = (measures(best), measures(cost(&parts, java, &members, &metadata, &owner)));
             // Cooperative: the optimum may also lose on follow-up rounds (not counted here).
             assert!(

@@ -41,6 +41,7 @@ mod java_sticky;
 pub mod json;
 pub mod leader;
 mod output;
+mod placement;
 mod range;
 mod roundrobin;
 mod sticky;
