@@ -56,7 +56,7 @@ fn run(dir: &str) -> (usize, usize, usize, Vec<String>) {
             n += 1;
             let Some(model) = java_sticky_model(&metadata, &input, cooperative) else {
                 // Only where Java keeps claims on partitions that no longer exist (KAFKA-21674),
-                // or where Java's cooperative rounds do not converge within the harness's 10.
+                // or where Java's cooperative rounds do not converge within the harness's 30.
                 refused += 1;
                 let unconverged = cooperative && jv["converged"].as_bool() == Some(false);
                 if !unconverged && !claims_a_missing_partition(&metadata, &input, cooperative) {

@@ -203,9 +203,10 @@ fn partition_hash(topic_hash: i32, partition: u32) -> u32 {
     spread(31i32.wrapping_mul(31i32.wrapping_add(partition as i32)).wrapping_add(topic_hash))
 }
 
-/// The most rounds the model plays for `cooperative-sticky` (Java's converge in one to a few
-/// follow-ups; the parity tool stops at ten rounds, as here).
-const MAX_FOLLOW_UPS: usize = 9;
+/// The most rounds the model plays for `cooperative-sticky`, as the parity tool (30): Java's
+/// mostly converge in one to a few follow-ups, but some large rack-aware groups take 17, and a
+/// few never stop withholding (the model then gives up, and ours stands).
+const MAX_FOLLOW_UPS: usize = 29;
 
 /// What Java's `sticky` (`cooperative` false) or `cooperative-sticky` assignor ends with: per
 /// flat partition, the member index (input order) that holds it once the cooperative follow-up
@@ -251,6 +252,11 @@ fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -
         if done || rounds.len() == MAX_FOLLOW_UPS {
             rounds.push(assignment);
             return done.then_some(rounds);
+        }
+        // Every later round starts from the last one's lists at one shared generation: a round
+        // that repeats an earlier one means Java cycles and never converges.
+        if cooperative && rounds.contains(&assignment) {
+            return None;
         }
         // Everyone rejoins owning what it was given, at the next generation.
         // (Past `i32::MAX` Java would wrap: the model stops there.)

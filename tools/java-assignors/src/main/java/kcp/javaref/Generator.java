@@ -121,7 +121,7 @@ final class Generator {
     static Map<String, List<TopicPartition>> javaPlan(Scenario s, Strategy st) {
         Runner.Outcome o;
         if (st == Strategy.COOP) {
-            Runner.CoopRounds r = Runner.coopRounds(s, MapKind.HASH);
+            Runner.CoopRounds r = Runner.coopRounds(s, MapKind.HASH, Runner.PLAN_COOP_ROUNDS);
             o = r.rounds.get(r.rounds.size() - 1);
         } else {
             o = Runner.run(s, st, MapKind.HASH);
