@@ -14,7 +14,8 @@
 //! Cases: `decode_a`/`encode_a` (a typical v3 subscription: 10 topics, 30 owned partitions,
 //! userData, rack), `decode_b`/`encode_b` (1,000 topics, 10,000 owned partitions),
 //! `decode_c`/`encode_c` (a 10-topic assignment), and `ASSIGNOR:SHAPE[:existing]` with the
-//! benchmark shapes A, B, C and franz (members read in place, `assign_views`).
+//! benchmark shapes A, B, C, franz and R (`java-rack-mixed-halves-20k-250`, inside the sticky
+//! assignors' Java floor; members read in place, `assign_views`).
 #![allow(missing_docs)]
 use bytes::{Bytes, BytesMut};
 use kafka_consumer_protocol::assignor::builtin;

@@ -22,7 +22,7 @@ one() {
     one $c
   done
   for a in range roundrobin sticky cooperative-sticky; do
-    for s in "C 3" "C:existing 3" "franz 3" "franz:existing 3" "A 1" "B 1"; do
+    for s in "C 3" "C:existing 3" "franz 3" "franz:existing 3" "A 1" "B 1" "R 1" "R:existing 1"; do
       set -- $s
       one "$a:$1" "$2"
     done
