@@ -34,8 +34,9 @@ pub(super) struct Placement {
 /// Water-filling state of one member class: every member at or below `level` has been raised
 /// to it, and the first `extra` of them (by index) one more.
 struct Fill {
-    /// Member indices sorted by (size, index).
+    /// Member indices sorted by (size, index), and their sizes in that order.
     order: Vec<u32>,
+    sorted: Vec<u32>,
     /// How many of `order` start at or below `level`.
     at_or_below: usize,
     level: u64,
@@ -46,9 +47,10 @@ impl Fill {
     fn new(sizes: &[u32]) -> Option<Fill> {
         let mut order: Vec<u32> = (0..sizes.len() as u32).collect();
         order.sort_by_key(|&i| (sizes[i as usize], i));
-        let level = u64::from(sizes[*order.first()? as usize]);
-        let at_or_below = order.iter().take_while(|&&i| u64::from(sizes[i as usize]) == level).count();
-        Some(Fill { order, at_or_below, level, extra: 0 })
+        let sorted: Vec<u32> = order.iter().map(|&i| sizes[i as usize]).collect();
+        let level = u64::from(*sorted.first()?);
+        let at_or_below = sorted.iter().take_while(|&&s| u64::from(s) == level).count();
+        Some(Fill { order, sorted, at_or_below, level, extra: 0 })
     }
 
     /// Units the class takes at its current marginal cost.
@@ -61,25 +63,25 @@ impl Fill {
         2 * self.level + 1
     }
 
-    fn take(&mut self, units: usize, sizes: &[u32]) {
+    fn take(&mut self, units: usize) {
         self.extra += units;
         if self.extra == self.at_or_below {
             self.level += 1;
             self.extra = 0;
-            while self.order.get(self.at_or_below).is_some_and(|&i| u64::from(sizes[i as usize]) == self.level) {
+            while self.sorted.get(self.at_or_below).is_some_and(|&s| u64::from(s) == self.level) {
                 self.at_or_below += 1;
             }
         }
     }
 
     /// Units each member (by index) received.
-    fn added(&self, sizes: &[u32]) -> Vec<u32> {
-        let mut added = vec![0u32; sizes.len()];
-        let mut raised: Vec<u32> = self.order[..self.at_or_below].to_vec();
-        for &i in &raised {
-            added[i as usize] = (self.level - u64::from(sizes[i as usize])) as u32;
+    fn added(&self) -> Vec<u32> {
+        let mut added = vec![0u32; self.order.len()];
+        for (&i, &s) in self.order.iter().zip(&self.sorted).take(self.at_or_below) {
+            added[i as usize] = (self.level - u64::from(s)) as u32;
         }
         // At the current level, members take their extra unit in index order.
+        let mut raised: Vec<u32> = self.order[..self.at_or_below].to_vec();
         raised.sort_unstable();
         for &i in raised.iter().take(self.extra) {
             added[i as usize] += 1;
@@ -111,14 +113,17 @@ pub(super) fn solve(problem: &Problem, mut budget: u64) -> Option<Placement> {
     // Nodes: partition classes 0..np, member classes np..np+nm.
     let n = np + nm;
     let mut dist = vec![i64::MAX; n];
-    // The arc a node was reached by, and whether forwards (pc -> mc) or backwards.
-    let mut via: Vec<(u32, bool)> = vec![(u32::MAX, false); n];
+    // The arc a node was reached by (into a member class: forwards; into a partition class:
+    // backwards, along an arc with flow).
+    const NO_ARC: u32 = u32::MAX;
+    let mut via = vec![NO_ARC; n];
     let mut queued = vec![false; n];
     let mut queue = VecDeque::new();
+    let mut path: Vec<u32> = Vec::new();
     let mut remaining = total;
     while remaining > 0 {
         dist.fill(i64::MAX);
-        via.fill((u32::MAX, false));
+        via.fill(NO_ARC);
         for pc in 0..np {
             if left[pc] > 0 {
                 dist[pc] = 0;
@@ -135,16 +140,16 @@ pub(super) fn solve(problem: &Problem, mut budget: u64) -> Option<Placement> {
             budget = budget.checked_sub(arcs.len() as u64 + 1)?;
             for &a in arcs {
                 let (pc, mc, _) = problem.arcs[a as usize];
-                let (v, d, forwards) = if u < np {
-                    (np + mc as usize, du + cost(a), true)
+                let (v, d) = if u < np {
+                    (np + mc as usize, du + cost(a))
                 } else if flow[a as usize] > 0 {
-                    (pc as usize, du - cost(a), false)
+                    (pc as usize, du - cost(a))
                 } else {
                     continue;
                 };
                 if d < dist[v] {
                     dist[v] = d;
-                    via[v] = (a, forwards);
+                    via[v] = a;
                     if !queued[v] {
                         queued[v] = true;
                         queue.push_back(v);
@@ -165,49 +170,44 @@ pub(super) fn solve(problem: &Problem, mut budget: u64) -> Option<Placement> {
             }
         }
         let (_, end) = best?;
-        // Walk back to the start (a partition class with supply, reached from the source), and
-        // find how much the path carries. A path visits each node once: `n` steps at most.
-        let mut units = fills[end].as_ref()?.run() as u64;
+        // Back to the start (a partition class with supply, reached from the source): a path
+        // visits each node once, so `n` arcs at most.
+        path.clear();
         let mut node = np + end;
-        for _ in 0..=n {
-            let (a, forwards) = via[node];
-            if a == u32::MAX {
-                break;
-            }
+        while via[node] != NO_ARC && path.len() < n {
+            let a = via[node];
+            path.push(a);
             let (pc, mc, _) = problem.arcs[a as usize];
-            if forwards {
-                node = pc as usize;
-            } else {
-                units = units.min(u64::from(flow[a as usize]));
-                node = np + mc as usize;
-            }
+            node = if node >= np { pc as usize } else { np + mc as usize };
         }
-        if via[node].0 != u32::MAX || node >= np {
+        if via[node] != NO_ARC || node >= np {
             return None;
         }
-        units = units.min(u64::from(left[node])).min(remaining);
+        let start = node;
+        // What the path carries: the class's run at its marginal, the start's supply, and the
+        // flow on every backward arc (those entering a partition class).
+        let backwards = path.iter().skip(1).step_by(2);
+        let units = backwards
+            .map(|&a| u64::from(flow[a as usize]))
+            .fold(u64::from(left[start]).min(fills[end].as_ref()?.run() as u64), u64::min)
+            .min(remaining);
         if units == 0 {
             return None;
         }
         let units32 = units as u32;
-        let mut node = np + end;
-        while via[node].0 != u32::MAX {
-            let (a, forwards) = via[node];
-            let (pc, mc, _) = problem.arcs[a as usize];
-            if forwards {
+        for (i, &a) in path.iter().enumerate() {
+            // The path alternates, from the end: forwards (into a member class), backwards, ...
+            if i % 2 == 0 {
                 flow[a as usize] += units32;
-                node = pc as usize;
             } else {
                 flow[a as usize] -= units32;
-                node = np + mc as usize;
             }
         }
-        left[node] -= units32;
-        fills[end].as_mut()?.take(units as usize, &problem.sizes[end]);
+        left[start] -= units32;
+        fills[end].as_mut()?.take(units as usize);
         remaining -= units;
     }
-    let added =
-        fills.iter().zip(&problem.sizes).map(|(f, s)| f.as_ref().map_or_else(Vec::new, |f| f.added(s))).collect();
+    let added = fills.iter().map(|f| f.as_ref().map_or_else(Vec::new, Fill::added)).collect();
     Some(Placement { flow, added })
 }
 

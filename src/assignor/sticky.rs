@@ -1601,7 +1601,7 @@ fn assign_sticky_with(
             if let Some((t, m)) = &kept {
                 if m.no_worse_than(&ours, cooperative) && !ours.no_worse_than(m, cooperative) {
                     owner.copy_from_slice(t);
-                    ours = measure(&owner);
+                    ours = *m;
                 }
             }
             if !unbeatable(&ours) {
@@ -1668,6 +1668,7 @@ fn assign_sticky_with(
 /// mismatches (a partition on a member with a rack that holds none of its replicas), partitions
 /// moved away from their valid owner, and (cooperative) whether anything is withheld, which
 /// costs a follow-up rebalance.
+#[derive(Clone, Copy)]
 struct Measures {
     balance: u64,
     mismatches: usize,
@@ -1688,20 +1689,18 @@ impl Measures {
         let (mut mismatches, mut moves, mut withholds) = (0, 0, false);
         for t in 0..topics.len() as u32 {
             let range = topics.base[t as usize] as usize..topics.base[t as usize + 1] as usize;
-            for (p, &r) in target[range.clone()].iter().enumerate().map(|(i, r)| (range.start + i, r)) {
+            for (p, &r) in range.clone().zip(&target[range]) {
                 if r == NONE {
                     continue;
                 }
                 sizes[r as usize] += 1;
                 mismatches += usize::from(off_rack.mismatch(r, p as u32));
                 let c = claims.owner[p];
-                if c != NONE && c != r {
-                    withholds = true;
-                    if !claims.tie[p] && subscribed.has(c, t) {
+                if c != NONE {
+                    withholds |= claims.tie[p] || c != r;
+                    if !claims.tie[p] && c != r && subscribed.has(c, t) {
                         moves += 1;
                     }
-                } else if c != NONE {
-                    withholds |= claims.tie[p];
                 }
             }
         }
