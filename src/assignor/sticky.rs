@@ -1715,42 +1715,22 @@ impl Measures {
     }
 }
 
-/// Balanced as the module's first goal (and Java's `isBalanced`) has it: every topic split
-/// within one among its subscribers, or no member holding a partition that a member with two
-/// or more fewer also subscribes to.
+/// Balanced as the module's first goal has it: no member holding a partition that a member
+/// with two or more fewer also subscribes to. (Stricter than Java's `isBalanced`, which also
+/// accepts every topic split within one among its subscribers.)
 fn balanced(target: &[u32], topics: &Topics<'_>, subs: &[&Vec<u32>]) -> bool {
     let mut size = vec![0u32; subs.len()];
     for &r in target.iter().filter(|&&r| r != NONE) {
         size[r as usize] += 1;
     }
-    let mut subscribers: Vec<Vec<u32>> = vec![Vec::new(); topics.len()];
-    for (r, list) in subs.iter().enumerate() {
-        for &t in list.iter() {
-            subscribers[t as usize].push(r as u32);
-        }
-    }
-    // Per topic: how many of its partitions each member holds, and the largest holder.
-    let mut count = vec![0u32; subs.len()];
+    // Per topic: the largest member holding one of its partitions.
     let mut largest_holder = vec![0u32; topics.len()];
-    let mut even = true;
-    for t in 0..topics.len() as u32 {
-        let range = topics.base[t as usize] as usize..topics.base[t as usize + 1] as usize;
-        for &r in &target[range.clone()] {
-            if r != NONE {
-                count[r as usize] += 1;
-                largest_holder[t as usize] = largest_holder[t as usize].max(size[r as usize]);
-            }
-        }
-        let counts = subscribers[t as usize].iter().map(|&r| count[r as usize]);
-        let (lo, hi) = counts.fold((u32::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)));
-        even &= hi <= lo.saturating_add(1);
-        for &r in &target[range] {
-            if r != NONE {
-                count[r as usize] = 0;
-            }
+    for (largest, bounds) in largest_holder.iter_mut().zip(topics.base.windows(2)) {
+        for &r in target[bounds[0] as usize..bounds[1] as usize].iter().filter(|&&r| r != NONE) {
+            *largest = (*largest).max(size[r as usize]);
         }
     }
-    even || subs.iter().enumerate().all(|(r, list)| list.iter().all(|&t| largest_holder[t as usize] < size[r] + 2))
+    subs.iter().enumerate().all(|(r, list)| list.iter().all(|&t| largest_holder[t as usize] < size[r] + 2))
 }
 
 /// Which partitions count as off-rack for a member, as Java's `racksMismatch` counts them: with
