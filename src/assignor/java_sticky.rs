@@ -208,34 +208,58 @@ fn partition_hash(topic_hash: i32, partition: u32) -> u32 {
 /// few never stop withholding (the model then gives up, and ours stands).
 const MAX_FOLLOW_UPS: usize = 29;
 
-/// What Java's `sticky` (`cooperative` false) or `cooperative-sticky` assignor ends with: per
-/// flat partition, the member index (input order) that holds it once the cooperative follow-up
-/// rebalances are over (each member rejoining with what it was given), and how many follow-ups
-/// that took. `None` where Java throws, does not converge within [`MAX_FOLLOW_UPS`], or the model
-/// does not follow Java (see the module).
-pub(crate) fn java_final(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -> Option<(Vec<u32>, usize)> {
-    let mut rounds = java_rounds(topics, members, cooperative)?;
+/// What Java's `sticky` (`cooperative` false) or `cooperative-sticky` assignor answers for a
+/// group: where it ends once the cooperative follow-up rebalances are over (each member
+/// rejoining with what it was given), and where its first round aimed.
+pub(crate) struct JavaAnswer {
+    /// Per flat partition: the member index (input order) that holds it at the end.
+    pub(crate) last: Vec<u32>,
+    /// Per flat partition: the member index Java's first round gives it to, before the
+    /// cooperative assignor withholds what another member must revoke first.
+    pub(crate) first: Vec<u32>,
+    /// The follow-up rebalances it takes to get from the first round to the end.
+    pub(crate) follow_ups: usize,
+}
+
+/// [`JavaAnswer`] for a group; `None` where Java throws, does not converge within
+/// [`MAX_FOLLOW_UPS`], or the model does not follow Java (see the module).
+pub(crate) fn java_answer(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -> Option<JavaAnswer> {
+    let (mut rounds, first) = java_rounds(topics, members, cooperative)?;
     let follow_ups = rounds.len() - 1;
-    let last = rounds.pop()?;
-    let mut owner = vec![NONE; topics.total()];
-    for (m, list) in last.iter().enumerate() {
-        for &p in list {
-            owner[p as usize] = m as u32;
+    let by_partition = |lists: &[Vec<u32>]| {
+        let mut owner = vec![NONE; topics.total()];
+        for (m, list) in lists.iter().enumerate() {
+            for &p in list {
+                owner[p as usize] = m as u32;
+            }
         }
-    }
-    owner.iter().all(|&o| o != NONE).then_some((owner, follow_ups))
+        owner.iter().all(|&o| o != NONE).then_some(owner)
+    };
+    let last = by_partition(&rounds.pop()?)?;
+    let first = by_partition(&first)?;
+    Some(JavaAnswer { last, first, follow_ups })
 }
 
 /// Java's answer in each round, after the cooperative assignor withheld what others must
-/// revoke first: per member (input order) its partitions in Java's list order.
-fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -> Option<Vec<Vec<Vec<u32>>>> {
+/// revoke first: per member (input order) its partitions in Java's list order; and the first
+/// round's lists before anything was withheld.
+#[allow(clippy::type_complexity)]
+fn java_rounds(
+    topics: &Topics<'_>,
+    members: &[Member<'_>],
+    cooperative: bool,
+) -> Option<(Vec<Vec<Vec<u32>>>, Vec<Vec<u32>>)> {
     if members.is_empty() {
         return None;
     }
     let mut model = Model::new(topics, members, cooperative)?;
     let mut rounds = Vec::new();
+    let mut first = None;
     loop {
         let (mut assignment, withheld) = model.assign()?;
+        if first.is_none() {
+            first = Some(assignment.clone());
+        }
         if cooperative {
             for list in &mut assignment {
                 list.retain(|&p| !withheld[p as usize]);
@@ -251,7 +275,7 @@ fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -
             || !(std::mem::take(&mut model.owns_unknown) || assignment.iter().enumerate().any(|(m, l)| lost(m, l)));
         if done || rounds.len() == MAX_FOLLOW_UPS {
             rounds.push(assignment);
-            return done.then_some(rounds);
+            return done.then(|| (rounds, first.unwrap_or_default()));
         }
         // Every later round starts from the last one's lists at one shared generation: a round
         // that repeats an earlier one means Java cycles and never converges.
@@ -279,7 +303,7 @@ pub(crate) fn java_round_lists(
 ) -> Option<Vec<super::JavaModelRound>> {
     let members = Member::all_owned(members);
     let topics = Topics::new(metadata, &members).ok()?;
-    let rounds = java_rounds(&topics, &members, cooperative)?;
+    let (rounds, _) = java_rounds(&topics, &members, cooperative)?;
     let name = |p: u32| {
         let t = topics.topic_of(p);
         (topics.names[t as usize].to_owned(), (p - topics.base[t as usize]) as i32)

@@ -1,0 +1,204 @@
+//! `cooperative-sticky` over whole rebalances, on seeded random rack-aware groups, against the
+//! model of Apache Kafka's own assignor (`java_sticky_model`, which equals Java 3.9.1 round for
+//! round on 1,404 of the 1,413 committed parity runs; see `assignor_java_model.rs`).
+//!
+//! Each group is a reassignment: members of an earlier cooperative round (a random subset) own
+//! what it gave them, the others join, and some members change racks. Ours is played round by
+//! round until nothing is withheld (members rejoin with what they were given), and its end is
+//! compared with where the model of Java ends on the four parity measures: the sum of squared
+//! member sizes, rack mismatches, partitions moved away from their valid owners, and follow-up
+//! rounds.
+//!
+//! The leader looks ahead over the follow-up rounds (`sticky::lead`) because each round alone
+//! compares itself with Java from its own state. Without that, ours ends worse than Java on 110
+//! of these 15,000 groups (on balance 12, rack mismatches 5, moves 59, follow-up rounds 90); with
+//! it, on 15, pinned below, so the test fails when any loss appears, disappears or changes its
+//! figures. All 15 are on moves alone: 13 by one partition, one by two, one by three; 9 of them
+//! have fewer rack mismatches than Java, the other 6 equal figures otherwise. In each, Java's
+//! later round puts a partition that an earlier round revoked back on its first owner, where
+//! ours, playing the same state, places it elsewhere at no cost on that round's measures: a
+//! leader finds a revoked partition unowned and cannot tell where it came from, and none of the
+//! first rounds the look-ahead tries leads to Java's end.
+//!
+//! `cargo test --release --test assignor_lookahead -- --nocapture` prints the tally.
+
+mod assignor_common;
+
+use std::collections::BTreeMap;
+
+use assignor_common::parity::{moved, rack_mismatches, sum_sq};
+use assignor_common::*;
+use kafka_consumer_protocol::assignor::{builtin, java_sticky_model, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::Subscription;
+
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(2_654_435_761).wrapping_add(7))
+    }
+
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// The size of the groups a set draws.
+#[derive(Clone, Copy)]
+struct Shape {
+    name: &'static str,
+    /// Members: 2 to 1 + this.
+    members: u64,
+    /// Partitions per topic (1-3 topics): 1 to this.
+    partitions: u64,
+}
+
+const SMALL: Shape = Shape { name: "small", members: 8, partitions: 12 };
+const MEDIUM: Shape = Shape { name: "medium", members: 30, partitions: 40 };
+
+/// A random reassignment over 2-3 racks: replication 1-2 (consecutive racks), members on a rack
+/// or none, uniform or mixed subscriptions; an earlier round among some of the members, then
+/// some rack changes.
+fn random_group(rng: &mut Rng, shape: Shape) -> (ClusterMetadata, Vec<GroupMember>) {
+    let racks = 2 + rng.next(2) as usize;
+    let rack = |i: usize| format!("r{i}");
+    let names: Vec<String> = (0..1 + rng.next(3)).map(|t| format!("t{t}")).collect();
+    let mut metadata = ClusterMetadata::default();
+    for name in &names {
+        let partitions = 1 + rng.next(shape.partitions) as i32;
+        let replication = 1 + rng.next(2) as usize;
+        let partition_racks = (0..partitions)
+            .map(|_| {
+                let first = rng.next(racks as u64) as usize;
+                (0..replication).map(|k| rack((first + k) % racks)).collect()
+            })
+            .collect();
+        metadata.topics.insert(name.clone(), TopicInfo { partitions, partition_racks });
+    }
+    let uniform = rng.next(2) == 0;
+    let members: Vec<GroupMember> = (0..2 + rng.next(shape.members))
+        .map(|i| {
+            let mut topics: Vec<String> =
+                if uniform { names.clone() } else { names.iter().filter(|_| rng.next(3) > 0).cloned().collect() };
+            if topics.is_empty() {
+                topics.push(names[0].clone());
+            }
+            let mut subscription = Subscription::new(topics);
+            let r = rng.next(racks as u64 + 1) as usize;
+            subscription.rack_id = (r < racks).then(|| rack(r));
+            GroupMember { member_id: format!("m{i:02}"), group_instance_id: None, subscription }
+        })
+        .collect();
+    let mut earlier: Vec<GroupMember> = members.iter().filter(|_| rng.next(4) > 0).cloned().collect();
+    if earlier.is_empty() {
+        earlier.push(members[0].clone());
+    }
+    let before = builtin("cooperative-sticky").unwrap().assign(&metadata, &earlier).unwrap();
+    let mut group = members;
+    for m in &mut group {
+        m.subscription.owned_partitions = before.partitions_of(&m.member_id).to_vec();
+        m.subscription.generation_id = 5;
+        if rng.next(5) == 0 {
+            m.subscription.rack_id = Some(rack(rng.next(racks as u64) as usize));
+        }
+    }
+    (metadata, group)
+}
+
+/// Ours, round by round until nothing is withheld: the end and its follow-up rounds.
+fn our_end(metadata: &ClusterMetadata, input: &[GroupMember]) -> (Sets, usize) {
+    let assignor = builtin("cooperative-sticky").unwrap();
+    let mut members = input.to_vec();
+    let mut round = assignor.assign(metadata, &members).unwrap();
+    let mut follow_ups = 0;
+    while !round.pending.is_empty() {
+        follow_ups += 1;
+        assert!(follow_ups <= 10, "no end in 10 follow-up rounds");
+        members = next_round(&members, &round, 100 + follow_ups as i32);
+        round = assignor.assign(metadata, &members).unwrap();
+        check_valid(metadata, &members, &round).unwrap();
+        check_cooperative(&members, &round).unwrap();
+    }
+    check_complete(metadata, &members, &round).unwrap();
+    (known_sets(metadata, &round), follow_ups)
+}
+
+/// (shape, seed, case, ours, Java's) as (sum of squares, mismatches, moves, follow-ups).
+type Loss = (&'static str, u64, usize, [usize; 4], [usize; 4]);
+
+/// Where ours ends worse than Java on some measure (see the module): all on moves.
+const LOSSES: &[Loss] = &[
+    ("small", 1, 1802, [53, 3, 5, 1], [53, 3, 4, 1]),
+    ("small", 2, 66, [46, 0, 6, 1], [46, 1, 5, 1]),
+    ("small", 2, 366, [26, 1, 7, 1], [26, 1, 6, 1]),
+    ("small", 2, 747, [41, 2, 12, 1], [41, 3, 11, 1]),
+    ("small", 3, 522, [79, 0, 12, 1], [79, 1, 11, 1]),
+    ("small", 3, 2733, [25, 0, 6, 1], [25, 1, 5, 1]),
+    ("small", 4, 474, [7, 0, 2, 1], [7, 1, 1, 1]),
+    ("small", 4, 1425, [18, 1, 5, 1], [18, 2, 3, 1]),
+    ("small", 4, 2789, [136, 0, 8, 1], [136, 1, 7, 1]),
+    ("medium", 1, 311, [385, 5, 30, 1], [385, 5, 29, 1]),
+    ("medium", 1, 1477, [141, 1, 8, 1], [141, 1, 7, 1]),
+    ("medium", 2, 100, [130, 2, 7, 1], [130, 2, 6, 1]),
+    ("medium", 2, 289, [27, 0, 3, 1], [27, 1, 2, 1]),
+    ("medium", 2, 702, [42, 0, 9, 1], [42, 1, 8, 1]),
+    ("medium", 2, 1284, [233, 8, 30, 1], [233, 8, 27, 1]),
+];
+
+/// The sets: (shape, seed, groups).
+const SETS: [(Shape, u64, usize); 6] =
+    [(SMALL, 1, 3000), (SMALL, 2, 3000), (SMALL, 3, 3000), (SMALL, 4, 3000), (MEDIUM, 1, 1500), (MEDIUM, 2, 1500)];
+
+#[test]
+fn whole_rebalances_end_no_worse_than_java() {
+    const NAMES: [&str; 4] = ["balance", "mismatches", "moves", "rounds"];
+    let mut losses = Vec::new();
+    // Per measure: groups where ours ends better, equal, worse.
+    let mut tally = [[0usize; 3]; 4];
+    let mut compared = 0;
+    for (shape, seed, groups) in SETS {
+        let mut rng = Rng::new(seed);
+        for case in 0..groups {
+            let (metadata, input) = random_group(&mut rng, shape);
+            // The model gives up where it does not follow Java (see `java_sticky`).
+            let Some(java_rounds) = java_sticky_model(&metadata, &input, true) else { continue };
+            let java: Sets = java_rounds
+                .last()
+                .unwrap()
+                .iter()
+                .map(|(member, list)| (member.clone(), list.iter().cloned().collect()))
+                .collect();
+            let (ours, follow_ups) = our_end(&metadata, &input);
+            let valid = valid_claims(&metadata, &input, true);
+            let measures =
+                |s: &Sets, rounds: usize| [sum_sq(s), rack_mismatches(&metadata, &input, s), moved(&valid, s), rounds];
+            let (o, j) = (measures(&ours, follow_ups), measures(&java, java_rounds.len() - 1));
+            for (i, counts) in tally.iter_mut().enumerate() {
+                let slot = match o[i].cmp(&j[i]) {
+                    std::cmp::Ordering::Less => 0,
+                    std::cmp::Ordering::Equal => 1,
+                    std::cmp::Ordering::Greater => 2,
+                };
+                counts[slot] += 1;
+            }
+            if o.iter().zip(&j).any(|(a, b)| a > b) {
+                losses.push((shape.name, seed, case, o, j));
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "cooperative-sticky whole rebalances against the model of Java, {compared} groups, better / equal / worse:"
+    );
+    for (name, [b, e, w]) in NAMES.iter().zip(tally) {
+        eprintln!("  {name:<11} {b:>5} / {e:>5} / {w:>5}");
+    }
+    assert!(compared >= 14_000, "expected >= 14,000 groups the model answers, compared {compared}");
+    let by_measure: BTreeMap<&str, usize> =
+        NAMES.iter().enumerate().map(|(i, name)| (*name, losses.iter().filter(|l| l.3[i] > l.4[i]).count())).collect();
+    eprintln!("  groups worse on some measure: {}; per measure: {by_measure:?}", losses.len());
+    assert_eq!(losses, LOSSES, "the groups where ours ends worse than Java changed");
+}
