@@ -1539,19 +1539,13 @@ fn assign_sticky_with(
 /// not ended by then counts as one whose end is unknown.
 const LOOKAHEAD_MAX_ROUNDS: usize = 8;
 
-/// Where a rebalance ends: per flat partition the member index holding it (`NONE`: nobody),
-/// and the follow-up rounds it took.
-type End = (Vec<u32>, usize);
-
 /// One leader round, and (asked for by a look-ahead) where the rebalance it starts ends.
 struct Round {
     assignment: GroupAssignment,
-    /// Per flat partition the member index this round gives it to (`NONE`: withheld).
-    owner: Vec<u32>,
     /// With `depth > 0`: per flat partition the member index that holds it once the follow-up
     /// rounds are over, and how many follow-ups that takes; `None` when that is not known
     /// within [`LOOKAHEAD_MAX_ROUNDS`].
-    end: Option<End>,
+    end: Option<(Vec<u32>, usize)>,
 }
 
 /// One leader round, played `depth` rounds ahead of the real one (0).
@@ -1566,8 +1560,7 @@ struct Round {
 /// measure (or unbalanced, or not known), the real round plays the [`Floor`]'s other candidates
 /// in order and takes the first whose end is no worse than Java's, else the one worse on the
 /// fewest measures. Rounds played ahead keep their first choice (one candidate each), so the
-/// look-ahead costs one leader round per follow-up and candidate. The round played next also
-/// tells where each withheld partition goes: that member is its [`PendingPartition::to`].
+/// look-ahead costs one leader round per follow-up and candidate.
 fn lead(
     metadata: &ClusterMetadata,
     members: &[Member<'_>],
@@ -1586,9 +1579,8 @@ fn lead(
     if fast_paths && claims_nothing && racks.is_none() && !subs.is_empty() && uniform {
         let assignment = fresh_uniform(&topics, members, &rank_to_member);
         // Nothing is withheld: the rebalance ends here.
-        let owner = owners_of(&topics, members, &assignment);
-        let end = (depth > 0).then(|| (owner.clone(), 0));
-        return Ok(Round { assignment, owner, end });
+        let end = (depth > 0).then(|| (owners_of(&topics, members, &assignment), 0));
+        return Ok(Round { assignment, end });
     }
     let claims = resolve_claims(&topics, members, &rank_to_member, cooperative);
     // Java's rack logic: only when its rule turns racks on (otherwise they only break ties in
@@ -1690,24 +1682,20 @@ fn lead(
     // Where the rebalance a played round starts ends: its own owners when it withholds
     // nothing, otherwise where the rounds played ahead end (unknown past the limit, or where a
     // round played ahead fails: the real round does not fail for it).
-    // Also the follow-up round's owners, where one is played.
-    let end_of = |played: &Played| -> (Option<End>, Option<Vec<u32>>) {
+    let end_of = |played: &Played| -> Option<(Vec<u32>, usize)> {
         if played.assignment.pending.is_empty() {
-            return (Some((played.owner.clone(), 0)), None);
+            return Some((played.owner.clone(), 0));
         }
         if depth + 1 >= LOOKAHEAD_MAX_ROUNDS {
-            return (None, None);
+            return None;
         }
-        let Some(next) = rejoined(members, &played.assignment) else { return (None, None) };
-        match lead(metadata, &Member::all_owned(&next), cooperative, fast_paths, depth + 1) {
-            Ok(round) => (round.end.map(|(end, follow_ups)| (end, follow_ups + 1)), Some(round.owner)),
-            Err(_) => (None, None),
-        }
+        let next = rejoined(members, &played.assignment)?;
+        let round = lead(metadata, &Member::all_owned(&next), cooperative, fast_paths, depth + 1).ok()?;
+        round.end.map(|(end, follow_ups)| (end, follow_ups + 1))
     };
     let mut played = play(owner);
     // Where the rebalance ends, once looked at.
     let mut end = None;
-    let mut next_owner = None;
     let mut looked = false;
     if let (true, Some(Floor { theirs, candidates }), Some((off_rack, bits, rank_of))) =
         (cooperative, floor, &measuring)
@@ -1715,7 +1703,7 @@ fn lead(
         if !played.assignment.pending.is_empty() {
             // How many measures the end of a rebalance is worse on than Java's end, against
             // this round's claims; `None` when it is not known or not balanced.
-            let losses = |end: &Option<End>| {
+            let losses = |end: &Option<(Vec<u32>, usize)>| {
                 let (owner, follow_ups) = end.as_ref()?;
                 let ranks: Vec<u32> =
                     owner.iter().map(|&m| if m == NONE { NONE } else { rank_of[m as usize] }).collect();
@@ -1723,7 +1711,7 @@ fn lead(
                     Measures { follow_ups: *follow_ups, ..Measures::of(&ranks, &topics, bits, off_rack, &claims) };
                 balanced(&ranks, &topics, &subs).then(|| ours.losses_to(&theirs))
             };
-            ((end, next_owner), looked) = (end_of(&played), true);
+            (end, looked) = (end_of(&played), true);
             let mut lost = losses(&end);
             let mut tried = vec![played.owner.clone()];
             // The real round only, and only while the end is worse than Java's: the other
@@ -1738,29 +1726,18 @@ fn lead(
                     continue;
                 }
                 tried.push(other.owner.clone());
-                let (other_end, other_next) = end_of(&other);
+                let other_end = end_of(&other);
                 let other_lost = losses(&other_end);
                 if other_lost.is_some_and(|k| lost.is_none_or(|l| k < l)) {
-                    (played, end, next_owner, lost) = (other, other_end, other_next, other_lost);
+                    (played, end, lost) = (other, other_end, other_lost);
                 }
             }
         }
     }
     if depth > 0 && !looked {
-        end = end_of(&played).0;
+        end = end_of(&played);
     }
-    // A withheld partition goes, in the follow-up round, where that round was played to put it.
-    if let Some(next_owner) = next_owner.filter(|_| depth == 0) {
-        for pending in &mut played.assignment.pending {
-            let flat = topics.id(&pending.topic).and_then(|t| topics.flat(t, pending.partition));
-            let to = flat.and_then(|p| next_owner.get(p as usize)).filter(|&&m| m != NONE);
-            // (Never the member that revokes it, should the follow-up hand it straight back.)
-            if let Some(to) = to.map(|&m| members[m as usize].id()).filter(|&to| to != pending.from) {
-                pending.to = Some(to.to_owned());
-            }
-        }
-    }
-    Ok(Round { assignment: played.assignment, owner: played.owner, end })
+    Ok(Round { assignment: played.assignment, end })
 }
 
 /// Java's answer, where the leader computed it as the floor under ours.
