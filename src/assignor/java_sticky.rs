@@ -214,9 +214,9 @@ const MAX_FOLLOW_UPS: usize = 29;
 pub(crate) struct JavaAnswer {
     /// Per flat partition: the member index (input order) that holds it at the end.
     pub(crate) last: Vec<u32>,
-    /// Per flat partition: the member index Java's first round gives it to, before the
-    /// cooperative assignor withholds what another member must revoke first.
-    pub(crate) first: Vec<u32>,
+    /// `cooperative-sticky` only: per flat partition the member index Java's first round gives
+    /// it to, before the assignor withholds what another member must revoke first.
+    pub(crate) first: Option<Vec<u32>>,
     /// The follow-up rebalances it takes to get from the first round to the end.
     pub(crate) follow_ups: usize,
 }
@@ -236,19 +236,16 @@ pub(crate) fn java_answer(topics: &Topics<'_>, members: &[Member<'_>], cooperati
         owner.iter().all(|&o| o != NONE).then_some(owner)
     };
     let last = by_partition(&rounds.pop()?)?;
-    let first = by_partition(&first)?;
+    let first = first.and_then(|lists| by_partition(&lists));
     Some(JavaAnswer { last, first, follow_ups })
 }
 
+/// Per member (input order), its partitions in Java's list order.
+type Lists = Vec<Vec<u32>>;
+
 /// Java's answer in each round, after the cooperative assignor withheld what others must
-/// revoke first: per member (input order) its partitions in Java's list order; and the first
-/// round's lists before anything was withheld.
-#[allow(clippy::type_complexity)]
-fn java_rounds(
-    topics: &Topics<'_>,
-    members: &[Member<'_>],
-    cooperative: bool,
-) -> Option<(Vec<Vec<Vec<u32>>>, Vec<Vec<u32>>)> {
+/// revoke first; and (cooperative) the first round's lists before anything was withheld.
+fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -> Option<(Vec<Lists>, Option<Lists>)> {
     if members.is_empty() {
         return None;
     }
@@ -257,10 +254,10 @@ fn java_rounds(
     let mut first = None;
     loop {
         let (mut assignment, withheld) = model.assign()?;
-        if first.is_none() {
-            first = Some(assignment.clone());
-        }
         if cooperative {
+            if rounds.is_empty() {
+                first = Some(assignment.clone());
+            }
             for list in &mut assignment {
                 list.retain(|&p| !withheld[p as usize]);
             }
@@ -275,7 +272,7 @@ fn java_rounds(
             || !(std::mem::take(&mut model.owns_unknown) || assignment.iter().enumerate().any(|(m, l)| lost(m, l)));
         if done || rounds.len() == MAX_FOLLOW_UPS {
             rounds.push(assignment);
-            return done.then(|| (rounds, first.unwrap_or_default()));
+            return done.then_some((rounds, first));
         }
         // Every later round starts from the last one's lists at one shared generation: a round
         // that repeats an earlier one means Java cycles and never converges.

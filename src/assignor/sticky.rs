@@ -1630,8 +1630,6 @@ fn lead(
         // Nothing beats an assignment of optimal balance (polished, or the constrained path's
         // quotas) that moves nothing, puts nothing off its racks and withholds nothing.
         let unbeatable = |m: &Measures| (polished || uniform) && m.mismatches == 0 && m.moves == 0 && m.follow_ups == 0;
-        // Our own answer, before Java's may replace it: a look-ahead candidate.
-        let own = cooperative.then(|| owner.clone());
         if !unbeatable(&ours) {
             // The other candidate: every valid claim kept, the rest placed as evenly as possible,
             // then on their racks. In a cooperative follow-up round that completes the hand-over
@@ -1652,8 +1650,11 @@ fn lead(
                     (t, m)
                 });
             // Only when strictly better: on a tie our own layout (Java's where it is) stays.
+            // (Ours stays a look-ahead candidate.)
+            let mut replaced_ours = None;
             if let Some((t, m)) = &kept {
                 if m.no_worse_than(&ours, cooperative) && !ours.no_worse_than(m, cooperative) {
+                    replaced_ours = cooperative.then(|| owner.clone());
                     owner.copy_from_slice(t);
                     ours = *m;
                 }
@@ -1665,14 +1666,21 @@ fn lead(
                     // Balance is the first goal: an answer of Java's that leaves a member able to
                     // take a partition from one holding two more is never taken (ours is better
                     // there on the measure that comes first).
-                    if !ours.no_worse_than(&theirs, cooperative) && balanced(&java, &topics, &subs) {
-                        owner = match kept {
+                    // Ours, where the kept claims or Java's end replaced it; Java's end, where it
+                    // was not taken: the look-ahead's candidates besides Java's first round (the
+                    // target played is never one of them).
+                    let (mut java, mut own) = (Some(java), replaced_ours);
+                    if !ours.no_worse_than(&theirs, cooperative)
+                        && java.as_ref().is_some_and(|j| balanced(j, &topics, &subs))
+                    {
+                        let replacement = match kept {
                             Some((t, m)) if m.no_worse_than(&theirs, cooperative) => t,
-                            _ => java.clone(),
+                            _ => java.take().expect("Java's end"),
                         };
+                        let before = std::mem::replace(&mut owner, replacement);
+                        own = own.or(Some(before));
                     }
-                    let first: Vec<u32> = answer.first.iter().map(|&m| rank_of[m as usize]).collect();
-                    floor = Some(Floor { theirs, candidates: [Some(first), Some(java), own.clone()] });
+                    floor = cooperative.then_some(Floor { theirs, java_first: answer.first, java, own });
                 }
             }
         }
@@ -1697,9 +1705,7 @@ fn lead(
     // Where the rebalance ends, once looked at.
     let mut end = None;
     let mut looked = false;
-    if let (true, Some(Floor { theirs, candidates }), Some((off_rack, bits, rank_of))) =
-        (cooperative, floor, &measuring)
-    {
+    if let (Some(Floor { theirs, java_first, java, own }), Some((off_rack, bits, rank_of))) = (floor, &measuring) {
         if !played.assignment.pending.is_empty() {
             // How many measures the end of a rebalance is worse on than Java's end, against
             // this round's claims; `None` when it is not known or not balanced.
@@ -1716,8 +1722,10 @@ fn lead(
             let mut tried = vec![played.owner.clone()];
             // The real round only, and only while the end is worse than Java's: the other
             // candidates, in order; the first no worse than Java is taken, else the one worse on
-            // the fewest measures (the first of those).
-            for target in candidates.into_iter().flatten().take_while(|_| depth == 0) {
+            // the fewest measures (the first of those). Java's first round is put in ranks only
+            // when it is tried.
+            let java_first = java_first.map(|first| first.iter().map(|&m| rank_of[m as usize]).collect());
+            for target in java_first.into_iter().chain(java).chain(own).take_while(|_| depth == 0) {
                 if lost == Some(0) {
                     break;
                 }
@@ -1740,13 +1748,17 @@ fn lead(
     Ok(Round { assignment: played.assignment, end })
 }
 
-/// Java's answer, where the leader computed it as the floor under ours.
+/// Java's answer, where the leader computed it as the floor under ours (`cooperative-sticky`):
+/// what the look-ahead compares with, and its other first rounds, tried in this order.
 struct Floor {
     /// The measures of Java's end (follow-ups: the rounds Java takes to get there).
     theirs: Measures,
-    /// The look-ahead's other first rounds, in order: Java's own first round, Java's end as the
-    /// target, and ours before Java's replaced it (cooperative).
-    candidates: [Option<Vec<u32>>; 3],
+    /// Java's own first round (member indices, as the model answers).
+    java_first: Option<Vec<u32>>,
+    /// Java's end as the target (ranks), where it was not taken.
+    java: Option<Vec<u32>>,
+    /// Ours (ranks, before the kept claims), where the kept claims or Java's end replaced it.
+    own: Option<Vec<u32>>,
 }
 
 /// A target played as a round: what is sent (cooperative: owner changes withheld), and per flat
