@@ -113,6 +113,13 @@ fn our_end(metadata: &ClusterMetadata, input: &[GroupMember]) -> (Sets, usize) {
     let assignor = builtin("cooperative-sticky").unwrap();
     let mut members = input.to_vec();
     let mut round = assignor.assign(metadata, &members).unwrap();
+    // The first round's target (hand-overs at their destination) is balanced, whichever first
+    // round the look-ahead took (the module's first goal holds for every candidate).
+    let mut target = sets(&round);
+    for p in &round.pending {
+        target.entry(p.to.clone().unwrap()).or_default().insert((p.topic.clone(), p.partition));
+    }
+    check_balanced(&subscribed_sets(metadata, input), &target).unwrap();
     let mut follow_ups = 0;
     while !round.pending.is_empty() {
         follow_ups += 1;

@@ -1729,6 +1729,11 @@ fn lead(
                 if lost == Some(0) {
                     break;
                 }
+                // No candidate is taken unless balanced (the module's first goal; Java's first
+                // round follows Java's looser rule).
+                if !balanced(&target, &topics, &subs) {
+                    continue;
+                }
                 let other = play(target);
                 if tried.contains(&other.owner) {
                     continue;
