@@ -26,25 +26,10 @@ mod assignor_common;
 
 use std::collections::BTreeMap;
 
-use assignor_common::parity::{moved, rack_mismatches, sum_sq};
+use assignor_common::parity::{moved, rack_mismatches, sum_sq, Tally};
 use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, java_sticky_model, ClusterMetadata, GroupMember, TopicInfo};
 use kafka_consumer_protocol::Subscription;
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(2_654_435_761).wrapping_add(7))
-    }
-
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// The size of the groups a set draws.
 #[derive(Clone, Copy)]
@@ -161,13 +146,13 @@ const SETS: [(Shape, u64, usize); 6] =
 
 #[test]
 fn whole_rebalances_end_no_worse_than_java() {
+    // The measures in the order `Loss` lists them.
     const NAMES: [&str; 4] = ["balance", "mismatches", "moves", "rounds"];
     let mut losses = Vec::new();
-    // Per measure: groups where ours ends better, equal, worse.
-    let mut tally = [[0usize; 3]; 4];
+    let mut tally = Tally::default();
     let mut compared = 0;
     for (shape, seed, groups) in SETS {
-        let mut rng = Rng::new(seed);
+        let mut rng = Rng(seed.wrapping_mul(2_654_435_761).wrapping_add(7));
         for case in 0..groups {
             let (metadata, input) = random_group(&mut rng, shape);
             // The model gives up where it does not follow Java (see `java_sticky`).
@@ -183,13 +168,8 @@ fn whole_rebalances_end_no_worse_than_java() {
             let measures =
                 |s: &Sets, rounds: usize| [sum_sq(s), rack_mismatches(&metadata, &input, s), moved(&valid, s), rounds];
             let (o, j) = (measures(&ours, follow_ups), measures(&java, java_rounds.len() - 1));
-            for (i, counts) in tally.iter_mut().enumerate() {
-                let slot = match o[i].cmp(&j[i]) {
-                    std::cmp::Ordering::Less => 0,
-                    std::cmp::Ordering::Equal => 1,
-                    std::cmp::Ordering::Greater => 2,
-                };
-                counts[slot] += 1;
+            for (i, name) in NAMES.iter().enumerate() {
+                tally.add("cooperative-sticky", name, o[i], j[i]);
             }
             if o.iter().zip(&j).any(|(a, b)| a > b) {
                 losses.push((shape.name, seed, case, o, j));
@@ -197,12 +177,9 @@ fn whole_rebalances_end_no_worse_than_java() {
             compared += 1;
         }
     }
-    eprintln!(
-        "cooperative-sticky whole rebalances against the model of Java, {compared} groups, better / equal / worse:"
-    );
-    for (name, [b, e, w]) in NAMES.iter().zip(tally) {
-        eprintln!("  {name:<11} {b:>5} / {e:>5} / {w:>5}");
-    }
+    tally.checked.insert("cooperative-sticky", compared);
+    // (Java here is the model of Java 3.9.1's assignor.)
+    eprintln!("{}", tally.table("assignor_lookahead, whole rebalances (Java: the model)"));
     assert!(compared >= 14_000, "expected >= 14,000 groups the model answers, compared {compared}");
     let by_measure: BTreeMap<&str, usize> =
         NAMES.iter().enumerate().map(|(i, name)| (*name, losses.iter().filter(|l| l.3[i] > l.4[i]).count())).collect();

@@ -21,17 +21,6 @@ use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, java_sticky_model, ClusterMetadata, GroupMember, TopicInfo};
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// A random group of 2-3 members over 1-2 topics with at most 6 partitions in all. With
 /// `racks`, members may sit on r0/r1 (one at least does) and partitions on [r0], [r1] or both
 /// (not all alike), so Java's rule turns rack awareness on; without, subscriptions differ.

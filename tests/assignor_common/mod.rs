@@ -12,6 +12,19 @@ use serde_json::Value;
 
 pub type Sets = BTreeMap<String, BTreeSet<(String, i32)>>;
 
+/// The random groups' generator (xorshift): the same seed gives the same groups.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Uniform enough in `0..n`.
+    pub fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
 pub fn hex_decode(h: &str) -> Vec<u8> {
     (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap()).collect()
 }

@@ -25,7 +25,7 @@ pub struct Tally {
 
 impl Tally {
     /// Records one comparison where lower is better.
-    fn add(&mut self, strategy: &'static str, metric: &'static str, ours: usize, java: usize) {
+    pub fn add(&mut self, strategy: &'static str, metric: &'static str, ours: usize, java: usize) {
         let slot = match ours.cmp(&java) {
             std::cmp::Ordering::Less => 0,
             std::cmp::Ordering::Equal => 1,
