@@ -383,6 +383,16 @@ pub(crate) fn member_id_order(members: &[Member<'_>]) -> Vec<u32> {
     order
 }
 
+/// The inverse of an order of member indexes (such as [`member_id_order`]): per member index,
+/// its position.
+pub(crate) fn rank_of(order: &[u32]) -> Vec<u32> {
+    let mut rank = vec![0u32; order.len()];
+    for (r, &m) in order.iter().enumerate() {
+        rank[m as usize] = r as u32;
+    }
+    rank
+}
+
 /// Member indexes in the order of a [`GroupAssignment`]'s slots: member ids by their bytes.
 pub(crate) fn slot_order(members: &[Member<'_>]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();

@@ -21,7 +21,7 @@
 //! order the model does not follow (a `HashSet` bin turned into a tree), and past its work
 //! budget, the model answers `None` and ours stands.
 
-use super::common::{FxMap, Member, Topics, NONE};
+use super::common::{member_id_order, rank_of, FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
 use crate::{CooperativeStickyUserData, StickyUserData};
 use std::collections::{BTreeSet, HashMap};
@@ -324,12 +324,7 @@ impl<'a> Model<'a> {
         let n = members.len();
         let ids: Vec<&str> = members.iter().map(|m| m.id()).collect();
         let cap = default_capacity(n) as u32;
-        let mut by_id: Vec<u32> = (0..n as u32).collect();
-        by_id.sort_by(|&a, &b| java_string_cmp(ids[a as usize], ids[b as usize]));
-        let mut rank = vec![0u32; n];
-        for (r, &m) in by_id.iter().enumerate() {
-            rank[m as usize] = r as u32;
-        }
+        let rank = rank_of(&member_id_order(members));
         // Bucket order; ids sharing a bucket by id, not arrival (see the module).
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&i| (spread(string_hash(ids[i as usize])) & (cap - 1), rank[i as usize]));

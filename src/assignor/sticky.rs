@@ -163,7 +163,7 @@ use std::collections::BinaryHeap;
 use bytes::Bytes;
 
 use super::common::{
-    build_group_assignment, check_members, member_id_order, slot_order, FxMap, Member, Returned, Topics, NONE,
+    build_group_assignment, check_members, member_id_order, rank_of, slot_order, FxMap, Member, Returned, Topics, NONE,
 };
 use super::{java_sticky, placement};
 use super::{
@@ -1862,15 +1862,6 @@ fn owners_of(topics: &Topics<'_>, members: &[Member<'_>], assignment: &GroupAssi
     owner
 }
 
-/// The inverse of `rank_to_member`: per member index, its rank.
-fn rank_of(rank_to_member: &[u32]) -> Vec<u32> {
-    let mut rank_of = vec![0u32; rank_to_member.len()];
-    for (r, &m) in rank_to_member.iter().enumerate() {
-        rank_of[m as usize] = r as u32;
-    }
-    rank_of
-}
-
 /// The measures an assignment is compared on with Java's: the sum of squared member sizes, rack
 /// mismatches (a partition on a member with a rack that holds none of its replicas), partitions
 /// moved away from their valid owner, and (cooperative) whether anything is withheld, which
@@ -2100,10 +2091,7 @@ fn keep_and_place(
 fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32]) -> GroupAssignment {
     let n = members.len();
     let total = topics.total();
-    let mut rank_of = vec![0usize; n];
-    for (r, &m) in rank_to_member.iter().enumerate() {
-        rank_of[m as usize] = r;
-    }
+    let rank_of = rank_of(rank_to_member);
     let by_id = slot_order(members);
     let mut slots = Vec::with_capacity(n);
     let mut entry_topics: Vec<u32> = Vec::with_capacity(total);
@@ -2111,7 +2099,7 @@ fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[
     let base = &topics.base;
     for &m in &by_id {
         let start = entry_topics.len();
-        let mut p = rank_of[m as usize];
+        let mut p = rank_of[m as usize] as usize;
         let mut t = 0usize;
         while p < total {
             // Usually the next topic or the one after; a binary search past many small topics.
