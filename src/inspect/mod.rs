@@ -58,6 +58,7 @@ mod classic;
 mod consumer;
 mod diagnostic;
 mod partitions;
+pub mod upgrade;
 pub mod watch;
 
 pub use classic::{inspect_classic, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Payload, UserDataReading};
