@@ -1,7 +1,7 @@
 //! The API versions a broker advertises (ApiVersions), and the choice of the version to use
 //! for each request: the highest that both the broker and `kafka-protocol` support.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use kafka_protocol::messages::ApiVersionsResponse;
 use kafka_protocol::protocol::Request;
@@ -9,16 +9,27 @@ use kafka_protocol::protocol::Request;
 use super::codec::api_name;
 use super::error::ClientError;
 
-/// What one broker supports: API key to (min, max) version.
+/// What one broker supports: API key to (min, max) version, and the cluster's finalized
+/// features as the broker last knew them (ApiVersions v3+; empty below).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ApiVersionTable {
     ranges: HashMap<i16, (i16, i16)>,
+    finalized_features: BTreeMap<String, i16>,
 }
 
 impl ApiVersionTable {
     pub(crate) fn from_response(response: &ApiVersionsResponse) -> Self {
         let ranges = response.api_keys.iter().map(|k| (k.api_key, (k.min_version, k.max_version))).collect();
-        ApiVersionTable { ranges }
+        // A feature finalized at level 0 is off; the broker lists only those above it, but
+        // keep what it says.
+        let finalized_features =
+            response.finalized_features.iter().map(|f| (f.name.to_string(), f.max_version_level)).collect();
+        ApiVersionTable { ranges, finalized_features }
+    }
+
+    /// The finalized features (name to level) the broker reported.
+    pub(crate) fn finalized_features(&self) -> &BTreeMap<String, i16> {
+        &self.finalized_features
     }
 
     /// The broker's range for an API key.
@@ -50,6 +61,7 @@ mod tests {
     use super::*;
     use kafka_protocol::messages::api_versions_response::ApiVersion;
     use kafka_protocol::messages::JoinGroupRequest;
+    use kafka_protocol::protocol::StrBytes;
 
     fn table(min: i16, max: i16) -> ApiVersionTable {
         ApiVersionTable::from_response(
@@ -58,6 +70,25 @@ mod tests {
                 .with_min_version(min)
                 .with_max_version(max)]),
         )
+    }
+
+    #[test]
+    fn finalized_features_are_kept() {
+        use kafka_protocol::messages::api_versions_response::FinalizedFeatureKey;
+        let response = ApiVersionsResponse::default().with_finalized_features(vec![
+            FinalizedFeatureKey::default()
+                .with_name(StrBytes::from_static_str("group.version"))
+                .with_max_version_level(1)
+                .with_min_version_level(1),
+            FinalizedFeatureKey::default()
+                .with_name(StrBytes::from_static_str("metadata.version"))
+                .with_max_version_level(27)
+                .with_min_version_level(27),
+        ]);
+        let table = ApiVersionTable::from_response(&response);
+        assert_eq!(table.finalized_features().get("group.version"), Some(&1));
+        assert_eq!(table.finalized_features().get("metadata.version"), Some(&27));
+        assert_eq!(ApiVersionTable::from_response(&ApiVersionsResponse::default()).finalized_features().len(), 0);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 #
 #   kafka.sh fetch                                   # jars, our Java harness, the Python venv (cached)
 #   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl]
+#                [--config KEY=VALUE]... [--feature NAME=LEVEL]...   # extra server.properties / format features
 #   kafka.sh stop NAME | stop-all
 #   kafka.sh kill-broker NAME ID                     # SIGKILL one broker
 #   kafka.sh restart-broker NAME ID                  # stop it (if running) and start it again
@@ -28,7 +29,7 @@ BROKER_HEAP=${KCP_LIVE_BROKER_HEAP:-512m}
 
 log() { echo "[kafka.sh $(date -u +%H:%M:%S)] $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 known_version() {
   local v
@@ -263,6 +264,10 @@ share.coordinator.state.topic.replication.factor=$rf
 share.coordinator.state.topic.min.isr=$min_isr
 EOF
   fi
+  if [ ${#EXTRA_CONFIGS[@]} -gt 0 ]; then
+    # Last: a later line of a properties file wins over an earlier one of the same key.
+    { echo "# --config"; printf '%s\n' "${EXTRA_CONFIGS[@]}"; } >> "$dir/server.properties"
+  fi
   if [ "$SASL_SSL" = 1 ]; then
     local tls=$CLUSTER_DIR/tls
     cat >> "$dir/server.properties" <<EOF
@@ -286,6 +291,8 @@ format_broker() {  # format_broker DIR: StorageTool format (with the SCRAM users
     extra=(--add-scram "SCRAM-SHA-256=[name=$SCRAM_USER,password=$SCRAM_PASSWORD]"
       --add-scram "SCRAM-SHA-512=[name=$SCRAM_USER,password=$SCRAM_PASSWORD]")
   fi
+  local f
+  for f in "${EXTRA_FEATURES[@]}"; do extra+=(--feature "$f"); done
   # shellcheck disable=SC2046
   java -Xms64m -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC $(java_opts_for "$VERSION" "$dir") \
     -cp "$CACHE/broker-$VERSION/*" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
@@ -405,12 +412,19 @@ cmd_start() {
   NAME=$1; shift
   valid_name "$NAME"
   VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0
+  EXTRA_CONFIGS=() EXTRA_FEATURES=()
   while [ $# -gt 0 ]; do
     case $1 in
       --version) VERSION=$2; shift 2 ;;
       --port-base) PORT_BASE=$2; shift 2 ;;
       --brokers) BROKERS=$2; shift 2 ;;
       --sasl-ssl) SASL_SSL=1; shift ;;
+      --config)
+        [[ ${2:-} =~ ^[a-z][a-z0-9._-]*=[^[:cntrl:]]*$ ]] || die "--config: KEY=VALUE (one line), got '${2:-}'"
+        EXTRA_CONFIGS+=("$2"); shift 2 ;;
+      --feature)
+        [[ ${2:-} =~ ^[a-z][a-z.]*=[0-9]+$ ]] || die "--feature: NAME=LEVEL, got '${2:-}'"
+        EXTRA_FEATURES+=("$2"); shift 2 ;;
       *) usage ;;
     esac
   done
