@@ -3,7 +3,7 @@
 //! [`check_upgrade`] judges a classic group before its members restart with
 //! `group.protocol=consumer`; [`check_downgrade`] judges a consumer group whose members must go
 //! back to `classic`. Both are pure: the caller hands in what the cluster reported (the broker
-//! line from ApiVersions, the finalized `group.version` feature, the group coordinator's broker
+//! line from ApiVersions (Fetch's minimum version), the finalized `group.version` feature, the group coordinator's broker
 //! configs from DescribeConfigs, the described group and the topic metadata), and gets one
 //! [`Check`] per condition the group coordinator applies, with its evidence and advice.
 //!
@@ -73,16 +73,17 @@ pub enum BrokerLine {
 }
 
 impl BrokerLine {
-    /// The line of a broker from its ApiVersions: Kafka 4.0 removed Produce v0-v2 (KIP-896), so
-    /// a minimum Produce version of 3 or more is 4.0 or later.
+    /// The line of a broker from its ApiVersions: Kafka 4.0 removed Fetch v0-v3 (KIP-896), so
+    /// a minimum Fetch version of 4 or more is 4.0 or later. (Not Produce: 4.x brokers still
+    /// advertise Produce v0 for old librdkafka clients, though they refuse v0-v2.)
     ///
     /// ```
     /// use kafka_consumer_protocol::inspect::upgrade::BrokerLine;
-    /// assert_eq!(BrokerLine::from_produce_min_version(0), BrokerLine::Kafka3);
-    /// assert_eq!(BrokerLine::from_produce_min_version(3), BrokerLine::Kafka4);
+    /// assert_eq!(BrokerLine::from_fetch_min_version(0), BrokerLine::Kafka3);
+    /// assert_eq!(BrokerLine::from_fetch_min_version(4), BrokerLine::Kafka4);
     /// ```
-    pub fn from_produce_min_version(min_version: i16) -> Self {
-        if min_version >= 3 {
+    pub fn from_fetch_min_version(min_version: i16) -> Self {
+        if min_version >= 4 {
             BrokerLine::Kafka4
         } else {
             BrokerLine::Kafka3
@@ -547,7 +548,11 @@ fn size_check(
                     NAME,
                     true,
                     evidence,
-                    format!("raise {config} to at least {members} on every broker, or scale the group down first"),
+                    format!(
+                        "raise {config} to at least {members} on every broker, or scale the group down first (the \
+                         converted group must hold every member: a restarted member that does not fit gets \
+                         GROUP_MAX_SIZE_REACHED, a conversion of a larger group GROUP_ID_NOT_FOUND)"
+                    ),
                 )
             }
         }

@@ -342,7 +342,7 @@ fn broker_configs_from_pairs_and_line_detection() {
     ]);
     assert_eq!(configs.migration_policy.as_deref(), Some("upgrade"));
     assert_eq!(configs.classic_max_size, None);
-    assert_eq!(BrokerLine::from_produce_min_version(2), BrokerLine::Kafka3);
+    assert_eq!(BrokerLine::from_fetch_min_version(3), BrokerLine::Kafka3);
     assert_eq!(ServerAssignor::parse(" uniform "), Some(ServerAssignor::Uniform));
     assert_eq!(ServerAssignor::parse("sticky"), None);
 }
