@@ -32,12 +32,13 @@ const EXIT: Duration = Duration::from_secs(45);
 
 /// `kcp group upgrade-check --group G` on the cluster; its JSON report.
 fn upgrade_check(cluster: &Cluster, group: &str) -> Value {
+    kcp_json(&["group", "upgrade-check", "--bootstrap-server", &cluster.bootstrap, "--group", group])
+}
+
+/// `kcp ARGS...` (bounded), which must succeed; its JSON output.
+fn kcp_json(args: &[&str]) -> Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(["group", "upgrade-check", "--bootstrap-server", &cluster.bootstrap, "--group", group])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn().expect("kcp starts");
     let started = Instant::now();
     let status = loop {
@@ -46,14 +47,14 @@ fn upgrade_check(cluster: &Cluster, group: &str) -> Value {
         }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("kcp group upgrade-check did not finish within 60 s");
+            panic!("kcp {args:?} did not finish within 60 s");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let (mut out, mut err) = (String::new(), String::new());
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(status.success(), "kcp group upgrade-check failed: {out}\n{err}");
+    assert!(status.success(), "kcp {args:?} failed: {out}\n{err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
 }
 
@@ -418,4 +419,79 @@ fn a_group_in_an_unfinished_rebalance_is_blocked_and_kafka_4_1_converts_it_anywa
     assert_eq!(outcome, Outcome::Converted, "{}", upgrader.diagnostics());
     let _ = upgrader.terminate(EXIT);
     pending.abort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The way back: a consumer group with one consumer-protocol member and one classic member; the
+// consumer-protocol member leaves, and the broker converts the group to classic, or not.
+
+/// The group's type as `kcp group list` reports it.
+fn group_type(cluster: &Cluster, group: &str) -> Option<String> {
+    let listed = kcp_json(&["group", "list", "--bootstrap-server", &cluster.bootstrap]);
+    listed["groups"]
+        .as_array()?
+        .iter()
+        .find(|g| g["group_id"] == group)
+        .and_then(|g| g["type"].as_str().map(str::to_owned))
+}
+
+fn downgrade(cluster_name: &str, verdict: &str, converts: bool) {
+    let Some(cluster) = Cluster::shared(cluster_name) else { return };
+    let topic = live::unique_name("upgrade-down-t");
+    let group = live::unique_name("upgrade-down-g");
+    cluster.create_topic(&topic, 4);
+    let mut modern = cluster
+        .java(&MemberOptions::new(&group, [&topic]).group_protocol("consumer").client_id("modern").duration_s(150));
+    modern.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}"));
+    let mut old = cluster
+        .java(&MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).client_id("old").duration_s(150));
+    old.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}"));
+    let deadline = Instant::now() + SETTLE;
+    let report = loop {
+        let args =
+            ["group", "upgrade-check", "--downgrade", "--bootstrap-server", &cluster.bootstrap, "--group", &group];
+        let report = kcp_json(&args);
+        let both = report["checks"].as_array().unwrap().iter().any(|c| {
+            c["name"] == "member_protocols"
+                && c["evidence"].as_str().unwrap_or("").starts_with("1 consumer-protocol and 1 classic")
+        });
+        let stable =
+            report["checks"].as_array().unwrap().iter().any(|c| c["name"] == "rebalance_state" && c["ok"] == true);
+        if both && stable {
+            break report;
+        }
+        assert!(Instant::now() < deadline, "the mixed group did not settle: {report:#}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(report["direction"], "downgrade");
+    assert_eq!(report["verdict"], verdict, "{report:#}");
+    assert_eq!(report["broker_converts"], Value::Bool(converts), "{report:#}");
+    assert_eq!(group_type(&cluster, &group).as_deref(), Some("consumer"));
+    modern.terminate(EXIT).unwrap_or_else(|e| panic!("{e}"));
+    // The broker converts (or not) as it removes the leaving member; the classic member then
+    // rejoins either way.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let expected = if converts { "classic" } else { "consumer" };
+    loop {
+        let now = group_type(&cluster, &group);
+        if converts && now.as_deref() == Some("classic") {
+            break;
+        }
+        if Instant::now() >= deadline {
+            assert_eq!(now.as_deref(), Some(expected), "{}", old.diagnostics());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let _ = old.terminate(EXIT);
+}
+
+#[test]
+fn a_mixed_group_goes_back_to_classic_on_kafka_4_1() {
+    downgrade("k41", "ready", true);
+}
+
+#[test]
+fn a_disabled_migration_policy_keeps_a_mixed_group_a_consumer_group_on_kafka_4_1() {
+    downgrade("k41nomig", "blocked", false);
 }
