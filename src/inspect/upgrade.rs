@@ -369,6 +369,15 @@ fn config_or<'a>(value: Option<&'a str>, default: &'a str) -> (&'a str, &'static
     }
 }
 
+/// `1 member`, `2 members`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn parse_size(value: Option<&str>) -> Result<(i64, &'static str), String> {
     match value {
         None => Ok((i64::from(i32::MAX), " (default)")),
@@ -533,14 +542,14 @@ fn size_check(
         return Check::unknown(
             NAME,
             true,
-            format!("{members} members; {config} was not readable"),
+            format!("{}; {config} was not readable", count(members, "member")),
             "grant DescribeConfigs on the cluster",
         );
     };
     match parse_size(value(configs)) {
-        Err(e) => Check::unknown(NAME, true, format!("{members} members; {config} {e}"), "check the broker's config"),
+        Err(e) => Check::unknown(NAME, true, format!("{}; {config} {e}", count(members, "member")), "check the broker's config"),
         Ok((limit, origin)) => {
-            let evidence = format!("{members} members, {config}={limit}{origin}");
+            let evidence = format!("{}, {config}={limit}{origin}", count(members, "member"));
             if i64::try_from(members).unwrap_or(i64::MAX) <= limit {
                 Check::pass(NAME, true, evidence)
             } else {
@@ -613,7 +622,7 @@ fn payloads_check(
     }
     let n = group.members.len();
     if failures.is_empty() {
-        Check::pass(NAME, true, format!("{n} subscriptions and {n} assignments decode with Java's reader"))
+        Check::pass(NAME, true, format!("{} and {} decode with Java's reader", count(n, "subscription"), count(n, "assignment")))
     } else {
         Check::fail(
             NAME,
@@ -863,7 +872,7 @@ pub fn check_downgrade(group: &ConsumerGroup, env: &UpgradeEnvironment) -> Upgra
         Check::unknown(
             MEMBERS,
             false,
-            format!("{unknown} members of unknown type (ConsumerGroupDescribe v0 does not say)"),
+            format!("{} of unknown type (ConsumerGroupDescribe v0 does not say)", count(unknown, "member")),
             "describe with a broker that supports ConsumerGroupDescribe v1 (Kafka 4.0+)",
         )
     } else {

@@ -405,3 +405,10 @@ fn the_json_shape() {
     assert!(value["checks"][1]["advice"].is_string());
     assert!(value["checks"][0]["advice"].is_null());
 }
+
+#[test]
+fn a_group_of_one_is_counted_in_the_singular() {
+    let report = check_upgrade(&group(vec![member("c1", &[0, 1, 2, 3])]), &env4(), &metadata(), None);
+    assert_eq!(evidence(&report, "group_size"), "1 member, group.consumer.max.size=2147483647 (default)");
+    assert_eq!(evidence(&report, "payloads_decode"), "1 subscription and 1 assignment decode with Java's reader");
+}
