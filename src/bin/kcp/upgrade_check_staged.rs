@@ -14,7 +14,7 @@ use kafka_consumer_protocol::inspect::upgrade::{
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
-use super::super::out::{note, Out, WriteFailed};
+use super::super::out::{note, Out};
 use super::super::text::clean;
 use super::super::Format;
 use super::{client_error_json, ConnectionArgs, GroupError};
@@ -72,6 +72,21 @@ async fn environment(client: &Client, node: i32, deadline: Deadline) -> Result<U
         Err(e) => return Err(e),
     };
     Ok(UpgradeEnvironment { line, group_version, configs })
+}
+
+/// [`environment`], asked once per coordinator.
+async fn cached_environment(
+    client: &Client,
+    node: i32,
+    cache: &mut HashMap<i32, UpgradeEnvironment>,
+    deadline: Deadline,
+) -> Result<UpgradeEnvironment, ClientError> {
+    if let Some(env) = cache.get(&node) {
+        return Ok(env.clone());
+    }
+    let env = environment(client, node, deadline).await?;
+    cache.insert(node, env.clone());
+    Ok(env)
 }
 
 enum Judged {
@@ -168,22 +183,17 @@ async fn judge(
         if args.downgrade {
             return Judged::Report(already(group_id, false));
         }
-        let node = described.coordinator.node_id;
-        if !environments.contains_key(&node) {
-            match environment(client, node, deadline).await {
-                Ok(env) => {
-                    environments.insert(node, env);
-                }
-                Err(e) => return fail(e),
-            }
-        }
+        let env = match cached_environment(client, described.coordinator.node_id, environments, deadline).await {
+            Ok(env) => env,
+            Err(e) => return fail(e),
+        };
         let mut names = BTreeSet::new();
         classic_topics(&described.group, &mut names);
         let counts = match topic_counts(client, names, deadline).await {
             Ok(c) => c,
             Err(e) => return fail(e),
         };
-        return Judged::Report(check_upgrade(&described.group, &environments[&node], &counts, assignor));
+        return Judged::Report(check_upgrade(&described.group, &env, &counts, assignor));
     }
     let consumer = match client.describe_consumer_groups(&[group_id], deadline).await {
         Ok(mut results) => results
@@ -193,16 +203,10 @@ async fn judge(
     };
     match consumer {
         Ok(described) if args.downgrade => {
-            let node = described.coordinator.node_id;
-            if !environments.contains_key(&node) {
-                match environment(client, node, deadline).await {
-                    Ok(env) => {
-                        environments.insert(node, env);
-                    }
-                    Err(e) => return fail(e),
-                }
+            match cached_environment(client, described.coordinator.node_id, environments, deadline).await {
+                Ok(env) => Judged::Report(check_downgrade(&described.group, &env)),
+                Err(e) => fail(e),
             }
-            Judged::Report(check_downgrade(&described.group, &environments[&node]))
         }
         Ok(_) => Judged::Report(already(group_id, true)),
         Err(e) if e.kind() == ErrorKind::NotFound => fail(ClientError::new(
@@ -291,6 +295,5 @@ pub async fn upgrade_check(
         Format::Json => out.json_pretty(values.first().unwrap_or(&Value::Null))?,
         Format::Text => out.text(&texts.join("\n"))?,
     }
-    let _: Option<WriteFailed> = None;
     Ok(all_ok)
 }
