@@ -76,8 +76,8 @@ pub use kafka_protocol::messages;
 pub use kafka_protocol::protocol::StrBytes;
 pub use pool::Client;
 pub use types::{
-    Broker, ClassicGroupDescription, ClusterMetadata, ConsumerGroupDescription, Deadline, ListGroupsFilter,
-    ListedGroup, PartitionMetadata, SendOptions, Sent, Target, TopicMetadata,
+    ClassicGroupDescription, ConsumerGroupDescription, Deadline, ListGroupsFilter, ListedGroup, Metadata, Node,
+    PartitionMetadata, SendOptions, Sent, Target, TopicMetadata,
 };
 
 /// Decodes one response frame (the bytes after its 4-byte size: the response header, then the

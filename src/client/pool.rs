@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::conn::{self, Connection};
 use super::versions::ApiVersionTable;
 use super::{codec, sasl, tls};
-use super::{Broker, BrokerAddress, ClientConfig, ClientError, ConfigError, Deadline, ErrorKind, StrBytes};
+use super::{BrokerAddress, ClientConfig, ClientError, ConfigError, Deadline, ErrorKind, Node, StrBytes};
 
 /// A connection with what its broker supports.
 pub(super) struct Live {
@@ -31,9 +31,9 @@ pub(super) struct Inner {
     /// Connections by address (bootstrap addresses and brokers alike) and lane: one per pair.
     pub(super) slots: Mutex<HashMap<(BrokerAddress, u8), Slot>>,
     /// Brokers by node id, from the last Metadata.
-    pub(super) brokers: Mutex<HashMap<i32, Broker>>,
+    pub(super) brokers: Mutex<HashMap<i32, Node>>,
     /// Group coordinators found, by group id.
-    pub(super) coordinators: Mutex<HashMap<String, Broker>>,
+    pub(super) coordinators: Mutex<HashMap<String, Node>>,
 }
 
 /// A client of one cluster. Cheap to clone (the clones share connections and caches); every
@@ -153,7 +153,7 @@ impl Client {
     }
 
     /// A live connection to any broker: one already open, else the bootstrap brokers in order.
-    pub(super) async fn any_connection(&self, deadline: Deadline) -> Result<(Arc<Live>, Option<Broker>), ClientError> {
+    pub(super) async fn any_connection(&self, deadline: Deadline) -> Result<(Arc<Live>, Option<Node>), ClientError> {
         // Lane 0 only: the other lanes may hold a JoinGroup the broker answers minutes later.
         let open: Vec<Slot> =
             lock(&self.inner.slots).iter().filter(|((_, lane), _)| *lane == 0).map(|(_, slot)| slot.clone()).collect();
@@ -187,7 +187,7 @@ impl Client {
     }
 
     /// The broker with `node_id`, refreshing the metadata if it is not known yet.
-    pub(super) async fn broker(&self, node_id: i32, deadline: Deadline) -> Result<Broker, ClientError> {
+    pub(super) async fn broker(&self, node_id: i32, deadline: Deadline) -> Result<Node, ClientError> {
         if let Some(broker) = lock(&self.inner.brokers).get(&node_id).cloned() {
             return Ok(broker);
         }
@@ -200,7 +200,7 @@ impl Client {
 
     pub(super) async fn broker_connection(
         &self,
-        broker: &Broker,
+        broker: &Node,
         lane: u8,
         deadline: Deadline,
     ) -> Result<Arc<Live>, ClientError> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kafka_protocol::protocol::Request;
 
 use super::pool::{BoxFuture, Live};
-use super::{Broker, Client, ClientConfig, ClientError, Deadline, ErrorKind, SendOptions, Sent, Target};
+use super::{Client, ClientConfig, ClientError, Deadline, ErrorKind, Node, SendOptions, Sent, Target};
 
 /// Backoff between retries: doubling from `retry.backoff.ms` to `retry.backoff.max.ms`.
 pub(super) struct Backoff {
@@ -135,13 +135,13 @@ impl Client {
         target: &'a Target,
         lane: u8,
         deadline: Deadline,
-    ) -> BoxFuture<'a, Result<(Arc<Live>, Broker), ClientError>> {
+    ) -> BoxFuture<'a, Result<(Arc<Live>, Node), ClientError>> {
         Box::pin(async move {
             match target {
                 Target::AnyBroker => {
                     let (live, broker) = self.any_connection(deadline).await?;
                     let broker =
-                        broker.unwrap_or_else(|| Broker { node_id: -1, host: String::new(), port: 0, rack: None });
+                        broker.unwrap_or_else(|| Node { node_id: -1, host: String::new(), port: 0, rack: None });
                     Ok((live, broker))
                 }
                 Target::Node(id) => {

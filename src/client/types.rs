@@ -55,10 +55,11 @@ impl Deadline {
     }
 }
 
-/// A broker of the cluster, as Metadata describes it.
+/// A broker of the cluster (a node, as Apache Kafka's clients call it), as the Metadata API
+/// describes it.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Broker {
+pub struct Node {
     /// The node id.
     pub node_id: i32,
     /// The advertised host.
@@ -69,7 +70,7 @@ pub struct Broker {
     pub rack: Option<String>,
 }
 
-impl Broker {
+impl Node {
     pub(super) fn address(&self) -> BrokerAddress {
         BrokerAddress::new(self.host.clone(), self.port)
     }
@@ -79,23 +80,24 @@ impl Broker {
     }
 }
 
-/// The cluster's brokers and topics (Metadata).
+/// The cluster's brokers and topics, as the Metadata API answers. The assignors' view of it,
+/// [`assignor::ClusterMetadata`](crate::assignor::ClusterMetadata), is made from it with `From`.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterMetadata {
+pub struct Metadata {
     /// The cluster id (Metadata v2+).
     pub cluster_id: Option<String>,
     /// The controller's node id (-1 if unknown).
     pub controller_id: i32,
     /// The live brokers.
-    pub brokers: Vec<Broker>,
+    pub brokers: Vec<Node>,
     /// The topics asked for (all topics when none were named).
     pub topics: Vec<TopicMetadata>,
 }
 
-impl ClusterMetadata {
+impl Metadata {
     /// The broker with this node id.
-    pub fn broker(&self, node_id: i32) -> Option<&Broker> {
+    pub fn broker(&self, node_id: i32) -> Option<&Node> {
         self.brokers.iter().find(|b| b.node_id == node_id)
     }
 
@@ -105,7 +107,7 @@ impl ClusterMetadata {
     }
 }
 
-/// One topic of [`ClusterMetadata`].
+/// One topic of [`Metadata`].
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicMetadata {
@@ -138,7 +140,7 @@ pub struct PartitionMetadata {
     pub error_code: i16,
     /// The leader's node id (-1: none).
     pub leader: i32,
-    /// The replicas' node ids (look their racks up with [`ClusterMetadata::broker`]).
+    /// The replicas' node ids (look their racks up with [`Metadata::broker`]).
     pub replicas: Vec<i32>,
     /// The in-sync replicas.
     pub isr: Vec<i32>,
@@ -171,7 +173,7 @@ pub struct ListedGroup {
     /// The type, `classic` or `consumer` (ListGroups v5+).
     pub group_type: Option<String>,
     /// The broker that listed it: the group's coordinator.
-    pub coordinator: Broker,
+    pub coordinator: Node,
 }
 
 /// A classic group as DescribeGroups returns it: the group in [`inspect`]'s model (the one
@@ -192,7 +194,7 @@ pub struct ClassicGroupDescription {
     /// The authorized operations bit field (-2^31 when not asked for).
     pub authorized_operations: i32,
     /// The coordinator that answered.
-    pub coordinator: Broker,
+    pub coordinator: Node,
     /// The DescribeGroups version used.
     pub version: i16,
 }
@@ -213,7 +215,7 @@ pub struct ConsumerGroupDescription {
     /// The authorized operations bit field.
     pub authorized_operations: i32,
     /// The coordinator that answered.
-    pub coordinator: Broker,
+    pub coordinator: Node,
 }
 
 /// Where [`Client::send`] sends a request.
@@ -280,7 +282,7 @@ pub struct Sent<T> {
     /// The version the request and response used.
     pub version: i16,
     /// The broker that answered.
-    pub broker: Broker,
+    pub broker: Node,
     /// The decoded response.
     pub response: T,
 }

@@ -8,7 +8,7 @@ use super::{opt_text, text};
 use crate::client::error::is_retriable_group_code;
 use crate::client::pool::lock;
 use crate::client::send::Backoff;
-use crate::client::{Broker, Client, ClientError, Deadline, ErrorKind, StrBytes, Target};
+use crate::client::{Client, ClientError, Deadline, ErrorKind, Node, StrBytes, Target};
 
 impl Client {
     /// COORDINATOR_NOT_AVAILABLE), so the next call finds it again.
@@ -17,7 +17,7 @@ impl Client {
     }
 
     /// The coordinator of `group` (FindCoordinator, remembered until forgotten).
-    pub async fn coordinator(&self, group: &str, deadline: Deadline) -> Result<Broker, ClientError> {
+    pub async fn coordinator(&self, group: &str, deadline: Deadline) -> Result<Node, ClientError> {
         if let Some(broker) = lock(&self.inner.coordinators).get(group).cloned() {
             return Ok(broker);
         }
@@ -37,8 +37,8 @@ impl Client {
         &self,
         groups: &[S],
         deadline: Deadline,
-    ) -> Result<Vec<(String, Result<Broker, ClientError>)>, ClientError> {
-        let mut results: HashMap<String, Result<Broker, ClientError>> = HashMap::new();
+    ) -> Result<Vec<(String, Result<Node, ClientError>)>, ClientError> {
+        let mut results: HashMap<String, Result<Node, ClientError>> = HashMap::new();
         let mut todo: Vec<String> = Vec::new();
         for group in groups {
             let group = group.as_ref().to_string();
@@ -121,7 +121,7 @@ impl Client {
                     let context = format!("FindCoordinator v{version} for group '{group}'");
                     if code == 0 {
                         let rack = lock(&self.inner.brokers).get(&node_id).and_then(|b| b.rack.clone());
-                        let broker = Broker { node_id, host, port: port as u16, rack };
+                        let broker = Node { node_id, host, port: port as u16, rack };
                         lock(&self.inner.coordinators).insert(group.clone(), broker.clone());
                         results.insert(group, Ok(broker));
                     } else if is_retriable_group_code(code) {

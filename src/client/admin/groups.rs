@@ -10,8 +10,8 @@ use super::{opt_text, text};
 use crate::client::error::{code_name, is_retriable_group_code};
 use crate::client::send::{is_connection_error, Backoff};
 use crate::client::{
-    messages, Broker, ClassicGroupDescription, Client, ClientError, ConsumerGroupDescription, Deadline, ErrorKind,
-    ListGroupsFilter, ListedGroup, StrBytes, Target,
+    messages, ClassicGroupDescription, Client, ClientError, ConsumerGroupDescription, Deadline, ErrorKind,
+    ListGroupsFilter, ListedGroup, Node, StrBytes, Target,
 };
 use crate::group_api::{self, ErrorCode};
 use crate::inspect;
@@ -43,7 +43,7 @@ impl Client {
 
     async fn list_groups_on(
         &self,
-        broker: Broker,
+        broker: Node,
         filter: &ListGroupsFilter,
         deadline: Deadline,
     ) -> Result<Vec<ListedGroup>, ClientError> {
@@ -148,7 +148,7 @@ impl Client {
     ) -> Result<Vec<Result<T, ClientError>>, ClientError>
     where
         T: Send + 'static,
-        F: Fn(Client, Broker, Vec<String>) -> Fut,
+        F: Fn(Client, Node, Vec<String>) -> Fut,
         Fut: std::future::Future<Output = Result<Vec<(String, Result<T, ClientError>)>, ClientError>> + Send + 'static,
     {
         let mut unique = Vec::new();
@@ -161,7 +161,7 @@ impl Client {
         let mut todo = unique.clone();
         let mut backoff = Backoff::new(&self.inner.config);
         while !todo.is_empty() {
-            let mut by_coordinator: HashMap<i32, (Broker, Vec<String>)> = HashMap::new();
+            let mut by_coordinator: HashMap<i32, (Node, Vec<String>)> = HashMap::new();
             for (group, found) in self.find_coordinators(&todo, deadline).await? {
                 match found {
                     Ok(broker) => {
@@ -220,7 +220,7 @@ impl Client {
 
     async fn describe_on(
         &self,
-        broker: Broker,
+        broker: Node,
         batch: Vec<String>,
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<ClassicGroupDescription, ClientError>)>, ClientError> {
@@ -260,7 +260,7 @@ impl Client {
 
     async fn consumer_describe_on(
         &self,
-        broker: Broker,
+        broker: Node,
         batch: Vec<String>,
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<ConsumerGroupDescription, ClientError>)>, ClientError> {

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_consumer_protocol::assignor::ClusterMetadata as TopicCounts;
+use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::client::{
     ClassicGroupDescription, Client, ClientError, ConsumerGroupDescription, Deadline, ErrorKind, ListGroupsFilter,
 };
@@ -200,7 +200,8 @@ async fn describe_chunk(
     for described in found.values().flatten() {
         topic_names(described, &mut names);
     }
-    let metadata = if names.is_empty() { TopicCounts::default() } else { topics.get(client, names, deadline).await? };
+    let metadata =
+        if names.is_empty() { ClusterMetadata::default() } else { topics.get(client, names, deadline).await? };
 
     let mut rendered = Vec::with_capacity(chunk.len());
     for (name, _) in &chunk {

@@ -1,8 +1,8 @@
 //! The contract's JSON objects of described groups: members with their decoded payloads, the
 //! coordinator, the diagnostics.
 
-use kafka_consumer_protocol::assignor::ClusterMetadata as TopicCounts;
-use kafka_consumer_protocol::client::{Broker, ClassicGroupDescription, ConsumerGroupDescription};
+use kafka_consumer_protocol::assignor::ClusterMetadata;
+use kafka_consumer_protocol::client::{ClassicGroupDescription, ConsumerGroupDescription, Node};
 use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::{
     inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Diagnostic, Payload,
@@ -18,7 +18,7 @@ pub(super) fn groups_json(groups: &[TopicPartitions]) -> Value {
     Value::Array(groups.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions})).collect())
 }
 
-fn coordinator_json(b: &Broker) -> Value {
+fn coordinator_json(b: &Node) -> Value {
     json!({"node_id": b.node_id, "host": b.host, "port": b.port})
 }
 
@@ -85,7 +85,7 @@ fn classic_member_json(m: &DescribedGroupMember, r: &ClassicMemberReport) -> Val
 
 /// `describe`'s object for a classic group, and for the text table each member's generation
 /// and claims as the inspection worked them out.
-pub(super) fn classic_json(described: &ClassicGroupDescription, metadata: &TopicCounts) -> (Value, Vec<Value>) {
+pub(super) fn classic_json(described: &ClassicGroupDescription, metadata: &ClusterMetadata) -> (Value, Vec<Value>) {
     let group = &described.group;
     let report = inspect_classic(group, metadata);
     let extra = report
@@ -96,7 +96,7 @@ pub(super) fn classic_json(described: &ClassicGroupDescription, metadata: &Topic
     (classic_report_json(group, &report, &described.coordinator), extra)
 }
 
-fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordinator: &Broker) -> Value {
+fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordinator: &Node) -> Value {
     let members: Vec<Value> =
         group.members.iter().zip(&report.members).map(|(m, r)| classic_member_json(m, r)).collect();
     json!({
@@ -112,7 +112,7 @@ fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordi
 }
 
 /// `describe`'s object for a KIP-848 group.
-pub(super) fn consumer_json(described: &ConsumerGroupDescription, metadata: &TopicCounts) -> Value {
+pub(super) fn consumer_json(described: &ConsumerGroupDescription, metadata: &ClusterMetadata) -> Value {
     let group = &described.group;
     let report = inspect_consumer(group, metadata);
     let members: Vec<Value> = group

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use kafka_consumer_protocol::assignor::{ClusterMetadata as TopicCounts, TopicInfo};
+use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline};
 
 /// Partition counts (and racks) of the topics seen so far, shared by the describing tasks.
@@ -19,7 +19,7 @@ impl Topics {
         client: &Client,
         names: BTreeSet<String>,
         deadline: Deadline,
-    ) -> Result<TopicCounts, ClientError> {
+    ) -> Result<ClusterMetadata, ClientError> {
         let missing: Vec<String> = {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
             names.iter().filter(|n| !known.contains_key(*n)).cloned().collect()
@@ -28,26 +28,16 @@ impl Topics {
             let refs: Vec<&str> = missing.iter().map(String::as_str).collect();
             let metadata = client.metadata(Some(&refs), deadline).await?;
             let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            // The member's rule (client::Metadata to the assignors' ClusterMetadata), so that
+            // the diagnostics judge a group with the metadata its leader assigns with.
+            let mut layout = ClusterMetadata::from(&metadata);
             for name in missing {
-                let info = metadata.topic(&name).filter(|t| t.error_code == 0).map(|t| {
-                    let racks: Vec<Vec<String>> = t
-                        .partitions
-                        .iter()
-                        .map(|p| {
-                            p.replicas.iter().filter_map(|r| metadata.broker(*r).and_then(|b| b.rack.clone())).collect()
-                        })
-                        .collect();
-                    let any_rack = racks.iter().any(|r: &Vec<String>| !r.is_empty());
-                    TopicInfo {
-                        partitions: i32::try_from(t.partitions.len()).unwrap_or(i32::MAX),
-                        partition_racks: if any_rack { racks } else { Vec::new() },
-                    }
-                });
+                let info = layout.topics.remove(&name);
                 known.insert(name, info);
             }
         }
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        let mut counts = TopicCounts::default();
+        let mut counts = ClusterMetadata::default();
         for name in names {
             if let Some(Some(info)) = known.get(&name) {
                 counts.topics.insert(name, info.clone());
