@@ -78,7 +78,7 @@ impl Client {
     /// caller's to read; after NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE call
     /// [`forget_coordinator`](Self::forget_coordinator) before sending again.
     ///
-    /// The responses of the APIs in [`DECODED_API_KEYS`] are checked against the bytes present
+    /// The responses of the APIs in [`DECODED_API_KEYS`](super::DECODED_API_KEYS) are checked against the bytes present
     /// before they are decoded. Other APIs' responses go straight to `kafka-protocol`, which
     /// pre-allocates each array by the count the broker sent: the frame cap bounds the bytes
     /// read, not that allocation, so only send them to brokers you trust.

@@ -6,6 +6,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::BrokerAddress;
+#[cfg(doc)]
+use super::Client;
 use crate::inspect;
 
 /// The moment a call must be done by: every retry, reconnection and wait of one call (or of a
