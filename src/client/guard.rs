@@ -4,7 +4,7 @@
 //! a hostile count of 2^31 would ask for hundreds of gigabytes and abort the process. The walk
 //! checks every length and count against the bytes actually present, visiting every element,
 //! so that what `kafka-protocol` then allocates is proportional to what the broker really sent.
-//! The schemas below describe the responses of the APIs this client sends, at every version
+//! The schemas below describe the responses of the APIs this client sends (DescribeConfigs too), at every version
 //! `kafka-protocol` 0.18 decodes; the tests check each against `kafka-protocol`'s own encoder.
 
 /// The wire type of one field.
@@ -176,6 +176,22 @@ static HEARTBEAT: Schema = plain(&[since(1, I32), all(I16)]);
 static LEAVE_MEMBER: Schema = plain(&[all(Ty::Str), all(Ty::Str), all(I16)]);
 static LEAVE_GROUP: Schema = plain(&[since(1, I32), all(I16), since(3, Ty::Array(&LEAVE_MEMBER))]);
 
+// DescribeConfigs (flexible from v4).
+static CONFIG_SYNONYM: Schema = plain(&[all(Ty::Str), all(Ty::Str), all(I8)]);
+static CONFIG_ENTRY: Schema = plain(&[
+    all(Ty::Str),
+    all(Ty::Str),
+    all(BOOL),
+    range(0, 0, BOOL),
+    since(1, I8),
+    all(BOOL),
+    since(1, Ty::Array(&CONFIG_SYNONYM)),
+    since(3, I8),
+    since(3, Ty::Str),
+]);
+static CONFIG_RESULT: Schema = plain(&[all(I16), all(Ty::Str), all(I8), all(Ty::Str), all(Ty::Array(&CONFIG_ENTRY))]);
+static DESCRIBE_CONFIGS: Schema = plain(&[all(I32), all(Ty::Array(&CONFIG_RESULT))]);
+
 // SASL.
 static SASL_HANDSHAKE: Schema = plain(&[all(I16), all(Ty::StrArray)]);
 static SASL_AUTHENTICATE: Schema = plain(&[all(I16), all(Ty::Str), all(Ty::Bytes), since(1, I64)]);
@@ -194,6 +210,7 @@ fn response_schema(api_key: i16) -> Option<(&'static Schema, i16)> {
         16 => (&LIST_GROUPS, 3),
         17 => (&SASL_HANDSHAKE, i16::MAX),
         18 => (&API_VERSIONS, 3),
+        32 => (&DESCRIBE_CONFIGS, 4),
         36 => (&SASL_AUTHENTICATE, 2),
         69 => (&CONSUMER_GROUP_DESCRIBE, 0),
         _ => return None,
@@ -531,6 +548,29 @@ mod tests {
             }
             ConsumerGroupDescribeResponse::default()
                 .with_groups(vec![DescribedGroup::default().with_group_id(GroupId(s("g"))).with_members(vec![member])])
+        });
+    }
+
+    #[test]
+    fn describe_configs() {
+        use kafka_protocol::messages::describe_configs_response::{
+            DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+        };
+        accepts_every_version(32, |v| {
+            let mut entry = DescribeConfigsResourceResult::default()
+                .with_name(s("group.consumer.max.size"))
+                .with_value(Some(s("2")));
+            if v >= 1 {
+                entry.synonyms = vec![DescribeConfigsSynonym::default().with_name(s("n")).with_value(Some(s("v")))];
+            }
+            if v >= 3 {
+                entry.documentation = Some(s("doc"));
+            }
+            let sensitive = DescribeConfigsResourceResult::default().with_name(s("secret")).with_is_sensitive(true);
+            DescribeConfigsResponse::default().with_results(vec![DescribeConfigsResult::default()
+                .with_resource_name(s("1"))
+                .with_error_message(Some(s("e")))
+                .with_configs(vec![entry, sensitive])])
         });
     }
 

@@ -65,6 +65,7 @@ mod versions;
 
 use bytes::Bytes;
 
+pub use admin::BrokerConfig;
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,

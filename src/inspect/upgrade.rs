@@ -547,7 +547,12 @@ fn size_check(
         );
     };
     match parse_size(value(configs)) {
-        Err(e) => Check::unknown(NAME, true, format!("{}; {config} {e}", count(members, "member")), "check the broker's config"),
+        Err(e) => Check::unknown(
+            NAME,
+            true,
+            format!("{}; {config} {e}", count(members, "member")),
+            "check the broker's config",
+        ),
         Ok((limit, origin)) => {
             let evidence = format!("{}, {config}={limit}{origin}", count(members, "member"));
             if i64::try_from(members).unwrap_or(i64::MAX) <= limit {
@@ -622,7 +627,11 @@ fn payloads_check(
     }
     let n = group.members.len();
     if failures.is_empty() {
-        Check::pass(NAME, true, format!("{} and {} decode with Java's reader", count(n, "subscription"), count(n, "assignment")))
+        Check::pass(
+            NAME,
+            true,
+            format!("{} and {} decode with Java's reader", count(n, "subscription"), count(n, "assignment")),
+        )
     } else {
         Check::fail(
             NAME,

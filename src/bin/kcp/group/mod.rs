@@ -1,9 +1,9 @@
-//! `kcp group list | describe | watch | join`: a running cluster's consumer groups, decoded.
+//! `kcp group list | describe | watch | join | upgrade-check`: a running cluster's consumer groups, decoded.
 //!
 //! The network is `kafka_consumer_protocol::client`; the decoding and the diagnostics are
 //! `kafka_consumer_protocol::inspect`. This module holds the arguments and the client
 //! configuration and runs a subcommand; each subcommand has its file (`list`, `describe`,
-//! `watch`, `join`), `topics` the metadata cache they share, `json` the contract's objects and
+//! `watch`, `join`, `upgrade_check`), `topics` the metadata cache they share, `json` the contract's objects and
 //! `table` the text tables. Errors end the command through the binary's one exit policy
 //! (`crate::finish`).
 
@@ -13,6 +13,7 @@ mod json;
 mod list;
 mod table;
 mod topics;
+mod upgrade_check;
 mod watch;
 
 use std::path::PathBuf;
@@ -44,6 +45,15 @@ pub enum GroupCommand {
     /// SIGINT or SIGTERM (a static member sends no LeaveGroup, as Java does). Exit status 1 after
     /// a fatal error (printed as an `error` event with `"fatal": true`).
     Join(JoinArgs),
+    /// Will the broker convert a classic group to the consumer protocol (KIP-848) when its
+    /// members restart with group.protocol=consumer?
+    ///
+    /// One check per condition of the group coordinator (as Kafka 3.x or 4.x applies them), with
+    /// its evidence and advice, the verdict (ready, blocked, unknown) and what the broker will
+    /// answer. --downgrade checks consumer groups for the way back to classic. One JSON object
+    /// for one --group, an array for several or --all-groups; exit status 1 when a group could
+    /// not be judged.
+    UpgradeCheck(upgrade_check::UpgradeCheckArgs),
 }
 
 /// `kcp group join`.
@@ -121,6 +131,7 @@ impl GroupCommand {
         match self {
             GroupCommand::List(a) => a.format,
             GroupCommand::Describe(a) => a.format,
+            GroupCommand::UpgradeCheck(a) => a.format,
             GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
         }
     }
@@ -134,6 +145,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
         GroupCommand::List(a) => &a.connection,
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
+        GroupCommand::UpgradeCheck(a) => &a.connection,
         // A member prints its own JSON lines and runs until it leaves; an error before it starts
         // is reported as `watch`'s are (the JSON form: `join` has no --format).
         GroupCommand::Join(a) => {
@@ -153,6 +165,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| true),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
             GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await,
+            GroupCommand::UpgradeCheck(a) => upgrade_check::upgrade_check(&client, a, timeout, out).await,
             GroupCommand::Join(_) => Ok(true),
         }
     })?;

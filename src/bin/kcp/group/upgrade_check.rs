@@ -14,10 +14,10 @@ use kafka_consumer_protocol::inspect::upgrade::{
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
-use super::super::out::{note, Out};
-use super::super::text::clean;
-use super::super::Format;
-use super::{client_error_json, ConnectionArgs, GroupError};
+use super::ConnectionArgs;
+use crate::out::{note, Out};
+use crate::text::clean;
+use crate::{client_error_json, CliError, Format};
 
 /// The server-side assignor to simulate.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,7 +218,7 @@ async fn judge(
 }
 
 /// The text form of one report.
-pub fn report_text(report: &UpgradeReport) -> String {
+pub(super) fn report_text(report: &UpgradeReport) -> String {
     let outcome = match report.broker_converts {
         Some(true) => "the broker converts it",
         Some(false) => "the broker refuses the member of the other protocol",
@@ -245,12 +245,12 @@ pub fn report_text(report: &UpgradeReport) -> String {
 }
 
 /// Runs `kcp group upgrade-check`; `Ok(false)` when a group could not be judged.
-pub async fn upgrade_check(
+pub(super) async fn upgrade_check(
     client: &Client,
     args: &UpgradeCheckArgs,
     timeout: Duration,
     out: &mut Out,
-) -> Result<bool, GroupError> {
+) -> Result<bool, CliError> {
     let deadline = Deadline::after(timeout);
     let mut wanted: Vec<String> = Vec::new();
     if args.all_groups {
@@ -283,7 +283,7 @@ pub async fn upgrade_check(
             Judged::Failed(name, e) => {
                 all_ok = false;
                 if !as_array {
-                    return Err(GroupError::Client(e));
+                    return Err(CliError::Client(e));
                 }
                 note(&format!("kcp: group {}: {}: {}", clean(&name), e.kind(), clean(e.message())));
                 values.push(json!({"group_id": name, "error": client_error_json(&e)["error"]}));
