@@ -39,6 +39,22 @@ impl Client {
     /// sent to that broker (a broker answers for its own configs). A config the broker does
     /// not report (an internal config left unset) is absent from the result, which is sorted
     /// by name.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use kafka_consumer_protocol::client::{Client, ClientConfig, Deadline, Target};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Client::new(ClientConfig::new(["127.0.0.1:9092"])?)?;
+    /// let deadline = Deadline::after(Duration::from_secs(10));
+    /// let coordinator = client.coordinator("orders-app", deadline).await?;
+    /// let configs = client
+    ///     .describe_broker_configs(coordinator.node_id, &["group.consumer.migration.policy"], deadline)
+    ///     .await?;
+    /// let features = client.finalized_features(&Target::Node(coordinator.node_id), deadline).await?;
+    /// println!("{configs:?}, group.version={:?}", features.get("group.version"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn describe_broker_configs(
         &self,
         node_id: i32,
