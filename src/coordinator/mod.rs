@@ -68,6 +68,7 @@
 
 mod io;
 mod metrics;
+mod offsets;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -77,10 +78,13 @@ use bytes::Bytes;
 /// The messages the coordinator sends and receives, re-exported from [`group_api`](crate::group_api).
 pub use crate::group_api::{
     ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetFetchRequest, OffsetFetchResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
 };
 pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
+pub use offsets::{CommitError, PartitionOffset};
+use offsets::{PendingAssign, PendingCommit};
 
 use crate::assignor::leader::{self, LeaderError};
 use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
@@ -115,6 +119,16 @@ pub struct Config {
     pub retry_backoff_ms: u64,
     /// `request.timeout.ms` (default 30000).
     pub request_timeout_ms: u64,
+    /// Fetch the committed offsets of newly assigned partitions (OffsetFetch with
+    /// `require_stable`) before announcing them: [`Event::OffsetsFetched`] comes right before
+    /// [`Event::PartitionsAssigned`]. Off by default, so a caller that does not read offsets sends
+    /// nothing more than before; the network member turns it on.
+    pub fetch_offsets_on_assign: bool,
+    /// After [`Event::PartitionsRevoked`], send no JoinGroup or LeaveGroup (and keep the
+    /// generation) until [`Coordinator::revocation_done`], so the application can commit the
+    /// revoked partitions' offsets in its callback, as Java's `onPartitionsRevoked` can. Off by
+    /// default; the network member turns it on.
+    pub await_revocation: bool,
 }
 
 impl Config {
@@ -129,6 +143,8 @@ impl Config {
             heartbeat_interval_ms: 3_000,
             retry_backoff_ms: 100,
             request_timeout_ms: 30_000,
+            fetch_offsets_on_assign: false,
+            await_revocation: false,
         }
     }
 
@@ -171,6 +187,18 @@ impl Config {
     /// With this `request.timeout.ms`.
     pub fn with_request_timeout_ms(mut self, ms: u64) -> Self {
         self.request_timeout_ms = ms;
+        self
+    }
+
+    /// With [`fetch_offsets_on_assign`](Self::fetch_offsets_on_assign) set to `on`.
+    pub fn with_fetch_offsets_on_assign(mut self, on: bool) -> Self {
+        self.fetch_offsets_on_assign = on;
+        self
+    }
+
+    /// With [`await_revocation`](Self::await_revocation) set to `on`.
+    pub fn with_await_revocation(mut self, on: bool) -> Self {
+        self.await_revocation = on;
         self
     }
 }
@@ -286,6 +314,16 @@ pub enum Event {
     /// `onPartitionsAssigned`: eager: the full assignment; cooperative: only the added
     /// partitions. Fires after every successful rebalance, even when empty.
     PartitionsAssigned(Vec<TopicPartitions>),
+    /// The committed offsets of the partitions the next [`Event::PartitionsAssigned`] announces
+    /// (only with [`Config::fetch_offsets_on_assign`]); partitions without a commit are absent.
+    OffsetsFetched(Vec<PartitionOffset>),
+    /// The outcome of [`Coordinator::commit`] `id`: the offsets committed, or why not.
+    CommitCompleted {
+        /// The id `commit` returned.
+        id: RequestId,
+        /// The committed offsets, or the error.
+        result: Result<Vec<PartitionOffset>, CommitError>,
+    },
     /// A non-fatal error (Java throws it from `poll()`; the next poll retries).
     Error(CoordinatorError),
     /// A fatal error; the coordinator stops.
@@ -297,6 +335,7 @@ enum Api {
     Join,
     Sync,
     Heartbeat,
+    OffsetFetch,
 }
 
 #[derive(Clone, Debug)]
@@ -340,6 +379,16 @@ pub struct Coordinator {
     queued: VecDeque<Transmit>,
     events: VecDeque<Event>,
     metrics: Metrics,
+    /// Commits sent and not yet answered.
+    commits: BTreeMap<RequestId, PendingCommit>,
+    /// The last offset committed or fetched, per partition.
+    committed: BTreeMap<(String, i32), PartitionOffset>,
+    /// Newly assigned partitions waiting for their committed offsets.
+    pending_assign: Option<PendingAssign>,
+    /// A revocation the application has not finished ([`Config::await_revocation`]).
+    revocation_pending: bool,
+    /// A leave that waits for the revocation to finish.
+    leave_pending: bool,
 }
 
 impl fmt::Debug for Coordinator {
@@ -409,6 +458,11 @@ impl Coordinator {
             queued: VecDeque::new(),
             events: VecDeque::new(),
             metrics: Metrics::default(),
+            commits: BTreeMap::new(),
+            committed: BTreeMap::new(),
+            pending_assign: None,
+            revocation_pending: false,
+            leave_pending: false,
         })
     }
 
@@ -509,16 +563,59 @@ impl Coordinator {
     /// Leaves the group (Java `unsubscribe()`/`close()`): owned partitions are revoked, or lost
     /// when the generation was reset or a rebalance is in progress; a dynamic member sends
     /// LeaveGroup, a static one does not.
+    ///
+    /// With [`Config::await_revocation`], a revocation holds the LeaveGroup (and the generation,
+    /// for the callback's commits) until [`revocation_done`](Self::revocation_done).
     pub fn leave(&mut self, now: u64) {
         if self.state == State::Fatal {
             return;
         }
+        self.pending_assign = None;
         if !self.owned.is_empty() {
             let parts = self.owned.to_groups();
             let lost = self.generation < 0 || self.member_id.is_empty() || self.state != State::Stable;
-            self.events.push_back(if lost { Event::PartitionsLost(parts) } else { Event::PartitionsRevoked(parts) });
             self.owned.clear();
+            if lost {
+                self.events.push_back(Event::PartitionsLost(parts));
+            } else {
+                self.revoke(parts);
+                if self.revocation_pending {
+                    self.leave_pending = true;
+                    self.topics.clear();
+                    return;
+                }
+            }
         }
+        self.finish_leave(now);
+    }
+
+    /// The application finished handling [`Event::PartitionsRevoked`] (its commits sent): the
+    /// held JoinGroup or LeaveGroup may go. Only meaningful with [`Config::await_revocation`].
+    pub fn revocation_done(&mut self, now: u64) {
+        if !self.revocation_pending {
+            return;
+        }
+        self.revocation_pending = false;
+        if self.leave_pending {
+            self.leave_pending = false;
+            self.finish_leave(now);
+        }
+        self.advance(now);
+    }
+
+    /// Whether a revocation holds the next JoinGroup or LeaveGroup.
+    pub fn revocation_pending(&self) -> bool {
+        self.revocation_pending
+    }
+
+    fn revoke(&mut self, parts: Vec<TopicPartitions>) {
+        if self.config.await_revocation {
+            self.revocation_pending = true;
+        }
+        self.events.push_back(Event::PartitionsRevoked(parts));
+    }
+
+    fn finish_leave(&mut self, now: u64) {
         if self.config.group_instance_id.is_none() && !self.member_id.is_empty() && self.state != State::Unjoined {
             let id = self.fresh_id();
             self.queued.push_back(Transmit {
@@ -563,6 +660,8 @@ impl Coordinator {
     /// Expires timers: request timeouts, the retry backoff, the heartbeat interval and the
     /// session timeout. Extra calls are harmless.
     pub fn handle_timeout(&mut self, now: u64) {
+        self.expire_commits(now);
+        self.expire_offset_fetch(now);
         if let Some(f) = &self.join_sync {
             if now >= f.deadline {
                 self.join_sync = None;
@@ -606,6 +705,12 @@ impl Coordinator {
                 }
             }
             Response::LeaveGroup(_) => {}
+            Response::OffsetCommit(r) => {
+                if let Some(c) = self.commits.remove(&id) {
+                    self.on_commit_response(id, c, r);
+                }
+            }
+            Response::OffsetFetch(r) => self.on_offset_fetch_response(now, id, r),
         }
         self.advance(now);
     }
@@ -648,6 +753,12 @@ impl Coordinator {
         if self.rejoin_needed && self.join_sync.is_none() && !self.topics.is_empty() && self.backoff_until > 0 {
             min(self.backoff_until);
         }
+        for c in self.commits.values() {
+            min(c.deadline);
+        }
+        if let Some(p) = &self.pending_assign {
+            min(p.fetch.as_ref().map_or(p.retry_at, |f| f.deadline));
+        }
         t
     }
 
@@ -682,6 +793,8 @@ impl Coordinator {
         self.join_sync = None;
         self.heartbeat = None;
         self.queued.clear();
+        self.pending_assign = None;
+        self.fail_commits();
     }
 
     /// A failed JoinGroup/SyncGroup round: counts as a failed rebalance, rejoins.
@@ -697,6 +810,8 @@ impl Coordinator {
     /// Resets the generation after the broker said we are out (KIP-429 §1.4): the partitions
     /// are lost at once (not at the next JoinGroup, which may wait for one in flight).
     fn reset_generation(&mut self, reset_member_id: bool, reason: &str) {
+        // Partitions never announced are not lost either.
+        self.pending_assign = None;
         if !self.owned.is_empty() {
             self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
             self.owned.clear();
@@ -724,12 +839,20 @@ impl Coordinator {
                 }
             }
         }
-        if self.rejoin_needed && self.join_sync.is_none() && !self.topics.is_empty() && now >= self.backoff_until {
+        self.send_offset_fetch(now);
+        if self.rejoin_needed
+            && self.join_sync.is_none()
+            && !self.topics.is_empty()
+            && now >= self.backoff_until
+            && !self.revocation_pending
+        {
             if self.needs_join_prepare {
                 self.on_join_prepare();
                 self.needs_join_prepare = false;
             }
-            self.send_join(now);
+            if !self.revocation_pending {
+                self.send_join(now);
+            }
         }
         if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat {
             let id = self.fresh_id();
@@ -767,19 +890,21 @@ impl Coordinator {
 
     /// Java `onJoinPrepare`.
     fn on_join_prepare(&mut self) {
+        self.pending_assign = None;
         if self.generation < 0 || self.member_id.is_empty() {
             if !self.owned.is_empty() {
                 self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
                 self.owned.clear();
             }
         } else if self.protocol == RebalanceProtocol::Eager {
-            self.events.push_back(Event::PartitionsRevoked(self.owned.to_groups()));
+            let parts = self.owned.to_groups();
             self.owned.clear();
+            self.revoke(parts);
         } else {
             let gone: PartitionSet = self.owned.iter().filter(|(t, _)| !self.topics.contains(*t)).collect();
             if !gone.is_empty() {
                 self.owned.retain(|t, p| !gone.contains(t, p));
-                self.events.push_back(Event::PartitionsRevoked(gone.to_groups()));
+                self.revoke(gone.to_groups());
             }
         }
         self.is_leader = false;
@@ -982,11 +1107,11 @@ impl Coordinator {
         let start = self.rebalance_start.take().unwrap_or(now);
         self.metrics.record_rebalance(now, now - start);
         self.last_heartbeat_ok = now;
-        self.on_join_complete(r.assignment);
+        self.on_join_complete(now, r.assignment);
     }
 
     /// Java `onJoinComplete`.
-    fn on_join_complete(&mut self, bytes: Bytes) {
+    fn on_join_complete(&mut self, now: u64, bytes: Bytes) {
         self.state = State::Stable;
         self.needs_join_prepare = true;
         let assignment = match AssignmentView::decode(&bytes) {
@@ -1015,7 +1140,7 @@ impl Coordinator {
         if !revoked.is_empty() {
             // Cooperative only (eager members own nothing at this point).
             self.owned.retain(|t, p| !revoked.contains(t, p));
-            self.events.push_back(Event::PartitionsRevoked(revoked.to_groups()));
+            self.revoke(revoked.to_groups());
             self.request_rejoin("need to revoke partitions and re-join");
         }
         let name = self.protocol_name.clone().unwrap_or_default();
@@ -1027,6 +1152,13 @@ impl Coordinator {
             assignor: name,
             partitions: assigned.to_groups(),
         });
+        if self.config.fetch_offsets_on_assign && !added.is_empty() {
+            // Announced once their committed offsets are known (offsets.rs).
+            self.owned = assigned;
+            self.owned.retain(|t, p| !added.contains(t, p));
+            self.fetch_before_assigning(now, added);
+            return;
+        }
         self.owned = assigned;
         let added = match self.protocol {
             RebalanceProtocol::Eager => self.owned.to_groups(),

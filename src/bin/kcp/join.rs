@@ -96,7 +96,7 @@ pub fn event_json(event: &MemberEvent) -> Value {
         MemberEvent::Revoked { generation_id, partitions: p, owned } => json!({
             "event": "revoked", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
         }),
-        MemberEvent::Assigned { generation_id, partitions: p, owned } => json!({
+        MemberEvent::Assigned { generation_id, partitions: p, owned, .. } => json!({
             "event": "assigned", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
         }),
         MemberEvent::Lost { generation_id, partitions: p, owned } => json!({

@@ -119,6 +119,10 @@ const JOIN_GROUP_MAX: i16 = 9;
 const SYNC_GROUP_MAX: i16 = 5;
 const HEARTBEAT_MAX: i16 = 4;
 const LEAVE_GROUP_MAX: i16 = 5;
+/// v9 and later are KIP-848's (member epochs, topic ids); a classic member needs none of it.
+const OFFSET_COMMIT_MAX: i16 = 8;
+/// v9 and later carry KIP-848's member epoch; v8 fetches one group of the batch.
+const OFFSET_FETCH_MAX: i16 = 8;
 
 fn response_error(response: &Response) -> ErrorCode {
     match response {
@@ -126,6 +130,8 @@ fn response_error(response: &Response) -> ErrorCode {
         Response::SyncGroup(r) => r.error,
         Response::Heartbeat(r) => r.error,
         Response::LeaveGroup(r) => r.error,
+        Response::OffsetCommit(r) => r.errors().map(|(_, _, e)| e).find(|&e| e != ErrorCode::NONE).unwrap_or_default(),
+        Response::OffsetFetch(r) => r.error,
     }
 }
 
@@ -157,6 +163,16 @@ impl GroupTransport for ClientTransport {
                 call(client, lane, &target, r, LEAVE_GROUP_MAX, timeout, kafka::leave_group_request)
                     .await
                     .map(|m| Response::LeaveGroup(kafka::from_leave_group_response(m)))
+            }
+            Request::OffsetCommit(r) => {
+                call(client, lane, &target, r, OFFSET_COMMIT_MAX, timeout, kafka::offset_commit_request)
+                    .await
+                    .map(|m| Response::OffsetCommit(kafka::from_offset_commit_response(m)))
+            }
+            Request::OffsetFetch(r) => {
+                call(client, lane, &target, r, OFFSET_FETCH_MAX, timeout, kafka::offset_fetch_request)
+                    .await
+                    .map(|m| Response::OffsetFetch(kafka::from_offset_fetch_response(m)))
             }
         };
         let moved = match &result {
