@@ -402,3 +402,72 @@ async fn a_subscribed_topic_missing_from_the_metadata_is_looked_for_again_soon()
     );
     assert_eq!(sa.owned(), all(4));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_revoke_callback_commits_before_the_rejoin_and_the_next_owner_starts_there() {
+    let cluster = Cluster::new(4);
+    let (mut a, mut sa) = (cluster.member("a", None), Seen2::default());
+    assert!(until(&mut a, &mut sa, 10_000, is_assigned).await);
+    assert!(matches!(&sa.events[1], MemberEvent::Assigned { committed, .. } if committed.is_empty()));
+    let control = a.control();
+    let first: Vec<PartitionOffset> = (0..4).map(|p| PartitionOffset::new("t", p, 10 + i64::from(p))).collect();
+    assert_eq!(control.commit(first.clone()).await, Ok(first.clone()));
+    assert_eq!(control.committed().await, first);
+
+    let (mut b, mut sb) = (cluster.member("b", None), Seen2::default());
+    // a's revocation: commit the revoked partitions from inside the callback, then acknowledge.
+    let deadline = Instant::now() + Duration::from_millis(20_000);
+    let mut revoked_commit = None;
+    while sb.owned().len() < 2 && Instant::now() < deadline {
+        tokio::select! {
+            Some(d) = a.next() => {
+                if let MemberEvent::Revoked { partitions, .. } = &d.event {
+                    let moved: Vec<PartitionOffset> = PartitionSet::from_groups(partitions)
+                        .iter()
+                        .map(|(t, p)| PartitionOffset::new(t, p, 100 + i64::from(p)))
+                        .collect();
+                    let at = cluster.log().len();
+                    assert_eq!(control.commit(moved.clone()).await, Ok(moved.clone()), "in generation 1");
+                    revoked_commit = Some((at, moved));
+                }
+                sa.events.push(d.event.clone());
+            }
+            Some(d) = b.next() => sb.events.push(d.event.clone()),
+            () = sleep_until(deadline) => break,
+        }
+    }
+    let (log_at, moved) = revoked_commit.expect("a revoked partitions");
+    assert_eq!(sb.owned().len(), 2);
+    // b was told where a stopped.
+    let told: Vec<PartitionOffset> = sb
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            MemberEvent::Assigned { committed, .. } => Some(committed.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(told, moved);
+    // a's rejoin went out only after the commit made in its callback.
+    let log = cluster.log();
+    let a_requests: Vec<&str> = log[log_at..].iter().filter(|s| s.member == "a").map(|s| s.api).collect();
+    let commit = a_requests.iter().position(|&api| api == "OffsetCommit").expect("the callback's commit");
+    let join = a_requests.iter().position(|&api| api == "JoinGroup").expect("the rejoin");
+    assert!(commit < join, "{a_requests:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_commit_during_a_rebalance_fails_at_once() {
+    let cluster = Cluster::new(2);
+    let mut a = cluster.member("a", None);
+    let control = a.control();
+    // Not joined yet: out of any generation, or rebalancing.
+    let early = control.commit_async(vec![PartitionOffset::new("t", 0, 1)]).await;
+    assert!(matches!(early, Err(CommitError::CommitFailed | CommitError::RebalanceInProgress)), "{early:?}");
+    let mut sa = Seen2::default();
+    assert!(until(&mut a, &mut sa, 10_000, is_assigned).await);
+    assert_eq!(control.commit_async(vec![PartitionOffset::new("t", 0, 1)]).await.map(|v| v.len()), Ok(1));
+    let commits = cluster.log().iter().filter(|s| s.api == "OffsetCommit").count();
+    assert_eq!(commits, 1, "the early commit was never sent");
+}
