@@ -66,6 +66,7 @@
 //! [`assignor::leader`](crate::assignor::leader), the messages in [`group_api`](crate::group_api),
 //! the network driver in `client::member`.
 
+mod assignment;
 mod io;
 mod metrics;
 mod offsets;
@@ -83,6 +84,8 @@ pub use crate::group_api::{
 };
 pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
+pub use assignment::{AssignmentDone, AssignmentJob};
+use assignment::Away;
 pub use offsets::{CommitError, PartitionOffset};
 use offsets::{PendingAssign, PendingCommit};
 
@@ -129,6 +132,11 @@ pub struct Config {
     /// revoked partitions' offsets in its callback, as Java's `onPartitionsRevoked` can. Off by
     /// default; the network member turns it on.
     pub await_revocation: bool,
+    /// As leader, hand the assignment out as an [`AssignmentJob`]
+    /// ([`Coordinator::poll_assignment`]) to run elsewhere (a blocking thread) instead of
+    /// computing it inside [`Coordinator::handle_response`], so that a slow assignor never holds
+    /// up the caller's heartbeats. Off by default; the network member turns it on.
+    pub offload_assignment: bool,
 }
 
 impl Config {
@@ -145,6 +153,7 @@ impl Config {
             request_timeout_ms: 30_000,
             fetch_offsets_on_assign: false,
             await_revocation: false,
+            offload_assignment: false,
         }
     }
 
@@ -193,6 +202,12 @@ impl Config {
     /// With [`fetch_offsets_on_assign`](Self::fetch_offsets_on_assign) set to `on`.
     pub fn with_fetch_offsets_on_assign(mut self, on: bool) -> Self {
         self.fetch_offsets_on_assign = on;
+        self
+    }
+
+    /// With [`offload_assignment`](Self::offload_assignment) set to `on`.
+    pub fn with_offload_assignment(mut self, on: bool) -> Self {
+        self.offload_assignment = on;
         self
     }
 
@@ -338,6 +353,25 @@ enum Api {
     OffsetFetch,
 }
 
+/// The leader's state: whether this member leads the current generation, what it assigned, and
+/// the assignment it is computing elsewhere ([`Config::offload_assignment`]).
+#[derive(Debug, Default)]
+struct LeaderState {
+    /// This member computed (or computes) the current generation's assignment.
+    elected: bool,
+    /// The partition counts the assignment was computed from (Java `assignmentSnapshot`).
+    assignment_snapshot: Option<BTreeMap<String, i32>>,
+    /// Every topic some member subscribes to.
+    group_topics: BTreeSet<String>,
+    /// The last assignment computed.
+    last_group_assignment: Option<GroupAssignment>,
+    /// The assignment to compute, not yet taken by [`Coordinator::poll_assignment`].
+    job: Option<AssignmentJob>,
+    /// The generation and protocol of the assignment being computed elsewhere; its assignor is
+    /// out of the coordinator until [`Coordinator::handle_assignment`].
+    assigning: Option<(i32, String)>,
+}
+
 #[derive(Clone, Debug)]
 struct InFlight {
     id: RequestId,
@@ -365,10 +399,8 @@ pub struct Coordinator {
     rejoin_needed: bool,
     rejoin_reason: String,
     needs_join_prepare: bool,
-    is_leader: bool,
-    assignment_snapshot: Option<BTreeMap<String, i32>>,
-    group_topics: BTreeSet<String>,
-    last_group_assignment: Option<GroupAssignment>,
+    /// Everything only the leader has (issue 22: in one place).
+    leader: LeaderState,
     join_sync: Option<InFlight>,
     heartbeat: Option<InFlight>,
     next_heartbeat: u64,
@@ -444,10 +476,7 @@ impl Coordinator {
             rejoin_needed: true,
             rejoin_reason: "initial join".into(),
             needs_join_prepare: true,
-            is_leader: false,
-            assignment_snapshot: None,
-            group_topics: BTreeSet::new(),
-            last_group_assignment: None,
+            leader: LeaderState::default(),
             join_sync: None,
             heartbeat: None,
             next_heartbeat: now,
@@ -490,7 +519,7 @@ impl Coordinator {
     }
     /// Whether this member computed the current generation's assignment.
     pub fn is_leader(&self) -> bool {
-        self.is_leader
+        self.leader.elected
     }
     /// The partitions this member owns, sorted by (topic, partition).
     pub fn owned(&self) -> &PartitionSet {
@@ -510,7 +539,7 @@ impl Coordinator {
     }
     /// The last assignment this member computed as leader (after the cooperative hand-over).
     pub fn last_group_assignment(&self) -> Option<&GroupAssignment> {
-        self.last_group_assignment.as_ref()
+        self.leader.last_group_assignment.as_ref()
     }
     /// Whether a rejoin is pending.
     pub fn rejoin_needed(&self) -> bool {
@@ -633,7 +662,7 @@ impl Coordinator {
         self.member_id.clear();
         self.protocol_name = None;
         self.state = State::Unjoined;
-        self.is_leader = false;
+        self.leader.elected = false;
         self.join_sync = None;
         self.heartbeat = None;
         self.rejoin_needed = true;
@@ -822,7 +851,7 @@ impl Coordinator {
             self.member_id.clear();
         }
         self.state = State::Unjoined;
-        self.is_leader = false;
+        self.leader.elected = false;
         self.rejoin_needed = true;
         self.rejoin_reason = reason.to_string();
         self.needs_join_prepare = true;
@@ -832,15 +861,25 @@ impl Coordinator {
         if self.state == State::Fatal {
             return;
         }
-        if self.is_leader && self.state == State::Stable && !self.rejoin_needed {
-            if let Some(snap) = &self.assignment_snapshot {
-                if *snap != self.partition_counts(&self.group_topics) {
+        if self.leader.elected && self.state == State::Stable && !self.rejoin_needed {
+            if let Some(snap) = &self.leader.assignment_snapshot {
+                if *snap != self.partition_counts(&self.leader.group_topics) {
                     self.request_rejoin("cached metadata has changed");
+                }
+            }
+        }
+        if self.leader.job.as_ref().is_some_and(|j| self.state != State::CompletingRebalance || j.generation != self.generation) {
+            // Never taken and no longer needed: the assignor comes back at once.
+            if let Some(job) = self.leader.job.take() {
+                self.leader.assigning = None;
+                if let Some(slot) = self.assignors.get_mut(job.index) {
+                    *slot = job.assignor;
                 }
             }
         }
         self.send_offset_fetch(now);
         if self.rejoin_needed
+            && self.leader.assigning.is_none()
             && self.join_sync.is_none()
             && !self.topics.is_empty()
             && now >= self.backoff_until
@@ -907,8 +946,8 @@ impl Coordinator {
                 self.revoke(gone.to_groups());
             }
         }
-        self.is_leader = false;
-        self.assignment_snapshot = None;
+        self.leader.elected = false;
+        self.leader.assignment_snapshot = None;
     }
 
     fn subscription_for(&self, assignor: &dyn PartitionAssignor) -> Subscription {
@@ -1010,12 +1049,35 @@ impl Coordinator {
         self.next_heartbeat = now + self.config.heartbeat_interval_ms;
         let mut assignments = Vec::new();
         if r.leader == r.member_id {
-            self.is_leader = true;
+            self.leader.elected = true;
+            if !r.skip_assignment && self.config.offload_assignment {
+                match self.assignors.iter().position(|a| a.name() == protocol_name) {
+                    Some(index) => {
+                        let away: Box<dyn PartitionAssignor> = Box::new(Away::of(self.assignors[index].as_ref()));
+                        let assignor = std::mem::replace(&mut self.assignors[index], away);
+                        self.leader.job = Some(AssignmentJob {
+                            generation: self.generation,
+                            index,
+                            assignor,
+                            protocol: self.protocol,
+                            metadata: self.metadata.clone(),
+                            members: r.members,
+                        });
+                        self.leader.assigning = Some((self.generation, protocol_name));
+                    }
+                    None => {
+                        self.leader.elected = false;
+                        self.events.push_back(Event::Error(CoordinatorError::UnknownProtocol(protocol_name)));
+                        self.fail_round(now, true);
+                    }
+                }
+                return;
+            }
             if !r.skip_assignment {
                 match self.on_leader_elected(&protocol_name, &r.members) {
                     Ok(a) => assignments = a,
                     Err(e) => {
-                        self.is_leader = false;
+                        self.leader.elected = false;
                         self.events.push_back(Event::Error(e));
                         self.fail_round(now, true);
                         return;
@@ -1023,6 +1085,10 @@ impl Coordinator {
                 }
             }
         }
+        self.send_sync(now, protocol_name, assignments);
+    }
+
+    fn send_sync(&mut self, now: u64, protocol_name: String, assignments: Vec<SyncGroupAssignment>) {
         let id = self.fresh_id();
         self.join_sync = Some(InFlight {
             id,
@@ -1044,6 +1110,43 @@ impl Coordinator {
         });
     }
 
+    /// The leader's assignment to compute elsewhere, with [`Config::offload_assignment`]: run it
+    /// ([`AssignmentJob::run`], on any thread) and hand the result to
+    /// [`handle_assignment`](Self::handle_assignment). Until then no SyncGroup (nor JoinGroup)
+    /// is sent; heartbeats go on.
+    #[must_use]
+    pub fn poll_assignment(&mut self) -> Option<AssignmentJob> {
+        self.leader.job.take()
+    }
+
+    /// The result of an [`AssignmentJob`]: its assignor returns to the coordinator and, when the
+    /// generation is still the one it was computed for, the SyncGroup follows.
+    pub fn handle_assignment(&mut self, now: u64, done: AssignmentDone) {
+        if let Some(slot) = self.assignors.get_mut(done.index) {
+            *slot = done.assignor;
+        }
+        let Some((generation, protocol_name)) = self.leader.assigning.take() else { return };
+        if self.state != State::CompletingRebalance || generation != self.generation || done.generation != generation {
+            // The generation ended meanwhile; a rejoin is already under way.
+            self.advance(now);
+            return;
+        }
+        match done.result {
+            Ok(round) => {
+                self.leader.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
+                self.leader.group_topics = round.subscribed_topics;
+                self.leader.last_group_assignment = Some(round.assignment);
+                self.send_sync(now, protocol_name, round.sync_assignments);
+            }
+            Err(e) => {
+                self.leader.elected = false;
+                self.events.push_back(Event::Error(e.into()));
+                self.fail_round(now, true);
+            }
+        }
+        self.advance(now);
+    }
+
     /// Java `onLeaderElected`: the leader's round ([`leader::lead`]) with the selected assignor.
     fn on_leader_elected(
         &mut self,
@@ -1056,9 +1159,9 @@ impl Coordinator {
             .find(|a| a.name() == protocol_name)
             .ok_or_else(|| CoordinatorError::UnknownProtocol(protocol_name.to_string()))?;
         let round = leader::lead(assignor.as_ref(), self.protocol, &self.metadata, members)?;
-        self.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
-        self.group_topics = round.subscribed_topics;
-        self.last_group_assignment = Some(round.assignment);
+        self.leader.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
+        self.leader.group_topics = round.subscribed_topics;
+        self.leader.last_group_assignment = Some(round.assignment);
         Ok(round.sync_assignments)
     }
 

@@ -42,7 +42,7 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::assignor::{ClusterMetadata, PartitionAssignor, RebalanceProtocol};
 use crate::coordinator::{
-    CommitError, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse, JoinGroupResponse,
+    AssignmentDone, CommitError, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse, JoinGroupResponse,
     LeaveGroupResponse, ListenerKind, OffsetCommitResponse, OffsetFetchResponse, PartitionOffset, Request, RequestId,
     Response, SyncGroupResponse, Transmit,
 };
@@ -444,6 +444,8 @@ impl Member {
         let mut config = config;
         // The driver acknowledges revocations itself (after the application's callback).
         config.coordinator.await_revocation = true;
+        // The leader's assignment runs on a blocking thread, never on this task.
+        config.coordinator.offload_assignment = true;
         let coordinator = Coordinator::new(config.coordinator.clone(), assignors, 0)?;
         let (events_tx, events) = mpsc::unbounded_channel();
         let (commands_tx, commands) = mpsc::unbounded_channel();
@@ -543,6 +545,8 @@ impl Member {
 enum Completion {
     Group { id: RequestId, request: RequestKind, result: Result<Response, TransportError> },
     Metadata(Result<ClusterMetadata, TransportError>),
+    /// The leader's assignment, computed on a blocking thread (`Err`: the assignor panicked).
+    Assignment(Result<AssignmentDone, String>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -731,6 +735,14 @@ impl<T: GroupTransport> Driver<T> {
                 progress = true;
             }
             let now = self.now();
+            if let Some(job) = self.coord.poll_assignment() {
+                // A slow assignor must not hold up this task: heartbeats go on meanwhile.
+                self.in_flight.spawn(async move {
+                    let done = tokio::task::spawn_blocking(move || job.run()).await;
+                    Completion::Assignment(done.map_err(|e| e.to_string()))
+                });
+                progress = true;
+            }
             while let Some(t) = self.coord.poll_request(now) {
                 if let Request::SyncGroup(sync) = &t.request {
                     // Every SyncGroup follows a completed JoinGroup: the moment to say `joined`.
@@ -911,6 +923,15 @@ impl<T: GroupTransport> Driver<T> {
                     }
                 };
                 self.coord.handle_response(now, id, response);
+            }
+            Completion::Assignment(Ok(done)) => self.coord.handle_assignment(now, done),
+            Completion::Assignment(Err(panic)) => {
+                // The assignor is gone with its thread: this member cannot lead any more.
+                let error = MemberError::Coordinator(CoordinatorError::Assign(crate::assignor::AssignError::InvalidInput(
+                    format!("the assignor panicked: {panic}"),
+                )));
+                self.leave_without_request(now);
+                self.outbox.push_back(MemberEvent::Error { error, fatal: true });
             }
             Completion::Metadata(result) => {
                 self.metadata_in_flight = false;
