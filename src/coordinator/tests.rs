@@ -1306,3 +1306,63 @@ fn a_leave_after_a_revocation_waits_for_it() {
     assert_eq!(r.member_id, "m1");
     assert_eq!(h.c.state(), State::Unjoined);
 }
+
+// ---- the leader's assignment off the caller's task (issue 27) ---------------------------------
+
+fn offloading_leader() -> H {
+    let mut c = Coordinator::new(Config::new("g").with_offload_assignment(true), vec![mover("custom", &[Eager])], 0)
+        .unwrap();
+    c.update_metadata(0, ClusterMetadata::from_counts([("t", 4)]));
+    c.subscribe(0, ["t"]);
+    H { c, now: 0 }
+}
+
+#[test]
+fn an_offloaded_assignment_sends_no_sync_group_until_it_returns_and_heartbeats_go_on() {
+    let mut h = offloading_leader();
+    let events = join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![]), ("m2", vec![])]);
+    assert!(events.is_empty(), "{events:?}");
+    assert!(h.c.is_leader());
+    let job = h.c.poll_assignment().expect("the leader's job");
+    assert_eq!(job.generation(), 2);
+    assert!(h.c.poll_assignment().is_none(), "taken once");
+    h.no_join();
+    // Heartbeats of generation 2 keep going while the job is out.
+    for _ in 0..3 {
+        h.heartbeat(ErrorCode::NONE);
+    }
+    assert_eq!(h.c.state(), State::CompletingRebalance);
+    let done = job.run();
+    h.c.handle_assignment(h.now, done);
+    let sync = h.req();
+    let Request::SyncGroup(s) = &sync.request else { panic!("{sync:?}") };
+    assert_eq!((s.generation_id, s.assignments.len()), (2, 2));
+    h.sync_ok(sync, &[("t", 0)]);
+    assert_eq!(h.c.state(), State::Stable);
+    // The assignor came back: the next JoinGroup offers it with its subscription.
+    h.c.request_rejoin("test");
+    let join = h.req();
+    assert_eq!(join_req(&join).protocols[0].name, "custom");
+}
+
+#[test]
+fn an_offloaded_assignment_for_a_generation_that_ended_is_dropped() {
+    let mut h = offloading_leader();
+    join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![]), ("m2", vec![])]);
+    let job = h.c.poll_assignment().unwrap();
+    h.heartbeat(ErrorCode::ILLEGAL_GENERATION);
+    // No JoinGroup while the assignor is out: its subscription is needed for it.
+    h.no_join();
+    h.c.handle_assignment(h.now, job.run());
+    let join = h.req();
+    assert!(matches!(join.request, Request::JoinGroup(_)), "{join:?}");
+    assert_eq!(join_req(&join).protocols[0].name, "custom");
+    h.no_join();
+
+    // A job never taken returns by itself when its generation ends.
+    let mut h = offloading_leader();
+    join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![])]);
+    h.heartbeat(ErrorCode::UNKNOWN_MEMBER_ID);
+    assert!(h.c.poll_assignment().is_none());
+    assert!(matches!(h.req().request, Request::JoinGroup(_)));
+}

@@ -471,3 +471,83 @@ async fn a_commit_during_a_rebalance_fails_at_once() {
     let commits = cluster.log().iter().filter(|s| s.api == "OffsetCommit").count();
     assert_eq!(commits, 1, "the early commit was never sent");
 }
+
+/// An assignor that blocks until released, and records how many heartbeats its member sent
+/// while it was blocked.
+struct SlowAssignor {
+    net: Arc<Mutex<Net>>,
+    started: std::sync::mpsc::Sender<()>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+    heartbeats_meanwhile: Arc<Mutex<Option<usize>>>,
+}
+
+impl PartitionAssignor for SlowAssignor {
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn assign(
+        &self,
+        md: &ClusterMetadata,
+        members: &[crate::assignor::GroupMember],
+    ) -> Result<crate::assignor::GroupAssignment, crate::assignor::AssignError> {
+        let heartbeats = |net: &Arc<Mutex<Net>>| net.lock().unwrap().log.iter().filter(|s| s.api == "Heartbeat").count();
+        let before = heartbeats(&self.net);
+        let _ = self.started.send(());
+        // Bounded in real time, so that a driver that blocks on it still ends the test.
+        let _ = self.release.lock().unwrap().recv_timeout(std::time::Duration::from_secs(10));
+        *self.heartbeats_meanwhile.lock().unwrap() = Some(heartbeats(&self.net) - before);
+        let mut out = crate::assignor::GroupAssignment::new();
+        for (i, m) in members.iter().enumerate() {
+            let parts = if i > 0 {
+                vec![]
+            } else {
+                md.topics.iter().map(|(t, info)| TopicPartitions::new(t.clone(), (0..info.partitions).collect::<Vec<_>>())).collect()
+            };
+            out.insert(m.member_id.clone(), &crate::Assignment::new(parts));
+        }
+        Ok(out)
+    }
+}
+
+// Real time: tokio's paused clock does not advance while a blocking task runs.
+#[tokio::test]
+async fn a_slow_assignment_never_holds_up_the_heartbeats() {
+    let cluster = Cluster::new(2);
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let meanwhile = Arc::new(Mutex::new(None));
+    let assignor = SlowAssignor {
+        net: Arc::clone(&cluster.net),
+        started: started_tx,
+        release: Mutex::new(release_rx),
+        heartbeats_meanwhile: Arc::clone(&meanwhile),
+    };
+    let mut config = MemberConfig::new("g", ["t"]);
+    config.coordinator.session_timeout_ms = 6_000;
+    config.coordinator.heartbeat_interval_ms = 100;
+    let transport = SimTransport { net: Arc::clone(&cluster.net), wake: Arc::clone(&cluster.wake), member: "a".into() };
+    let mut a = Member::start(transport, config, vec![Box::new(assignor)]).unwrap();
+    let mut sa = Seen2::default();
+    // Wait until the assignor runs, then for three heartbeats past it (at most 5 s).
+    let count = || cluster.log().iter().filter(|s| s.api == "Heartbeat").count();
+    let mut since = None;
+    for _ in 0..100 {
+        if since.is_none() && started.try_recv().is_ok() {
+            since = Some(count());
+        }
+        if since.is_some_and(|n| count() >= n + 3) {
+            break;
+        }
+        tokio::select! {
+            Some(d) = a.next() => sa.events.push(d.event.clone()),
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+    }
+    let _ = release.send(());
+    if !sa.events.iter().any(is_assigned) {
+        assert!(until(&mut a, &mut sa, 10_000, is_assigned).await, "{:?}", sa.events);
+    }
+    assert_eq!(sa.owned(), all(2));
+    let meanwhile = meanwhile.lock().unwrap().expect("the assignor ran");
+    assert!(meanwhile >= 3, "{meanwhile} heartbeats while the assignment ran");
+}
