@@ -49,9 +49,13 @@ fn emit(event: &str, mut fields: Value) {
     println!("{fields}");
 }
 
+/// `[{"topic", "partitions": [...]}]`, sorted, as `kcp group join` prints them.
 fn partitions_json(groups: &[TopicPartitions]) -> Value {
-    let list: Vec<Value> =
-        PartitionSet::from_groups(groups).iter().map(|(t, p)| json!({"topic": t, "partition": p})).collect();
+    let list: Vec<Value> = PartitionSet::from_groups(groups)
+        .to_groups()
+        .iter()
+        .map(|g| json!({"topic": g.topic, "partitions": g.partitions}))
+        .collect();
     json!(list)
 }
 
