@@ -63,7 +63,13 @@ fn partitions_json(groups: &[TopicPartitions]) -> Value {
 type Positions = Arc<Mutex<BTreeMap<(String, i32), i64>>>;
 
 /// One partition's fetch loop: processes (prints) every record from `start` on.
-fn spawn_fetcher(client: Arc<Client>, topic: String, partition: i32, start: Option<i64>, positions: Positions) -> JoinHandle<()> {
+fn spawn_fetcher(
+    client: Arc<Client>,
+    topic: String,
+    partition: i32,
+    start: Option<i64>,
+    positions: Positions,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
         let pc = loop {
             match client.partition_client(topic.clone(), partition, UnknownTopicHandling::Retry).await {
@@ -87,7 +93,10 @@ fn spawn_fetcher(client: Arc<Client>, topic: String, partition: i32, start: Opti
                             continue;
                         }
                         let key = r.record.key.as_deref().map(String::from_utf8_lossy);
-                        emit("processed", json!({"topic": topic, "partition": partition, "offset": r.offset, "key": key}));
+                        emit(
+                            "processed",
+                            json!({"topic": topic, "partition": partition, "offset": r.offset, "key": key}),
+                        );
                         offset = r.offset + 1;
                         positions.lock().unwrap().insert((topic.clone(), partition), offset);
                     }
@@ -178,7 +187,9 @@ fn args() -> Args {
         }
     }
     if a.bootstrap.is_empty() || (a.produce.is_none() && (a.group.is_none() || a.topic.is_none())) {
-        eprintln!("usage: rskafka_consumer --bootstrap B (--group G --topic T [--duration-s N] | --produce T --count N)");
+        eprintln!(
+            "usage: rskafka_consumer --bootstrap B (--group G --topic T [--duration-s N] | --produce T --count N)"
+        );
         std::process::exit(2);
     }
     a
@@ -270,7 +281,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     fetchers.insert((t.to_string(), p), task);
                 }
             }
-            MemberEvent::Revoked { generation_id, partitions, owned } | MemberEvent::Lost { generation_id, partitions, owned } => {
+            MemberEvent::Revoked { generation_id, partitions, owned }
+            | MemberEvent::Lost { generation_id, partitions, owned } => {
                 let lost = matches!(delivery.event, MemberEvent::Lost { .. });
                 let gone = PartitionSet::from_groups(partitions);
                 for (t, p) in gone.iter() {

@@ -104,7 +104,10 @@ fn check_member(log: &MemberLog, topic: &str) -> Result<(), String> {
                     let (p, o) = (c["partition"].as_i64().unwrap_or(-1) as i32, c["offset"].as_i64().unwrap_or(-1));
                     if let Some(&before) = last_commit.get(&p) {
                         if o < before {
-                            return Err(format!("{}: commit of {topic}-{p} went back from {before} to {o}", log.member));
+                            return Err(format!(
+                                "{}: commit of {topic}-{p} went back from {before} to {o}",
+                                log.member
+                            ));
                         }
                     }
                     last_commit.insert(p, o);

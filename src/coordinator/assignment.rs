@@ -9,7 +9,9 @@ use bytes::Bytes;
 
 use super::JoinGroupMember;
 use crate::assignor::leader::{self, LeaderError, LeaderRound};
-use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, RebalanceProtocol};
+use crate::assignor::{
+    AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, RebalanceProtocol,
+};
 use crate::Assignment;
 
 /// The leader's round for one generation, with the selected assignor taken out of the

@@ -82,10 +82,10 @@ pub use crate::group_api::{
     JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
     OffsetFetchRequest, OffsetFetchResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
 };
+use assignment::Away;
+pub use assignment::{AssignmentDone, AssignmentJob};
 pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
-pub use assignment::{AssignmentDone, AssignmentJob};
-use assignment::Away;
 pub use offsets::{CommitError, PartitionOffset};
 use offsets::{PendingAssign, PendingCommit};
 
@@ -868,7 +868,12 @@ impl Coordinator {
                 }
             }
         }
-        if self.leader.job.as_ref().is_some_and(|j| self.state != State::CompletingRebalance || j.generation != self.generation) {
+        if self
+            .leader
+            .job
+            .as_ref()
+            .is_some_and(|j| self.state != State::CompletingRebalance || j.generation != self.generation)
+        {
             // Never taken and no longer needed: the assignor comes back at once.
             if let Some(job) = self.leader.job.take() {
                 self.leader.assigning = None;

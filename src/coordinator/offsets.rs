@@ -90,10 +90,9 @@ impl fmt::Display for CommitError {
                 "offset commit cannot be completed since the consumer group is rebalancing; \
                  complete the rebalance, then commit again"
             ),
-            CommitError::CommitFailed => write!(
-                f,
-                "offset commit cannot be completed since the member is not in the group's current generation"
-            ),
+            CommitError::CommitFailed => {
+                write!(f, "offset commit cannot be completed since the member is not in the group's current generation")
+            }
             CommitError::Retriable { error, .. } => write!(f, "offset commit failed with a retriable error: {error}"),
             CommitError::Fatal(error) => write!(f, "offset commit failed: {error}"),
         }
@@ -254,11 +253,11 @@ impl Coordinator {
     /// Commits whose response did not come within the request timeout fail as Java's do
     /// (a timed-out request marks the coordinator unknown).
     pub(super) fn expire_commits(&mut self, now: u64) {
-        let expired: Vec<RequestId> = self.commits.iter().filter(|(_, c)| now >= c.deadline).map(|(&id, _)| id).collect();
+        let expired: Vec<RequestId> =
+            self.commits.iter().filter(|(_, c)| now >= c.deadline).map(|(&id, _)| id).collect();
         for id in expired {
             self.commits.remove(&id);
-            let result =
-                Err(CommitError::Retriable { error: ErrorCode::REQUEST_TIMED_OUT, coordinator_unknown: true });
+            let result = Err(CommitError::Retriable { error: ErrorCode::REQUEST_TIMED_OUT, coordinator_unknown: true });
             self.events.push_back(Event::CommitCompleted { id, result });
         }
     }
@@ -289,8 +288,12 @@ impl Coordinator {
             .map(|t| OffsetFetchTopic { name: t.topic, partitions: t.partitions })
             .collect();
         let id = self.fresh_id();
-        let fetch =
-            InFlight { id, api: Api::OffsetFetch, deadline: now + self.config.request_timeout_ms, generation: self.generation };
+        let fetch = InFlight {
+            id,
+            api: Api::OffsetFetch,
+            deadline: now + self.config.request_timeout_ms,
+            generation: self.generation,
+        };
         if let Some(pending) = &mut self.pending_assign {
             pending.fetch = Some(fetch);
         }

@@ -893,7 +893,8 @@ fn leaving_during_a_rebalance_reports_lost_and_in_a_stable_group_revoked() {
 // ---- offset commits and fetches (issue 23; Java ConsumerCoordinator's commit handlers) -------
 
 use crate::group_api::{
-    OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopic, OffsetFetchTopicResult,
+    OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopic,
+    OffsetFetchTopicResult,
 };
 
 /// A member with the offset options set, subscribed to `t`.
@@ -943,7 +944,11 @@ fn commit_answered(h: &mut H, error: ErrorCode) -> Result<Vec<PartitionOffset>, 
         .iter()
         .map(|t| OffsetCommitTopicResult {
             name: t.name.clone(),
-            partitions: t.partitions.iter().map(|p| OffsetCommitPartitionResult { partition: p.partition, error }).collect(),
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| OffsetCommitPartitionResult { partition: p.partition, error })
+                .collect(),
         })
         .collect();
     h.now += 1;
@@ -1130,9 +1135,11 @@ fn authorization_and_size_errors_fail_the_commit_for_good() {
         Err(CommitError::Fatal(ErrorCode::GROUP_AUTHORIZATION_FAILED))
     );
     assert_eq!(h.c.state(), State::Fatal, "the group is not ours to use");
-    for error in
-        [ErrorCode::TOPIC_AUTHORIZATION_FAILED, ErrorCode::OFFSET_METADATA_TOO_LARGE, ErrorCode::INVALID_COMMIT_OFFSET_SIZE]
-    {
+    for error in [
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode::OFFSET_METADATA_TOO_LARGE,
+        ErrorCode::INVALID_COMMIT_OFFSET_SIZE,
+    ] {
         let mut h = stable_member(Cooperative, None);
         let outcome = commit_answered(&mut h, error);
         assert_eq!(outcome, Err(CommitError::Fatal(error)));
@@ -1214,7 +1221,11 @@ fn an_offset_fetch_is_retried_after_retriable_errors() {
     let again = h.req();
     assert!(matches!(again.request, Request::OffsetFetch(_)));
     // A pending transactional commit: retried quietly too.
-    h.c.handle_response(h.now, again.id, Response::OffsetFetch(fetch_response(&[(0, 5, ErrorCode::UNSTABLE_OFFSET_COMMIT)])));
+    h.c.handle_response(
+        h.now,
+        again.id,
+        Response::OffsetFetch(fetch_response(&[(0, 5, ErrorCode::UNSTABLE_OFFSET_COMMIT)])),
+    );
     assert!(h.events().is_empty());
     h.now += backoff;
     let third = h.req();
@@ -1310,8 +1321,8 @@ fn a_leave_after_a_revocation_waits_for_it() {
 // ---- the leader's assignment off the caller's task (issue 27) ---------------------------------
 
 fn offloading_leader() -> H {
-    let mut c = Coordinator::new(Config::new("g").with_offload_assignment(true), vec![mover("custom", &[Eager])], 0)
-        .unwrap();
+    let mut c =
+        Coordinator::new(Config::new("g").with_offload_assignment(true), vec![mover("custom", &[Eager])], 0).unwrap();
     c.update_metadata(0, ClusterMetadata::from_counts([("t", 4)]));
     c.subscribe(0, ["t"]);
     H { c, now: 0 }

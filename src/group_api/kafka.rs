@@ -61,14 +61,14 @@ use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::protocol::{Message, StrBytes};
 
 use super::{
-    OffsetCommitPartition, OffsetCommitPartitionResult, OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
-    OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
-    OffsetFetchTopicResult,
-};
-use super::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember, ErrorCode, HeartbeatRequest,
     HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
     LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+};
+use super::{
+    OffsetCommitPartition, OffsetCommitPartitionResult, OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
+    OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
+    OffsetFetchTopicResult,
 };
 
 /// Why a value cannot be put into a `kafka-protocol` message at the asked version.
@@ -616,7 +616,10 @@ pub fn from_offset_commit_response(message: km::OffsetCommitResponse) -> OffsetC
                 partitions: t
                     .partitions
                     .into_iter()
-                    .map(|p| OffsetCommitPartitionResult { partition: p.partition_index, error: ErrorCode(p.error_code) })
+                    .map(|p| OffsetCommitPartitionResult {
+                        partition: p.partition_index,
+                        error: ErrorCode(p.error_code),
+                    })
                     .collect(),
             })
             .collect(),
@@ -626,7 +629,10 @@ pub fn from_offset_commit_response(message: km::OffsetCommitResponse) -> OffsetC
 /// OffsetFetch request to `kafka-protocol`'s message at `version` (1..=9): the group at the top
 /// level before v8, a batch of this one group from v8 on (without the KIP-848 member id and
 /// epoch of v9). `require_stable` is dropped before v7, as Java's read-uncommitted consumer drops it.
-pub fn offset_fetch_request(value: &OffsetFetchRequest, version: i16) -> Result<km::OffsetFetchRequest, ConversionError> {
+pub fn offset_fetch_request(
+    value: &OffsetFetchRequest,
+    version: i16,
+) -> Result<km::OffsetFetchRequest, ConversionError> {
     const API: &str = "OffsetFetch";
     check_version::<km::OffsetFetchRequest>(API, version)?;
     needs(API, "topics: None (every committed partition)", value.topics.is_none(), version, 2)?;

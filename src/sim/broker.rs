@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use bytes::Bytes;
 
 use crate::coordinator::*;
-use crate::group_api::{OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopicResult};
+use crate::group_api::{
+    OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopicResult,
+};
 
 /// Where a response goes: the simulated member, its incarnation and the request id.
 #[derive(Clone, Debug, PartialEq, Eq)]

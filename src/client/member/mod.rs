@@ -42,9 +42,9 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::assignor::{ClusterMetadata, PartitionAssignor, RebalanceProtocol};
 use crate::coordinator::{
-    AssignmentDone, CommitError, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, ListenerKind, OffsetCommitResponse, OffsetFetchResponse, PartitionOffset, Request, RequestId,
-    Response, SyncGroupResponse, Transmit,
+    AssignmentDone, CommitError, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse,
+    JoinGroupResponse, LeaveGroupResponse, ListenerKind, OffsetCommitResponse, OffsetFetchResponse, PartitionOffset,
+    Request, RequestId, Response, SyncGroupResponse, Transmit,
 };
 use crate::group_api::{OffsetCommitPartitionResult, OffsetCommitTopicResult};
 use crate::{PartitionSet, TopicPartitions};
@@ -543,7 +543,11 @@ impl Member {
 
 /// What a spawned request task reports back.
 enum Completion {
-    Group { id: RequestId, request: RequestKind, result: Result<Response, TransportError> },
+    Group {
+        id: RequestId,
+        request: RequestKind,
+        result: Result<Response, TransportError>,
+    },
     Metadata(Result<ClusterMetadata, TransportError>),
     /// The leader's assignment, computed on a blocking thread (`Err`: the assignor panicked).
     Assignment(Result<AssignmentDone, String>),
@@ -927,9 +931,9 @@ impl<T: GroupTransport> Driver<T> {
             Completion::Assignment(Ok(done)) => self.coord.handle_assignment(now, done),
             Completion::Assignment(Err(panic)) => {
                 // The assignor is gone with its thread: this member cannot lead any more.
-                let error = MemberError::Coordinator(CoordinatorError::Assign(crate::assignor::AssignError::InvalidInput(
-                    format!("the assignor panicked: {panic}"),
-                )));
+                let error = MemberError::Coordinator(CoordinatorError::Assign(
+                    crate::assignor::AssignError::InvalidInput(format!("the assignor panicked: {panic}")),
+                ));
                 self.leave_without_request(now);
                 self.outbox.push_back(MemberEvent::Error { error, fatal: true });
             }

@@ -490,7 +490,8 @@ impl PartitionAssignor for SlowAssignor {
         md: &ClusterMetadata,
         members: &[crate::assignor::GroupMember],
     ) -> Result<crate::assignor::GroupAssignment, crate::assignor::AssignError> {
-        let heartbeats = |net: &Arc<Mutex<Net>>| net.lock().unwrap().log.iter().filter(|s| s.api == "Heartbeat").count();
+        let heartbeats =
+            |net: &Arc<Mutex<Net>>| net.lock().unwrap().log.iter().filter(|s| s.api == "Heartbeat").count();
         let before = heartbeats(&self.net);
         let _ = self.started.send(());
         // Bounded in real time, so that a driver that blocks on it still ends the test.
@@ -501,7 +502,10 @@ impl PartitionAssignor for SlowAssignor {
             let parts = if i > 0 {
                 vec![]
             } else {
-                md.topics.iter().map(|(t, info)| TopicPartitions::new(t.clone(), (0..info.partitions).collect::<Vec<_>>())).collect()
+                md.topics
+                    .iter()
+                    .map(|(t, info)| TopicPartitions::new(t.clone(), (0..info.partitions).collect::<Vec<_>>()))
+                    .collect()
             };
             out.insert(m.member_id.clone(), &crate::Assignment::new(parts));
         }

@@ -105,7 +105,8 @@ impl ClientTransport {
             };
             // v7 is the newest both 3.x and 4.x brokers answer without the v10 timeout field.
             let options = SendOptions::new(deadline).max_version(7).request_timeout(timeout);
-            let sent = self.client.send(&Target::Node(leader), options, build).await.map_err(|e| transport_error(&e))?;
+            let sent =
+                self.client.send(&Target::Node(leader), options, build).await.map_err(|e| transport_error(&e))?;
             for t in sent.response.topics {
                 for p in t.partitions {
                     let name = t.name.0.as_str().to_string();

@@ -91,7 +91,9 @@ fn partitions(list: &[TopicPartitions]) -> Value {
 
 /// `[{"topic", "partition", "offset"}]`.
 fn offsets_json(offsets: &[PartitionOffset]) -> Value {
-    Value::Array(offsets.iter().map(|o| json!({"topic": o.topic, "partition": o.partition, "offset": o.offset})).collect())
+    Value::Array(
+        offsets.iter().map(|o| json!({"topic": o.topic, "partition": o.partition, "offset": o.offset})).collect(),
+    )
 }
 
 /// The contract's `error` object of a member error.
@@ -247,7 +249,12 @@ impl Committer {
     /// The line to print for the partitions just assigned: `committed` (or `would_commit` in a
     /// dry run) with each partition's offset and what was committed before (`from`, null for
     /// none), or a non-fatal `error`.
-    async fn on_assigned(&self, control: &MemberControl, assigned: &[TopicPartitions], before: &[PartitionOffset]) -> Option<Value> {
+    async fn on_assigned(
+        &self,
+        control: &MemberControl,
+        assigned: &[TopicPartitions],
+        before: &[PartitionOffset],
+    ) -> Option<Value> {
         let pairs: Vec<(String, i32)> =
             PartitionSet::from_groups(assigned).iter().map(|(t, p)| (t.to_string(), p)).collect();
         if pairs.is_empty() {
