@@ -566,3 +566,20 @@ fn group_setting_and_argument_errors_are_a_message_and_exit_2_in_every_subcomman
         }
     }
 }
+
+#[test]
+fn group_join_commit_at_refuses_a_bad_position_and_execute_alone_before_the_network() {
+    let base = ["group", "join", "--group", "g", "--topics", "t", "--bootstrap-server", "127.0.0.1:1"];
+    for (extra, says) in [
+        (&["--commit-at", "soon"][..], "--commit-at: 'end' or an offset of 0 or more, not 'soon'"),
+        (&["--commit-at=-1"][..], "--commit-at: 'end' or an offset of 0 or more, not '-1'"),
+        (&["--execute"][..], "--commit-at"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = kcp(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -4,7 +4,8 @@
 
 use crate::group_api::{
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 
 /// A request to send to the group coordinator. `#[non_exhaustive]`: new APIs may join.
@@ -19,16 +20,22 @@ pub enum Request {
     Heartbeat(HeartbeatRequest),
     /// LeaveGroup (no response is awaited).
     LeaveGroup(LeaveGroupRequest),
+    /// OffsetCommit ([`Coordinator::commit`](super::Coordinator::commit)).
+    OffsetCommit(OffsetCommitRequest),
+    /// OffsetFetch of newly assigned partitions.
+    OffsetFetch(OffsetFetchRequest),
 }
 
 impl Request {
-    /// `"JoinGroup"`, `"SyncGroup"`, `"Heartbeat"` or `"LeaveGroup"`.
+    /// `"JoinGroup"`, `"SyncGroup"`, `"Heartbeat"`, `"LeaveGroup"`, `"OffsetCommit"` or `"OffsetFetch"`.
     pub fn api_name(&self) -> &'static str {
         match self {
             Request::JoinGroup(_) => "JoinGroup",
             Request::SyncGroup(_) => "SyncGroup",
             Request::Heartbeat(_) => "Heartbeat",
             Request::LeaveGroup(_) => "LeaveGroup",
+            Request::OffsetCommit(_) => "OffsetCommit",
+            Request::OffsetFetch(_) => "OffsetFetch",
         }
     }
 }
@@ -45,6 +52,10 @@ pub enum Response {
     Heartbeat(HeartbeatResponse),
     /// LeaveGroup.
     LeaveGroup(LeaveGroupResponse),
+    /// OffsetCommit.
+    OffsetCommit(OffsetCommitResponse),
+    /// OffsetFetch.
+    OffsetFetch(OffsetFetchResponse),
 }
 
 /// Identifies a request so its response can be matched (the caller's correlation id).

@@ -66,8 +66,10 @@
 //! [`assignor::leader`](crate::assignor::leader), the messages in [`group_api`](crate::group_api),
 //! the network driver in `client::member`.
 
+mod assignment;
 mod io;
 mod metrics;
+mod offsets;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -77,10 +79,15 @@ use bytes::Bytes;
 /// The messages the coordinator sends and receives, re-exported from [`group_api`](crate::group_api).
 pub use crate::group_api::{
     ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetFetchRequest, OffsetFetchResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
 };
+use assignment::Away;
+pub use assignment::{AssignmentDone, AssignmentJob};
 pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
+pub use offsets::{CommitError, PartitionOffset};
+use offsets::{PendingAssign, PendingCommit};
 
 use crate::assignor::leader::{self, LeaderError};
 use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
@@ -115,6 +122,21 @@ pub struct Config {
     pub retry_backoff_ms: u64,
     /// `request.timeout.ms` (default 30000).
     pub request_timeout_ms: u64,
+    /// Fetch the committed offsets of newly assigned partitions (OffsetFetch with
+    /// `require_stable`) before announcing them: [`Event::OffsetsFetched`] comes right before
+    /// [`Event::PartitionsAssigned`]. Off by default, so a caller that does not read offsets sends
+    /// nothing more than before; the network member turns it on.
+    pub fetch_offsets_on_assign: bool,
+    /// After [`Event::PartitionsRevoked`], send no JoinGroup or LeaveGroup (and keep the
+    /// generation) until [`Coordinator::revocation_done`], so the application can commit the
+    /// revoked partitions' offsets in its callback, as Java's `onPartitionsRevoked` can. Off by
+    /// default; the network member turns it on.
+    pub await_revocation: bool,
+    /// As leader, hand the assignment out as an [`AssignmentJob`]
+    /// ([`Coordinator::poll_assignment`]) to run elsewhere (a blocking thread) instead of
+    /// computing it inside [`Coordinator::handle_response`], so that a slow assignor never holds
+    /// up the caller's heartbeats. Off by default; the network member turns it on.
+    pub offload_assignment: bool,
 }
 
 impl Config {
@@ -129,6 +151,9 @@ impl Config {
             heartbeat_interval_ms: 3_000,
             retry_backoff_ms: 100,
             request_timeout_ms: 30_000,
+            fetch_offsets_on_assign: false,
+            await_revocation: false,
+            offload_assignment: false,
         }
     }
 
@@ -171,6 +196,24 @@ impl Config {
     /// With this `request.timeout.ms`.
     pub fn with_request_timeout_ms(mut self, ms: u64) -> Self {
         self.request_timeout_ms = ms;
+        self
+    }
+
+    /// With [`fetch_offsets_on_assign`](Self::fetch_offsets_on_assign) set to `on`.
+    pub fn with_fetch_offsets_on_assign(mut self, on: bool) -> Self {
+        self.fetch_offsets_on_assign = on;
+        self
+    }
+
+    /// With [`offload_assignment`](Self::offload_assignment) set to `on`.
+    pub fn with_offload_assignment(mut self, on: bool) -> Self {
+        self.offload_assignment = on;
+        self
+    }
+
+    /// With [`await_revocation`](Self::await_revocation) set to `on`.
+    pub fn with_await_revocation(mut self, on: bool) -> Self {
+        self.await_revocation = on;
         self
     }
 }
@@ -286,6 +329,16 @@ pub enum Event {
     /// `onPartitionsAssigned`: eager: the full assignment; cooperative: only the added
     /// partitions. Fires after every successful rebalance, even when empty.
     PartitionsAssigned(Vec<TopicPartitions>),
+    /// The committed offsets of the partitions the next [`Event::PartitionsAssigned`] announces
+    /// (only with [`Config::fetch_offsets_on_assign`]); partitions without a commit are absent.
+    OffsetsFetched(Vec<PartitionOffset>),
+    /// The outcome of [`Coordinator::commit`] `id`: the offsets committed, or why not.
+    CommitCompleted {
+        /// The id `commit` returned.
+        id: RequestId,
+        /// The committed offsets, or the error.
+        result: Result<Vec<PartitionOffset>, CommitError>,
+    },
     /// A non-fatal error (Java throws it from `poll()`; the next poll retries).
     Error(CoordinatorError),
     /// A fatal error; the coordinator stops.
@@ -297,6 +350,26 @@ enum Api {
     Join,
     Sync,
     Heartbeat,
+    OffsetFetch,
+}
+
+/// The leader's state: whether this member leads the current generation, what it assigned, and
+/// the assignment it is computing elsewhere ([`Config::offload_assignment`]).
+#[derive(Debug, Default)]
+struct LeaderState {
+    /// This member computed (or computes) the current generation's assignment.
+    elected: bool,
+    /// The partition counts the assignment was computed from (Java `assignmentSnapshot`).
+    assignment_snapshot: Option<BTreeMap<String, i32>>,
+    /// Every topic some member subscribes to.
+    group_topics: BTreeSet<String>,
+    /// The last assignment computed.
+    last_group_assignment: Option<GroupAssignment>,
+    /// The assignment to compute, not yet taken by [`Coordinator::poll_assignment`].
+    job: Option<AssignmentJob>,
+    /// The generation and protocol of the assignment being computed elsewhere; its assignor is
+    /// out of the coordinator until [`Coordinator::handle_assignment`].
+    assigning: Option<(i32, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -326,10 +399,8 @@ pub struct Coordinator {
     rejoin_needed: bool,
     rejoin_reason: String,
     needs_join_prepare: bool,
-    is_leader: bool,
-    assignment_snapshot: Option<BTreeMap<String, i32>>,
-    group_topics: BTreeSet<String>,
-    last_group_assignment: Option<GroupAssignment>,
+    /// Everything only the leader has (issue 22: in one place).
+    leader: LeaderState,
     join_sync: Option<InFlight>,
     heartbeat: Option<InFlight>,
     next_heartbeat: u64,
@@ -340,6 +411,16 @@ pub struct Coordinator {
     queued: VecDeque<Transmit>,
     events: VecDeque<Event>,
     metrics: Metrics,
+    /// Commits sent and not yet answered.
+    commits: BTreeMap<RequestId, PendingCommit>,
+    /// The last offset committed or fetched, per partition.
+    committed: BTreeMap<(String, i32), PartitionOffset>,
+    /// Newly assigned partitions waiting for their committed offsets.
+    pending_assign: Option<PendingAssign>,
+    /// A revocation the application has not finished ([`Config::await_revocation`]).
+    revocation_pending: bool,
+    /// A leave that waits for the revocation to finish.
+    leave_pending: bool,
 }
 
 impl fmt::Debug for Coordinator {
@@ -395,10 +476,7 @@ impl Coordinator {
             rejoin_needed: true,
             rejoin_reason: "initial join".into(),
             needs_join_prepare: true,
-            is_leader: false,
-            assignment_snapshot: None,
-            group_topics: BTreeSet::new(),
-            last_group_assignment: None,
+            leader: LeaderState::default(),
             join_sync: None,
             heartbeat: None,
             next_heartbeat: now,
@@ -409,6 +487,11 @@ impl Coordinator {
             queued: VecDeque::new(),
             events: VecDeque::new(),
             metrics: Metrics::default(),
+            commits: BTreeMap::new(),
+            committed: BTreeMap::new(),
+            pending_assign: None,
+            revocation_pending: false,
+            leave_pending: false,
         })
     }
 
@@ -436,7 +519,7 @@ impl Coordinator {
     }
     /// Whether this member computed the current generation's assignment.
     pub fn is_leader(&self) -> bool {
-        self.is_leader
+        self.leader.elected
     }
     /// The partitions this member owns, sorted by (topic, partition).
     pub fn owned(&self) -> &PartitionSet {
@@ -456,7 +539,7 @@ impl Coordinator {
     }
     /// The last assignment this member computed as leader (after the cooperative hand-over).
     pub fn last_group_assignment(&self) -> Option<&GroupAssignment> {
-        self.last_group_assignment.as_ref()
+        self.leader.last_group_assignment.as_ref()
     }
     /// Whether a rejoin is pending.
     pub fn rejoin_needed(&self) -> bool {
@@ -509,16 +592,59 @@ impl Coordinator {
     /// Leaves the group (Java `unsubscribe()`/`close()`): owned partitions are revoked, or lost
     /// when the generation was reset or a rebalance is in progress; a dynamic member sends
     /// LeaveGroup, a static one does not.
+    ///
+    /// With [`Config::await_revocation`], a revocation holds the LeaveGroup (and the generation,
+    /// for the callback's commits) until [`revocation_done`](Self::revocation_done).
     pub fn leave(&mut self, now: u64) {
         if self.state == State::Fatal {
             return;
         }
+        self.pending_assign = None;
         if !self.owned.is_empty() {
             let parts = self.owned.to_groups();
             let lost = self.generation < 0 || self.member_id.is_empty() || self.state != State::Stable;
-            self.events.push_back(if lost { Event::PartitionsLost(parts) } else { Event::PartitionsRevoked(parts) });
             self.owned.clear();
+            if lost {
+                self.events.push_back(Event::PartitionsLost(parts));
+            } else {
+                self.revoke(parts);
+                if self.revocation_pending {
+                    self.leave_pending = true;
+                    self.topics.clear();
+                    return;
+                }
+            }
         }
+        self.finish_leave(now);
+    }
+
+    /// The application finished handling [`Event::PartitionsRevoked`] (its commits sent): the
+    /// held JoinGroup or LeaveGroup may go. Only meaningful with [`Config::await_revocation`].
+    pub fn revocation_done(&mut self, now: u64) {
+        if !self.revocation_pending {
+            return;
+        }
+        self.revocation_pending = false;
+        if self.leave_pending {
+            self.leave_pending = false;
+            self.finish_leave(now);
+        }
+        self.advance(now);
+    }
+
+    /// Whether a revocation holds the next JoinGroup or LeaveGroup.
+    pub fn revocation_pending(&self) -> bool {
+        self.revocation_pending
+    }
+
+    fn revoke(&mut self, parts: Vec<TopicPartitions>) {
+        if self.config.await_revocation {
+            self.revocation_pending = true;
+        }
+        self.events.push_back(Event::PartitionsRevoked(parts));
+    }
+
+    fn finish_leave(&mut self, now: u64) {
         if self.config.group_instance_id.is_none() && !self.member_id.is_empty() && self.state != State::Unjoined {
             let id = self.fresh_id();
             self.queued.push_back(Transmit {
@@ -536,7 +662,7 @@ impl Coordinator {
         self.member_id.clear();
         self.protocol_name = None;
         self.state = State::Unjoined;
-        self.is_leader = false;
+        self.leader.elected = false;
         self.join_sync = None;
         self.heartbeat = None;
         self.rejoin_needed = true;
@@ -563,6 +689,8 @@ impl Coordinator {
     /// Expires timers: request timeouts, the retry backoff, the heartbeat interval and the
     /// session timeout. Extra calls are harmless.
     pub fn handle_timeout(&mut self, now: u64) {
+        self.expire_commits(now);
+        self.expire_offset_fetch(now);
         if let Some(f) = &self.join_sync {
             if now >= f.deadline {
                 self.join_sync = None;
@@ -606,6 +734,12 @@ impl Coordinator {
                 }
             }
             Response::LeaveGroup(_) => {}
+            Response::OffsetCommit(r) => {
+                if let Some(c) = self.commits.remove(&id) {
+                    self.on_commit_response(id, c, r);
+                }
+            }
+            Response::OffsetFetch(r) => self.on_offset_fetch_response(now, id, r),
         }
         self.advance(now);
     }
@@ -648,6 +782,12 @@ impl Coordinator {
         if self.rejoin_needed && self.join_sync.is_none() && !self.topics.is_empty() && self.backoff_until > 0 {
             min(self.backoff_until);
         }
+        for c in self.commits.values() {
+            min(c.deadline);
+        }
+        if let Some(p) = &self.pending_assign {
+            min(p.fetch.as_ref().map_or(p.retry_at, |f| f.deadline));
+        }
         t
     }
 
@@ -682,6 +822,8 @@ impl Coordinator {
         self.join_sync = None;
         self.heartbeat = None;
         self.queued.clear();
+        self.pending_assign = None;
+        self.fail_commits();
     }
 
     /// A failed JoinGroup/SyncGroup round: counts as a failed rebalance, rejoins.
@@ -697,6 +839,8 @@ impl Coordinator {
     /// Resets the generation after the broker said we are out (KIP-429 §1.4): the partitions
     /// are lost at once (not at the next JoinGroup, which may wait for one in flight).
     fn reset_generation(&mut self, reset_member_id: bool, reason: &str) {
+        // Partitions never announced are not lost either.
+        self.pending_assign = None;
         if !self.owned.is_empty() {
             self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
             self.owned.clear();
@@ -707,7 +851,7 @@ impl Coordinator {
             self.member_id.clear();
         }
         self.state = State::Unjoined;
-        self.is_leader = false;
+        self.leader.elected = false;
         self.rejoin_needed = true;
         self.rejoin_reason = reason.to_string();
         self.needs_join_prepare = true;
@@ -717,19 +861,42 @@ impl Coordinator {
         if self.state == State::Fatal {
             return;
         }
-        if self.is_leader && self.state == State::Stable && !self.rejoin_needed {
-            if let Some(snap) = &self.assignment_snapshot {
-                if *snap != self.partition_counts(&self.group_topics) {
+        if self.leader.elected && self.state == State::Stable && !self.rejoin_needed {
+            if let Some(snap) = &self.leader.assignment_snapshot {
+                if *snap != self.partition_counts(&self.leader.group_topics) {
                     self.request_rejoin("cached metadata has changed");
                 }
             }
         }
-        if self.rejoin_needed && self.join_sync.is_none() && !self.topics.is_empty() && now >= self.backoff_until {
+        if self
+            .leader
+            .job
+            .as_ref()
+            .is_some_and(|j| self.state != State::CompletingRebalance || j.generation != self.generation)
+        {
+            // Never taken and no longer needed: the assignor comes back at once.
+            if let Some(job) = self.leader.job.take() {
+                self.leader.assigning = None;
+                if let Some(slot) = self.assignors.get_mut(job.index) {
+                    *slot = job.assignor;
+                }
+            }
+        }
+        self.send_offset_fetch(now);
+        if self.rejoin_needed
+            && self.leader.assigning.is_none()
+            && self.join_sync.is_none()
+            && !self.topics.is_empty()
+            && now >= self.backoff_until
+            && !self.revocation_pending
+        {
             if self.needs_join_prepare {
                 self.on_join_prepare();
                 self.needs_join_prepare = false;
             }
-            self.send_join(now);
+            if !self.revocation_pending {
+                self.send_join(now);
+            }
         }
         if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat {
             let id = self.fresh_id();
@@ -767,23 +934,25 @@ impl Coordinator {
 
     /// Java `onJoinPrepare`.
     fn on_join_prepare(&mut self) {
+        self.pending_assign = None;
         if self.generation < 0 || self.member_id.is_empty() {
             if !self.owned.is_empty() {
                 self.events.push_back(Event::PartitionsLost(self.owned.to_groups()));
                 self.owned.clear();
             }
         } else if self.protocol == RebalanceProtocol::Eager {
-            self.events.push_back(Event::PartitionsRevoked(self.owned.to_groups()));
+            let parts = self.owned.to_groups();
             self.owned.clear();
+            self.revoke(parts);
         } else {
             let gone: PartitionSet = self.owned.iter().filter(|(t, _)| !self.topics.contains(*t)).collect();
             if !gone.is_empty() {
                 self.owned.retain(|t, p| !gone.contains(t, p));
-                self.events.push_back(Event::PartitionsRevoked(gone.to_groups()));
+                self.revoke(gone.to_groups());
             }
         }
-        self.is_leader = false;
-        self.assignment_snapshot = None;
+        self.leader.elected = false;
+        self.leader.assignment_snapshot = None;
     }
 
     fn subscription_for(&self, assignor: &dyn PartitionAssignor) -> Subscription {
@@ -885,12 +1054,35 @@ impl Coordinator {
         self.next_heartbeat = now + self.config.heartbeat_interval_ms;
         let mut assignments = Vec::new();
         if r.leader == r.member_id {
-            self.is_leader = true;
+            self.leader.elected = true;
+            if !r.skip_assignment && self.config.offload_assignment {
+                match self.assignors.iter().position(|a| a.name() == protocol_name) {
+                    Some(index) => {
+                        let away: Box<dyn PartitionAssignor> = Box::new(Away::of(self.assignors[index].as_ref()));
+                        let assignor = std::mem::replace(&mut self.assignors[index], away);
+                        self.leader.job = Some(AssignmentJob {
+                            generation: self.generation,
+                            index,
+                            assignor,
+                            protocol: self.protocol,
+                            metadata: self.metadata.clone(),
+                            members: r.members,
+                        });
+                        self.leader.assigning = Some((self.generation, protocol_name));
+                    }
+                    None => {
+                        self.leader.elected = false;
+                        self.events.push_back(Event::Error(CoordinatorError::UnknownProtocol(protocol_name)));
+                        self.fail_round(now, true);
+                    }
+                }
+                return;
+            }
             if !r.skip_assignment {
                 match self.on_leader_elected(&protocol_name, &r.members) {
                     Ok(a) => assignments = a,
                     Err(e) => {
-                        self.is_leader = false;
+                        self.leader.elected = false;
                         self.events.push_back(Event::Error(e));
                         self.fail_round(now, true);
                         return;
@@ -898,6 +1090,10 @@ impl Coordinator {
                 }
             }
         }
+        self.send_sync(now, protocol_name, assignments);
+    }
+
+    fn send_sync(&mut self, now: u64, protocol_name: String, assignments: Vec<SyncGroupAssignment>) {
         let id = self.fresh_id();
         self.join_sync = Some(InFlight {
             id,
@@ -919,6 +1115,43 @@ impl Coordinator {
         });
     }
 
+    /// The leader's assignment to compute elsewhere, with [`Config::offload_assignment`]: run it
+    /// ([`AssignmentJob::run`], on any thread) and hand the result to
+    /// [`handle_assignment`](Self::handle_assignment). Until then no SyncGroup (nor JoinGroup)
+    /// is sent; heartbeats go on.
+    #[must_use]
+    pub fn poll_assignment(&mut self) -> Option<AssignmentJob> {
+        self.leader.job.take()
+    }
+
+    /// The result of an [`AssignmentJob`]: its assignor returns to the coordinator and, when the
+    /// generation is still the one it was computed for, the SyncGroup follows.
+    pub fn handle_assignment(&mut self, now: u64, done: AssignmentDone) {
+        if let Some(slot) = self.assignors.get_mut(done.index) {
+            *slot = done.assignor;
+        }
+        let Some((generation, protocol_name)) = self.leader.assigning.take() else { return };
+        if self.state != State::CompletingRebalance || generation != self.generation || done.generation != generation {
+            // The generation ended meanwhile; a rejoin is already under way.
+            self.advance(now);
+            return;
+        }
+        match done.result {
+            Ok(round) => {
+                self.leader.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
+                self.leader.group_topics = round.subscribed_topics;
+                self.leader.last_group_assignment = Some(round.assignment);
+                self.send_sync(now, protocol_name, round.sync_assignments);
+            }
+            Err(e) => {
+                self.leader.elected = false;
+                self.events.push_back(Event::Error(e.into()));
+                self.fail_round(now, true);
+            }
+        }
+        self.advance(now);
+    }
+
     /// Java `onLeaderElected`: the leader's round ([`leader::lead`]) with the selected assignor.
     fn on_leader_elected(
         &mut self,
@@ -931,9 +1164,9 @@ impl Coordinator {
             .find(|a| a.name() == protocol_name)
             .ok_or_else(|| CoordinatorError::UnknownProtocol(protocol_name.to_string()))?;
         let round = leader::lead(assignor.as_ref(), self.protocol, &self.metadata, members)?;
-        self.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
-        self.group_topics = round.subscribed_topics;
-        self.last_group_assignment = Some(round.assignment);
+        self.leader.assignment_snapshot = Some(self.partition_counts(&round.subscribed_topics));
+        self.leader.group_topics = round.subscribed_topics;
+        self.leader.last_group_assignment = Some(round.assignment);
         Ok(round.sync_assignments)
     }
 
@@ -982,11 +1215,11 @@ impl Coordinator {
         let start = self.rebalance_start.take().unwrap_or(now);
         self.metrics.record_rebalance(now, now - start);
         self.last_heartbeat_ok = now;
-        self.on_join_complete(r.assignment);
+        self.on_join_complete(now, r.assignment);
     }
 
     /// Java `onJoinComplete`.
-    fn on_join_complete(&mut self, bytes: Bytes) {
+    fn on_join_complete(&mut self, now: u64, bytes: Bytes) {
         self.state = State::Stable;
         self.needs_join_prepare = true;
         let assignment = match AssignmentView::decode(&bytes) {
@@ -1015,7 +1248,7 @@ impl Coordinator {
         if !revoked.is_empty() {
             // Cooperative only (eager members own nothing at this point).
             self.owned.retain(|t, p| !revoked.contains(t, p));
-            self.events.push_back(Event::PartitionsRevoked(revoked.to_groups()));
+            self.revoke(revoked.to_groups());
             self.request_rejoin("need to revoke partitions and re-join");
         }
         let name = self.protocol_name.clone().unwrap_or_default();
@@ -1027,6 +1260,13 @@ impl Coordinator {
             assignor: name,
             partitions: assigned.to_groups(),
         });
+        if self.config.fetch_offsets_on_assign && !added.is_empty() {
+            // Announced once their committed offsets are known (offsets.rs).
+            self.owned = assigned;
+            self.owned.retain(|t, p| !added.contains(t, p));
+            self.fetch_before_assigning(now, added);
+            return;
+        }
         self.owned = assigned;
         let added = match self.protocol {
             RebalanceProtocol::Eager => self.owned.to_groups(),

@@ -889,3 +889,491 @@ fn leaving_during_a_rebalance_reports_lost_and_in_a_stable_group_revoked() {
     stable.c.leave(stable.now);
     assert_eq!(stable.events(), [Event::PartitionsRevoked(parts(&[("t", 3)]))]);
 }
+
+// ---- offset commits and fetches (issue 23; Java ConsumerCoordinator's commit handlers) -------
+
+use crate::group_api::{
+    OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopic,
+    OffsetFetchTopicResult,
+};
+
+/// A member with the offset options set, subscribed to `t`.
+fn offsets_member(protocol: RebalanceProtocol, instance: Option<&str>, fetch: bool, await_revocation: bool) -> H {
+    let list: &[RebalanceProtocol] = if protocol == Eager { &[Eager] } else { &[Cooperative, Eager] };
+    let mut config = Config::new("g").with_fetch_offsets_on_assign(fetch).with_await_revocation(await_revocation);
+    config.group_instance_id = instance.map(str::to_string);
+    let mut c = Coordinator::new(config, vec![assignor("x", list)], 0).unwrap();
+    c.update_metadata(0, ClusterMetadata::from_counts([("t", 4), ("u", 2)]));
+    c.subscribe(0, ["t"]);
+    H { c, now: 0 }
+}
+
+/// A stable member of generation 1 (member id `m1`) owning t-0 and t-1.
+fn stable_member(protocol: RebalanceProtocol, instance: Option<&str>) -> H {
+    let mut h = offsets_member(protocol, instance, false, false);
+    h.rebalance(1, &[("t", 0), ("t", 1)]);
+    assert_eq!(h.c.state(), State::Stable);
+    h
+}
+
+fn commit_req(t: &Transmit) -> &OffsetCommitRequest {
+    match &t.request {
+        Request::OffsetCommit(r) => r,
+        other => panic!("not an OffsetCommit: {other:?}"),
+    }
+}
+
+fn fetch_req(t: &Transmit) -> &OffsetFetchRequest {
+    match &t.request {
+        Request::OffsetFetch(r) => r,
+        other => panic!("not an OffsetFetch: {other:?}"),
+    }
+}
+
+fn two_offsets() -> Vec<PartitionOffset> {
+    vec![PartitionOffset::new("t", 1, 20), PartitionOffset::new("t", 0, 10)]
+}
+
+/// Commits `two_offsets`, answers every partition with `error`, returns the commit's outcome.
+fn commit_answered(h: &mut H, error: ErrorCode) -> Result<Vec<PartitionOffset>, CommitError> {
+    let id = h.c.commit(h.now, two_offsets()).expect("sent");
+    let t = h.req();
+    assert_eq!(t.id, id);
+    let topics = commit_req(&t)
+        .topics
+        .iter()
+        .map(|t| OffsetCommitTopicResult {
+            name: t.name.clone(),
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| OffsetCommitPartitionResult { partition: p.partition, error })
+                .collect(),
+        })
+        .collect();
+    h.now += 1;
+    h.c.handle_response(h.now, id, Response::OffsetCommit(OffsetCommitResponse { throttle_time_ms: 0, topics }));
+    commit_outcome(h, id)
+}
+
+fn commit_outcome(h: &mut H, id: RequestId) -> Result<Vec<PartitionOffset>, CommitError> {
+    let events = h.events();
+    let mut outcomes = events.into_iter().filter_map(|e| match e {
+        Event::CommitCompleted { id: done, result } if done == id => Some(result),
+        _ => None,
+    });
+    let outcome = outcomes.next().expect("the commit's outcome");
+    assert!(outcomes.next().is_none(), "one outcome per commit");
+    outcome
+}
+
+#[test]
+fn a_commit_while_not_stable_fails_without_sending() {
+    let mut h = offsets_member(Cooperative, None, false, false);
+    let join = h.req();
+    assert_eq!(h.c.state(), State::PreparingRebalance);
+    assert_eq!(h.c.commit(h.now, two_offsets()), Err(CommitError::RebalanceInProgress));
+    let sync = h.answer_join(join, 1, "m1");
+    assert_eq!(h.c.state(), State::CompletingRebalance);
+    assert_eq!(h.c.commit(h.now, two_offsets()), Err(CommitError::RebalanceInProgress));
+    h.sync_ok(sync, &[("t", 0)]);
+    h.c.leave(h.now);
+    assert_eq!(h.c.commit(h.now, two_offsets()), Err(CommitError::CommitFailed));
+    // Nothing but the LeaveGroup went out.
+    while let Some(t) = h.c.poll_request(h.now) {
+        assert!(!matches!(t.request, Request::OffsetCommit(_)), "{t:?}");
+    }
+    let fresh = Coordinator::new(Config::new("g"), vec![assignor("x", &[Eager])], 0);
+    assert_eq!(fresh.unwrap().commit(0, two_offsets()), Err(CommitError::CommitFailed));
+}
+
+#[test]
+fn a_commit_carries_the_generation_member_and_instance_sorted_by_partition() {
+    let mut h = stable_member(Eager, Some("host-a"));
+    let mut offsets = two_offsets();
+    offsets[0].leader_epoch = Some(4);
+    offsets[0].metadata = "m".into();
+    h.c.commit(h.now, offsets).unwrap();
+    let t = h.req();
+    let r = commit_req(&t);
+    assert_eq!((r.group_id.as_str(), r.generation_id, r.member_id.as_str()), ("g", 1, "m1"));
+    assert_eq!(r.group_instance_id.as_deref(), Some("host-a"));
+    assert_eq!(r.topics.len(), 1);
+    let p = &r.topics[0].partitions;
+    assert_eq!((p[0].partition, p[0].offset, p[0].leader_epoch), (0, 10, -1));
+    assert_eq!((p[1].partition, p[1].offset, p[1].leader_epoch, p[1].metadata.as_deref()), (1, 20, 4, Some("m")));
+}
+
+#[test]
+fn a_successful_commit_completes_and_is_the_committed_position() {
+    let mut h = stable_member(Cooperative, None);
+    assert!(h.c.committed().is_empty());
+    let done = commit_answered(&mut h, ErrorCode::NONE).unwrap();
+    assert_eq!(done, two_offsets());
+    assert_eq!(h.c.committed(), vec![PartitionOffset::new("t", 0, 10), PartitionOffset::new("t", 1, 20)]);
+    assert_eq!(h.c.state(), State::Stable);
+    // An empty commit completes at once, sending nothing.
+    let id = h.c.commit(h.now, Vec::new()).unwrap();
+    assert_eq!(commit_outcome(&mut h, id), Ok(Vec::new()));
+    h.no_join();
+}
+
+#[test]
+fn retriable_commit_errors_leave_the_member_alone() {
+    for (error, coordinator_unknown) in [
+        (ErrorCode::COORDINATOR_LOAD_IN_PROGRESS, false),
+        (ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, false),
+        (ErrorCode::COORDINATOR_NOT_AVAILABLE, true),
+        (ErrorCode::NOT_COORDINATOR, true),
+        (ErrorCode::REQUEST_TIMED_OUT, true),
+    ] {
+        let mut h = stable_member(Cooperative, None);
+        let outcome = commit_answered(&mut h, error);
+        assert_eq!(outcome, Err(CommitError::Retriable { error, coordinator_unknown }), "{error}");
+        assert!(outcome.unwrap_err().is_retriable());
+        assert_eq!((h.c.state(), h.c.generation(), h.c.owned().len()), (State::Stable, 1, 2), "{error}");
+        assert!(!h.c.rejoin_needed(), "{error}");
+        assert!(h.c.committed().is_empty(), "{error}: nothing was committed");
+    }
+}
+
+#[test]
+fn a_commit_that_gets_no_answer_times_out_as_retriable() {
+    let mut h = stable_member(Eager, None);
+    let id = h.c.commit(h.now, two_offsets()).unwrap();
+    let _sent = h.req();
+    let deadline = h.now + h.c.config().request_timeout_ms;
+    assert!(h.c.poll_timeout().is_some_and(|t| t <= deadline));
+    h.now = deadline;
+    h.c.handle_timeout(h.now);
+    let expected = CommitError::Retriable { error: ErrorCode::REQUEST_TIMED_OUT, coordinator_unknown: true };
+    assert_eq!(commit_outcome(&mut h, id), Err(expected));
+}
+
+#[test]
+fn rebalance_in_progress_on_commit_requests_a_rejoin() {
+    let mut h = stable_member(Cooperative, None);
+    assert_eq!(commit_answered(&mut h, ErrorCode::REBALANCE_IN_PROGRESS), Err(CommitError::RebalanceInProgress));
+    // No reset: the member keeps its generation and partitions and rejoins with them.
+    assert_eq!((h.c.generation(), h.c.member_id(), h.c.owned().len()), (1, "m1", 2));
+    let join = h.req();
+    assert_eq!(join_req(&join).member_id, "m1");
+}
+
+#[test]
+fn unknown_member_or_illegal_generation_on_commit_resets_the_member() {
+    for (error, member_after) in [(ErrorCode::UNKNOWN_MEMBER_ID, ""), (ErrorCode::ILLEGAL_GENERATION, "m1")] {
+        let mut h = stable_member(Cooperative, None);
+        let id = h.c.commit(h.now, two_offsets()).unwrap();
+        let _sent = h.req();
+        let response = OffsetCommitResponse {
+            throttle_time_ms: 0,
+            topics: vec![OffsetCommitTopicResult {
+                name: "t".into(),
+                partitions: vec![
+                    OffsetCommitPartitionResult { partition: 0, error: ErrorCode::NONE },
+                    OffsetCommitPartitionResult { partition: 1, error },
+                ],
+            }],
+        };
+        h.c.handle_response(h.now, id, Response::OffsetCommit(response));
+        let events = h.events();
+        assert!(events.contains(&Event::PartitionsLost(parts(&[("t", 0), ("t", 1)]))), "{error}: {events:?}");
+        assert!(events.contains(&Event::CommitCompleted { id, result: Err(CommitError::CommitFailed) }));
+        assert_eq!((h.c.generation(), h.c.member_id()), (-1, member_after), "{error}");
+        assert!(h.c.committed().is_empty());
+        let join = h.req();
+        assert_eq!(join_req(&join).member_id, member_after, "{error}");
+    }
+}
+
+#[test]
+fn a_stale_commit_answered_while_rejoining_is_rebalance_in_progress_without_a_reset() {
+    let mut h = stable_member(Cooperative, None);
+    let id = h.c.commit(h.now, two_offsets()).unwrap();
+    let _sent = h.req();
+    // The heartbeat learns first that generation 1 is over; the member rejoins.
+    h.heartbeat(ErrorCode::ILLEGAL_GENERATION);
+    let join = h.req();
+    assert!(matches!(join.request, Request::JoinGroup(_)));
+    assert_eq!(h.c.state(), State::PreparingRebalance);
+    let before = h.events();
+    assert!(before.iter().any(|e| matches!(e, Event::PartitionsLost(_))));
+    h.c.handle_response(
+        h.now,
+        id,
+        Response::OffsetCommit(OffsetCommitResponse {
+            throttle_time_ms: 0,
+            topics: vec![OffsetCommitTopicResult {
+                name: "t".into(),
+                partitions: vec![OffsetCommitPartitionResult { partition: 0, error: ErrorCode::ILLEGAL_GENERATION }],
+            }],
+        }),
+    );
+    assert_eq!(commit_outcome(&mut h, id), Err(CommitError::RebalanceInProgress));
+    // The join in flight is untouched: the member id survives, the JoinGroup is still awaited.
+    assert_eq!((h.c.member_id(), h.c.state()), ("m1", State::PreparingRebalance));
+    let sync = h.answer_join(join, 2, "m1");
+    assert!(matches!(sync.request, Request::SyncGroup(_)));
+}
+
+#[test]
+fn fenced_instance_on_commit_is_fatal_for_the_generation_it_was_sent_in() {
+    let mut h = stable_member(Cooperative, Some("host-a"));
+    assert_eq!(
+        commit_answered(&mut h, ErrorCode::FENCED_INSTANCE_ID),
+        Err(CommitError::Fatal(ErrorCode::FENCED_INSTANCE_ID))
+    );
+    assert_eq!(h.c.state(), State::Fatal);
+}
+
+#[test]
+fn authorization_and_size_errors_fail_the_commit_for_good() {
+    let mut h = stable_member(Cooperative, None);
+    assert_eq!(
+        commit_answered(&mut h, ErrorCode::GROUP_AUTHORIZATION_FAILED),
+        Err(CommitError::Fatal(ErrorCode::GROUP_AUTHORIZATION_FAILED))
+    );
+    assert_eq!(h.c.state(), State::Fatal, "the group is not ours to use");
+    for error in [
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode::OFFSET_METADATA_TOO_LARGE,
+        ErrorCode::INVALID_COMMIT_OFFSET_SIZE,
+    ] {
+        let mut h = stable_member(Cooperative, None);
+        let outcome = commit_answered(&mut h, error);
+        assert_eq!(outcome, Err(CommitError::Fatal(error)));
+        assert!(!outcome.unwrap_err().is_retriable());
+        // This commit failed; the member is still in its generation.
+        assert_eq!((h.c.state(), h.c.generation()), (State::Stable, 1), "{error}");
+    }
+}
+
+fn fetch_response(offsets: &[(i32, i64, ErrorCode)]) -> OffsetFetchResponse {
+    OffsetFetchResponse {
+        throttle_time_ms: 0,
+        error: ErrorCode::NONE,
+        topics: vec![OffsetFetchTopicResult {
+            name: "t".into(),
+            partitions: offsets
+                .iter()
+                .map(|&(partition, committed_offset, error)| OffsetFetchPartition {
+                    partition,
+                    committed_offset,
+                    leader_epoch: -1,
+                    metadata: Some(String::new()),
+                    error,
+                })
+                .collect(),
+        }],
+    }
+}
+
+#[test]
+fn new_partitions_are_announced_with_their_committed_offsets() {
+    let mut h = offsets_member(Cooperative, None, true, false);
+    let events = h.rebalance(1, &[("t", 0), ("t", 1)]);
+    assert!(!events.iter().any(|e| matches!(e, Event::PartitionsAssigned(_))), "{events:?}");
+    assert!(h.c.fetching_offsets());
+    assert!(h.c.owned().is_empty(), "not owned before they are announced");
+    let t = h.req();
+    let r = fetch_req(&t);
+    assert!(r.require_stable);
+    assert_eq!(r.topics, Some(vec![OffsetFetchTopic { name: "t".into(), partitions: vec![0, 1] }]));
+    // Commits of the partitions already owned are allowed meanwhile (the member is stable).
+    assert_eq!(h.c.state(), State::Stable);
+    h.now += 1;
+    h.c.handle_response(
+        h.now,
+        t.id,
+        Response::OffsetFetch(fetch_response(&[(0, 42, ErrorCode::NONE), (1, -1, ErrorCode::NONE)])),
+    );
+    assert_eq!(
+        h.events(),
+        vec![
+            Event::OffsetsFetched(vec![PartitionOffset::new("t", 0, 42)]),
+            Event::PartitionsAssigned(parts(&[("t", 0), ("t", 1)]))
+        ]
+    );
+    assert_eq!(h.c.committed(), vec![PartitionOffset::new("t", 0, 42)]);
+    assert_eq!(h.c.owned().len(), 2);
+    // The next rebalance adds t-2 only: only it is fetched.
+    h.c.request_rejoin("test");
+    let events = h.rebalance(2, &[("t", 0), ("t", 1), ("t", 2)]);
+    assert!(!events.iter().any(|e| matches!(e, Event::PartitionsAssigned(_))));
+    let t = h.req();
+    assert_eq!(fetch_req(&t).topics, Some(vec![OffsetFetchTopic { name: "t".into(), partitions: vec![2] }]));
+}
+
+#[test]
+fn an_offset_fetch_is_retried_after_retriable_errors() {
+    let mut h = offsets_member(Eager, None, true, false);
+    h.rebalance(1, &[("t", 0)]);
+    let t = h.req();
+    let backoff = h.c.config().retry_backoff_ms;
+    let loading = OffsetFetchResponse { error: ErrorCode::COORDINATOR_LOAD_IN_PROGRESS, ..Default::default() };
+    h.c.handle_response(h.now, t.id, Response::OffsetFetch(loading));
+    assert!(h.events().is_empty(), "retried quietly");
+    h.no_join();
+    assert!(h.c.poll_timeout().is_some_and(|at| at <= h.now + backoff));
+    h.now += backoff;
+    h.c.handle_timeout(h.now);
+    let again = h.req();
+    assert!(matches!(again.request, Request::OffsetFetch(_)));
+    // A pending transactional commit: retried quietly too.
+    h.c.handle_response(
+        h.now,
+        again.id,
+        Response::OffsetFetch(fetch_response(&[(0, 5, ErrorCode::UNSTABLE_OFFSET_COMMIT)])),
+    );
+    assert!(h.events().is_empty());
+    h.now += backoff;
+    let third = h.req();
+    h.c.handle_response(h.now, third.id, Response::OffsetFetch(fetch_response(&[(0, 7, ErrorCode::NONE)])));
+    assert_eq!(
+        h.events(),
+        vec![
+            Event::OffsetsFetched(vec![PartitionOffset::new("t", 0, 7)]),
+            Event::PartitionsAssigned(parts(&[("t", 0)]))
+        ]
+    );
+}
+
+#[test]
+fn an_unauthorized_offset_fetch_is_fatal() {
+    let mut h = offsets_member(Cooperative, None, true, false);
+    h.rebalance(1, &[("t", 0)]);
+    let t = h.req();
+    let denied = OffsetFetchResponse { error: ErrorCode::GROUP_AUTHORIZATION_FAILED, ..Default::default() };
+    h.c.handle_response(h.now, t.id, Response::OffsetFetch(denied));
+    let events = h.events();
+    assert!(matches!(events.last(), Some(Event::Fatal(CoordinatorError::Broker { api: "OffsetFetch", .. }))));
+    assert!(!events.iter().any(|e| matches!(e, Event::PartitionsLost(_))), "never announced, never lost");
+}
+
+#[test]
+fn partitions_waiting_for_offsets_are_not_lost_when_the_generation_resets() {
+    let mut h = offsets_member(Cooperative, None, true, false);
+    h.rebalance(1, &[("t", 0)]);
+    let t = h.req();
+    h.heartbeat(ErrorCode::UNKNOWN_MEMBER_ID);
+    let events = h.events();
+    assert!(!events.iter().any(|e| matches!(e, Event::PartitionsLost(_))), "{events:?}");
+    assert!(!h.c.fetching_offsets());
+    // The late answer is ignored.
+    h.c.handle_response(h.now, t.id, Response::OffsetFetch(fetch_response(&[(0, 7, ErrorCode::NONE)])));
+    assert!(!h.events().iter().any(|e| matches!(e, Event::PartitionsAssigned(_))));
+}
+
+#[test]
+fn a_revocation_holds_the_rejoin_until_done_and_its_commits_use_the_old_generation() {
+    let mut h = offsets_member(Eager, None, false, true);
+    h.rebalance(1, &[("t", 0), ("t", 1)]);
+    h.c.request_rejoin("test");
+    h.no_join();
+    assert_eq!(h.events(), vec![Event::PartitionsRevoked(parts(&[("t", 0), ("t", 1)]))]);
+    assert!(h.c.revocation_pending());
+    assert_eq!(h.c.state(), State::Stable);
+    // The callback commits what it processed, in generation 1.
+    let id = h.c.commit(h.now, two_offsets()).unwrap();
+    let t = h.req();
+    assert_eq!(commit_req(&t).generation_id, 1);
+    h.c.handle_response(h.now, id, Response::OffsetCommit(OffsetCommitResponse::default()));
+    assert!(commit_outcome(&mut h, id).is_ok());
+    h.no_join();
+    h.c.revocation_done(h.now);
+    let join = h.req();
+    assert!(matches!(join.request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn a_cooperative_revocation_holds_the_follow_up_join() {
+    let mut h = offsets_member(Cooperative, None, false, true);
+    h.rebalance(1, &[("t", 0), ("t", 1)]);
+    h.c.request_rejoin("test");
+    let events = h.rebalance(2, &[("t", 0)]);
+    assert!(events.contains(&Event::PartitionsRevoked(parts(&[("t", 1)]))));
+    assert!(h.c.rejoin_needed());
+    h.no_join();
+    assert!(h.c.commit(h.now, vec![PartitionOffset::new("t", 1, 3)]).is_ok());
+    let t = h.req();
+    assert_eq!(commit_req(&t).generation_id, 2);
+    h.c.revocation_done(h.now);
+    assert!(matches!(h.req().request, Request::JoinGroup(_)));
+}
+
+#[test]
+fn a_leave_after_a_revocation_waits_for_it() {
+    let mut h = offsets_member(Cooperative, None, false, true);
+    h.rebalance(1, &[("t", 0)]);
+    h.c.leave(h.now);
+    assert_eq!(h.events(), vec![Event::PartitionsRevoked(parts(&[("t", 0)]))]);
+    assert!(h.c.commit(h.now, vec![PartitionOffset::new("t", 0, 9)]).is_ok());
+    assert!(matches!(h.req().request, Request::OffsetCommit(_)));
+    h.no_join();
+    h.c.revocation_done(h.now);
+    let leave = h.req();
+    let Request::LeaveGroup(r) = &leave.request else { panic!("{leave:?}") };
+    assert_eq!(r.member_id, "m1");
+    assert_eq!(h.c.state(), State::Unjoined);
+}
+
+// ---- the leader's assignment off the caller's task (issue 27) ---------------------------------
+
+fn offloading_leader() -> H {
+    let mut c =
+        Coordinator::new(Config::new("g").with_offload_assignment(true), vec![mover("custom", &[Eager])], 0).unwrap();
+    c.update_metadata(0, ClusterMetadata::from_counts([("t", 4)]));
+    c.subscribe(0, ["t"]);
+    H { c, now: 0 }
+}
+
+#[test]
+fn an_offloaded_assignment_sends_no_sync_group_until_it_returns_and_heartbeats_go_on() {
+    let mut h = offloading_leader();
+    let events = join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![]), ("m2", vec![])]);
+    assert!(events.is_empty(), "{events:?}");
+    assert!(h.c.is_leader());
+    let job = h.c.poll_assignment().expect("the leader's job");
+    assert_eq!(job.generation(), 2);
+    assert!(h.c.poll_assignment().is_none(), "taken once");
+    h.no_join();
+    // Heartbeats of generation 2 keep going while the job is out.
+    for _ in 0..3 {
+        h.heartbeat(ErrorCode::NONE);
+    }
+    assert_eq!(h.c.state(), State::CompletingRebalance);
+    let done = job.run();
+    h.c.handle_assignment(h.now, done);
+    let sync = h.req();
+    let Request::SyncGroup(s) = &sync.request else { panic!("{sync:?}") };
+    assert_eq!((s.generation_id, s.assignments.len()), (2, 2));
+    h.sync_ok(sync, &[("t", 0)]);
+    assert_eq!(h.c.state(), State::Stable);
+    // The assignor came back: the next JoinGroup offers it with its subscription.
+    h.c.request_rejoin("test");
+    let join = h.req();
+    assert_eq!(join_req(&join).protocols[0].name, "custom");
+}
+
+#[test]
+fn an_offloaded_assignment_for_a_generation_that_ended_is_dropped() {
+    let mut h = offloading_leader();
+    join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![]), ("m2", vec![])]);
+    let job = h.c.poll_assignment().unwrap();
+    h.heartbeat(ErrorCode::ILLEGAL_GENERATION);
+    // No JoinGroup while the assignor is out: its subscription is needed for it.
+    h.no_join();
+    h.c.handle_assignment(h.now, job.run());
+    let join = h.req();
+    assert!(matches!(join.request, Request::JoinGroup(_)), "{join:?}");
+    assert_eq!(join_req(&join).protocols[0].name, "custom");
+    h.no_join();
+
+    // A job never taken returns by itself when its generation ends.
+    let mut h = offloading_leader();
+    join_as_leader(&mut h, "custom", &["t"], vec![("m1", vec![])]);
+    h.heartbeat(ErrorCode::UNKNOWN_MEMBER_ID);
+    assert!(h.c.poll_assignment().is_none());
+    assert!(matches!(h.req().request, Request::JoinGroup(_)));
+}

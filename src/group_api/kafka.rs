@@ -1,7 +1,8 @@
 //! The [`group_api`](super) values converted to and from the `kafka-protocol` crate's messages
 //! (feature `kafka-messages`): the one place that knows how each field sits in each version of
-//! JoinGroup (v0-v9), SyncGroup (v0-v5), Heartbeat (v0-v4), LeaveGroup (v0-v5) and
-//! DescribeGroups (v0-v6).
+//! JoinGroup (v0-v9), SyncGroup (v0-v5), Heartbeat (v0-v4), LeaveGroup (v0-v5), OffsetCommit
+//! (v2-v9, the versions `kafka-protocol` and Kafka 4 still have), OffsetFetch (v1-v9, one group)
+//! and DescribeGroups (v0-v6).
 //!
 //! Naming: `join_group_request(&value, version)` turns this crate's value into
 //! `kafka_protocol`'s message for that API version (ready for its `Encodable::encode` at the same
@@ -12,7 +13,8 @@
 //! does (a JoinGroup reason before v8, the protocol name and type before SyncGroup v5, a
 //! response's throttle time before its version has one), except where dropping it would change
 //! what the broker does: a static member (`group_instance_id`) before JoinGroup v5, SyncGroup,
-//! Heartbeat or LeaveGroup v3, and `include_authorized_operations` before DescribeGroups v3, are
+//! Heartbeat or LeaveGroup v3 or OffsetCommit v7, a fetch of every committed partition
+//! (`topics: None`) before OffsetFetch v2, and `include_authorized_operations` before DescribeGroups v3, are
 //! a [`ConversionError::FieldNeedsVersion`], like Java's `UnsupportedVersionException`. A
 //! version outside the API's range is a [`ConversionError::UnsupportedVersion`].
 //!
@@ -46,6 +48,15 @@ use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
+use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
+use kafka_protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+};
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions, OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+};
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::protocol::{Message, StrBytes};
 
@@ -53,6 +64,11 @@ use super::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember, ErrorCode, HeartbeatRequest,
     HeartbeatResponse, JoinGroupMember, JoinGroupProtocol, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
     LeaveGroupResponse, SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse,
+};
+use super::{
+    OffsetCommitPartition, OffsetCommitPartitionResult, OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
+    OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
+    OffsetFetchTopicResult,
 };
 
 /// Why a value cannot be put into a `kafka-protocol` message at the asked version.
@@ -484,6 +500,319 @@ pub fn from_describe_groups_response(message: km::DescribeGroupsResponse) -> Des
                     })
                     .collect(),
                 authorized_operations: g.authorized_operations,
+            })
+            .collect(),
+    }
+}
+
+/// OffsetCommit request to `kafka-protocol`'s message at `version` (2..=9): generation and member
+/// id at every version, the group instance id from v7 (refused before, as Java refuses it), the
+/// leader epoch from v6 (dropped before), the retention time left to the broker (`-1`).
+pub fn offset_commit_request(
+    value: &OffsetCommitRequest,
+    version: i16,
+) -> Result<km::OffsetCommitRequest, ConversionError> {
+    const API: &str = "OffsetCommit";
+    check_version::<km::OffsetCommitRequest>(API, version)?;
+    needs(API, "group_instance_id", value.group_instance_id.is_some(), version, 7)?;
+    let mut m = km::OffsetCommitRequest::default();
+    m.group_id = km::GroupId(s(&value.group_id));
+    m.generation_id_or_member_epoch = value.generation_id;
+    m.member_id = s(&value.member_id);
+    m.group_instance_id = opt_s(&value.group_instance_id);
+    m.topics = value
+        .topics
+        .iter()
+        .map(|t| {
+            let mut kt = OffsetCommitRequestTopic::default();
+            kt.name = km::TopicName(s(&t.name));
+            kt.partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut kp = OffsetCommitRequestPartition::default();
+                    kp.partition_index = p.partition;
+                    kp.committed_offset = p.offset;
+                    kp.committed_leader_epoch = if version >= 6 { p.leader_epoch } else { -1 };
+                    kp.committed_metadata = opt_s(&p.metadata);
+                    kp
+                })
+                .collect();
+            kt
+        })
+        .collect();
+    Ok(m)
+}
+
+/// OffsetCommit request from `kafka-protocol`'s message (as decoded at any version).
+pub fn from_offset_commit_request(message: km::OffsetCommitRequest) -> OffsetCommitRequest {
+    OffsetCommitRequest {
+        group_id: string(message.group_id.0),
+        generation_id: message.generation_id_or_member_epoch,
+        member_id: string(message.member_id),
+        group_instance_id: opt_string(message.group_instance_id),
+        topics: message
+            .topics
+            .into_iter()
+            .map(|t| OffsetCommitTopic {
+                name: string(t.name.0),
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| OffsetCommitPartition {
+                        partition: p.partition_index,
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: opt_string(p.committed_metadata),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// OffsetCommit response to `kafka-protocol`'s message at `version` (2..=9), as a broker answers.
+pub fn offset_commit_response(
+    value: &OffsetCommitResponse,
+    version: i16,
+) -> Result<km::OffsetCommitResponse, ConversionError> {
+    // The request's range: v10 of the response names topics by id, which this model does not.
+    check_version::<km::OffsetCommitRequest>("OffsetCommit", version)?;
+    let mut m = km::OffsetCommitResponse::default();
+    if version >= 3 {
+        m.throttle_time_ms = value.throttle_time_ms;
+    }
+    m.topics = value
+        .topics
+        .iter()
+        .map(|t| {
+            let mut kt = OffsetCommitResponseTopic::default();
+            kt.name = km::TopicName(s(&t.name));
+            kt.partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut kp = OffsetCommitResponsePartition::default();
+                    kp.partition_index = p.partition;
+                    kp.error_code = p.error.0;
+                    kp
+                })
+                .collect();
+            kt
+        })
+        .collect();
+    Ok(m)
+}
+
+/// OffsetCommit response from `kafka-protocol`'s message (as decoded at any version).
+pub fn from_offset_commit_response(message: km::OffsetCommitResponse) -> OffsetCommitResponse {
+    OffsetCommitResponse {
+        throttle_time_ms: message.throttle_time_ms,
+        topics: message
+            .topics
+            .into_iter()
+            .map(|t| OffsetCommitTopicResult {
+                name: string(t.name.0),
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| OffsetCommitPartitionResult {
+                        partition: p.partition_index,
+                        error: ErrorCode(p.error_code),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// OffsetFetch request to `kafka-protocol`'s message at `version` (1..=9): the group at the top
+/// level before v8, a batch of this one group from v8 on (without the KIP-848 member id and
+/// epoch of v9). `require_stable` is dropped before v7, as Java's read-uncommitted consumer drops it.
+pub fn offset_fetch_request(
+    value: &OffsetFetchRequest,
+    version: i16,
+) -> Result<km::OffsetFetchRequest, ConversionError> {
+    const API: &str = "OffsetFetch";
+    check_version::<km::OffsetFetchRequest>(API, version)?;
+    needs(API, "topics: None (every committed partition)", value.topics.is_none(), version, 2)?;
+    let mut m = km::OffsetFetchRequest::default();
+    m.require_stable = version >= 7 && value.require_stable;
+    if version < 8 {
+        m.group_id = km::GroupId(s(&value.group_id));
+        m.topics = value.topics.as_ref().map(|topics| {
+            topics
+                .iter()
+                .map(|t| {
+                    let mut kt = OffsetFetchRequestTopic::default();
+                    kt.name = km::TopicName(s(&t.name));
+                    kt.partition_indexes = t.partitions.clone();
+                    kt
+                })
+                .collect()
+        });
+    } else {
+        let mut group = OffsetFetchRequestGroup::default();
+        group.group_id = km::GroupId(s(&value.group_id));
+        group.topics = value.topics.as_ref().map(|topics| {
+            topics
+                .iter()
+                .map(|t| {
+                    let mut kt = OffsetFetchRequestTopics::default();
+                    kt.name = km::TopicName(s(&t.name));
+                    kt.partition_indexes = t.partitions.clone();
+                    kt
+                })
+                .collect()
+        });
+        m.groups = vec![group];
+    }
+    Ok(m)
+}
+
+/// OffsetFetch request from `kafka-protocol`'s message (as decoded at any version); from v8 on,
+/// the first group of the batch (an empty group id when there is none).
+pub fn from_offset_fetch_request(message: km::OffsetFetchRequest) -> OffsetFetchRequest {
+    let require_stable = message.require_stable;
+    if let Some(group) = message.groups.into_iter().next() {
+        return OffsetFetchRequest {
+            group_id: string(group.group_id.0),
+            topics: group.topics.map(|topics| {
+                topics
+                    .into_iter()
+                    .map(|t| OffsetFetchTopic { name: string(t.name.0), partitions: t.partition_indexes })
+                    .collect()
+            }),
+            require_stable,
+        };
+    }
+    OffsetFetchRequest {
+        group_id: string(message.group_id.0),
+        topics: message.topics.map(|topics| {
+            topics
+                .into_iter()
+                .map(|t| OffsetFetchTopic { name: string(t.name.0), partitions: t.partition_indexes })
+                .collect()
+        }),
+        require_stable,
+    }
+}
+
+/// OffsetFetch response to `kafka-protocol`'s message at `version` (1..=9), as a broker answers:
+/// top level before v8, one group from v8 on.
+pub fn offset_fetch_response(
+    value: &OffsetFetchResponse,
+    version: i16,
+) -> Result<km::OffsetFetchResponse, ConversionError> {
+    // The request's range: v10 of the response names topics by id, which this model does not.
+    check_version::<km::OffsetFetchRequest>("OffsetFetch", version)?;
+    let mut m = km::OffsetFetchResponse::default();
+    if version >= 3 {
+        m.throttle_time_ms = value.throttle_time_ms;
+    }
+    if version < 8 {
+        if version >= 2 {
+            m.error_code = value.error.0;
+        }
+        m.topics = value
+            .topics
+            .iter()
+            .map(|t| {
+                let mut kt = OffsetFetchResponseTopic::default();
+                kt.name = km::TopicName(s(&t.name));
+                kt.partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let mut kp = OffsetFetchResponsePartition::default();
+                        kp.partition_index = p.partition;
+                        kp.committed_offset = p.committed_offset;
+                        kp.committed_leader_epoch = if version >= 5 { p.leader_epoch } else { -1 };
+                        kp.metadata = opt_s(&p.metadata);
+                        kp.error_code = p.error.0;
+                        kp
+                    })
+                    .collect();
+                kt
+            })
+            .collect();
+    } else {
+        let mut group = OffsetFetchResponseGroup::default();
+        group.error_code = value.error.0;
+        group.topics = value
+            .topics
+            .iter()
+            .map(|t| {
+                let mut kt = OffsetFetchResponseTopics::default();
+                kt.name = km::TopicName(s(&t.name));
+                kt.partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let mut kp = OffsetFetchResponsePartitions::default();
+                        kp.partition_index = p.partition;
+                        kp.committed_offset = p.committed_offset;
+                        kp.committed_leader_epoch = p.leader_epoch;
+                        kp.metadata = opt_s(&p.metadata);
+                        kp.error_code = p.error.0;
+                        kp
+                    })
+                    .collect();
+                kt
+            })
+            .collect();
+        m.groups = vec![group];
+    }
+    Ok(m)
+}
+
+/// OffsetFetch response from `kafka-protocol`'s message (as decoded at any version); from v8 on,
+/// the first group of the batch.
+pub fn from_offset_fetch_response(message: km::OffsetFetchResponse) -> OffsetFetchResponse {
+    let throttle_time_ms = message.throttle_time_ms;
+    if let Some(group) = message.groups.into_iter().next() {
+        return OffsetFetchResponse {
+            throttle_time_ms,
+            error: ErrorCode(group.error_code),
+            topics: group
+                .topics
+                .into_iter()
+                .map(|t| OffsetFetchTopicResult {
+                    name: string(t.name.0),
+                    partitions: t
+                        .partitions
+                        .into_iter()
+                        .map(|p| OffsetFetchPartition {
+                            partition: p.partition_index,
+                            committed_offset: p.committed_offset,
+                            leader_epoch: p.committed_leader_epoch,
+                            metadata: opt_string(p.metadata),
+                            error: ErrorCode(p.error_code),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+    }
+    OffsetFetchResponse {
+        throttle_time_ms,
+        error: ErrorCode(message.error_code),
+        topics: message
+            .topics
+            .into_iter()
+            .map(|t| OffsetFetchTopicResult {
+                name: string(t.name.0),
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| OffsetFetchPartition {
+                        partition: p.partition_index,
+                        committed_offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: opt_string(p.metadata),
+                        error: ErrorCode(p.error_code),
+                    })
+                    .collect(),
             })
             .collect(),
     }

@@ -1,5 +1,5 @@
-//! One model of the classic group APIs' messages: JoinGroup, SyncGroup, Heartbeat, LeaveGroup
-//! and DescribeGroups requests and responses, as plain values with a typed [`ErrorCode`]. No
+//! One model of the classic group APIs' messages: JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+//! OffsetCommit, OffsetFetch and DescribeGroups requests and responses, as plain values with a typed [`ErrorCode`]. No
 //! Kafka framing and no sockets: byte fields carry the embedded consumer-protocol payloads
 //! (a [`Subscription`](crate::Subscription) in JoinGroup, an [`Assignment`](crate::Assignment)
 //! in SyncGroup) still encoded.
@@ -35,8 +35,12 @@ impl ErrorCode {
     pub const NONE: ErrorCode = ErrorCode(0);
     /// An unexpected server error.
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
+    /// The topic or partition does not exist (on this broker, yet).
+    pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     /// The request timed out (also used for a response that never arrived).
     pub const REQUEST_TIMED_OUT: ErrorCode = ErrorCode(7);
+    /// The commit's metadata string is longer than the broker allows.
+    pub const OFFSET_METADATA_TOO_LARGE: ErrorCode = ErrorCode(12);
     /// The coordinator is loading.
     pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
     /// The coordinator is not available.
@@ -55,6 +59,10 @@ impl ErrorCode {
     pub const INVALID_SESSION_TIMEOUT: ErrorCode = ErrorCode(26);
     /// The group is rebalancing.
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    /// The commit request is larger than the broker allows.
+    pub const INVALID_COMMIT_OFFSET_SIZE: ErrorCode = ErrorCode(28);
+    /// Not authorized for the topic.
+    pub const TOPIC_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(29);
     /// Not authorized for the group.
     pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
     /// The broker assigned a member id; join again with it (JoinGroup v4+).
@@ -63,12 +71,16 @@ impl ErrorCode {
     pub const GROUP_MAX_SIZE_REACHED: ErrorCode = ErrorCode(81);
     /// Another member with the same `group.instance.id` replaced this one.
     pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
+    /// A transactional commit to the partition is pending (OffsetFetch with `require_stable`).
+    pub const UNSTABLE_OFFSET_COMMIT: ErrorCode = ErrorCode(88);
 
     /// Java's constant name for the known codes, `"UNKNOWN"` otherwise.
     pub fn name(self) -> &'static str {
         match self.0 {
             0 => "NONE",
             -1 => "UNKNOWN_SERVER_ERROR",
+            3 => "UNKNOWN_TOPIC_OR_PARTITION",
+            12 => "OFFSET_METADATA_TOO_LARGE",
             7 => "REQUEST_TIMED_OUT",
             14 => "COORDINATOR_LOAD_IN_PROGRESS",
             15 => "COORDINATOR_NOT_AVAILABLE",
@@ -79,10 +91,13 @@ impl ErrorCode {
             25 => "UNKNOWN_MEMBER_ID",
             26 => "INVALID_SESSION_TIMEOUT",
             27 => "REBALANCE_IN_PROGRESS",
+            28 => "INVALID_COMMIT_OFFSET_SIZE",
+            29 => "TOPIC_AUTHORIZATION_FAILED",
             30 => "GROUP_AUTHORIZATION_FAILED",
             79 => "MEMBER_ID_REQUIRED",
             81 => "GROUP_MAX_SIZE_REACHED",
             82 => "FENCED_INSTANCE_ID",
+            88 => "UNSTABLE_OFFSET_COMMIT",
             _ => "UNKNOWN",
         }
     }
@@ -399,4 +414,131 @@ pub struct DescribeGroupsResponse {
     pub throttle_time_ms: i32,
     /// One entry per requested group.
     pub groups: Vec<DescribedGroup>,
+}
+
+/// One partition's offset in an [`OffsetCommitRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetCommitPartition {
+    /// Partition index.
+    pub partition: i32,
+    /// The offset to commit: the next record the group should read.
+    pub offset: i64,
+    /// The leader epoch of the last record consumed (OffsetCommit v6+; `-1` when unknown).
+    pub leader_epoch: i32,
+    /// Metadata kept with the offset (`None` is stored as empty by the broker).
+    pub metadata: Option<String>,
+}
+
+/// One topic of an [`OffsetCommitRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetCommitTopic {
+    /// Topic name.
+    pub name: String,
+    /// Its partitions.
+    pub partitions: Vec<OffsetCommitPartition>,
+}
+
+/// OffsetCommit request of a member of a classic group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetCommitRequest {
+    /// Group id.
+    pub group_id: String,
+    /// The member's generation (OffsetCommit v1+; `-1` for a commit from outside the group).
+    pub generation_id: i32,
+    /// The member id (OffsetCommit v1+; empty for a commit from outside the group).
+    pub member_id: String,
+    /// Static membership id (OffsetCommit v7+; refused before).
+    pub group_instance_id: Option<String>,
+    /// The offsets, by topic.
+    pub topics: Vec<OffsetCommitTopic>,
+}
+
+/// One partition's result in an [`OffsetCommitResponse`].
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetCommitPartitionResult {
+    /// Partition index.
+    pub partition: i32,
+    /// Error code.
+    pub error: ErrorCode,
+}
+
+/// One topic of an [`OffsetCommitResponse`].
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetCommitTopicResult {
+    /// Topic name.
+    pub name: String,
+    /// Its partitions.
+    pub partitions: Vec<OffsetCommitPartitionResult>,
+}
+
+/// OffsetCommit response (errors are per partition).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetCommitResponse {
+    /// Throttle time (ms; OffsetCommit v3+).
+    pub throttle_time_ms: i32,
+    /// The results, by topic.
+    pub topics: Vec<OffsetCommitTopicResult>,
+}
+
+impl OffsetCommitResponse {
+    /// Every partition's error in response order, as `(topic, partition, error)`.
+    pub fn errors(&self) -> impl Iterator<Item = (&str, i32, ErrorCode)> + '_ {
+        self.topics.iter().flat_map(|t| t.partitions.iter().map(move |p| (t.name.as_str(), p.partition, p.error)))
+    }
+}
+
+/// One topic of an [`OffsetFetchRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetFetchTopic {
+    /// Topic name.
+    pub name: String,
+    /// The partitions.
+    pub partitions: Vec<i32>,
+}
+
+/// OffsetFetch request for one group.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetFetchRequest {
+    /// Group id.
+    pub group_id: String,
+    /// The partitions, by topic; `None` for every partition the group committed (v2+).
+    pub topics: Option<Vec<OffsetFetchTopic>>,
+    /// Wait for pending transactional commits: the broker answers `UNSTABLE_OFFSET_COMMIT` for such
+    /// a partition (OffsetFetch v7+; dropped before, as Java's read-uncommitted consumer does).
+    pub require_stable: bool,
+}
+
+/// One partition's committed offset in an [`OffsetFetchResponse`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetFetchPartition {
+    /// Partition index.
+    pub partition: i32,
+    /// The committed offset; `-1` when the group committed none.
+    pub committed_offset: i64,
+    /// The committed leader epoch (OffsetFetch v5+; `-1` when unknown).
+    pub leader_epoch: i32,
+    /// The commit's metadata.
+    pub metadata: Option<String>,
+    /// Error code.
+    pub error: ErrorCode,
+}
+
+/// One topic of an [`OffsetFetchResponse`].
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetFetchTopicResult {
+    /// Topic name.
+    pub name: String,
+    /// Its partitions.
+    pub partitions: Vec<OffsetFetchPartition>,
+}
+
+/// OffsetFetch response for one group.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OffsetFetchResponse {
+    /// Throttle time (ms; OffsetFetch v3+).
+    pub throttle_time_ms: i32,
+    /// The group-level error (OffsetFetch v2+).
+    pub error: ErrorCode,
+    /// The committed offsets, by topic.
+    pub topics: Vec<OffsetFetchTopicResult>,
 }

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use bytes::Bytes;
 
 use crate::coordinator::*;
+use crate::group_api::{
+    OffsetCommitPartitionResult, OffsetCommitTopicResult, OffsetFetchPartition, OffsetFetchTopicResult,
+};
 
 /// Where a response goes: the simulated member, its incarnation and the request id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,6 +65,8 @@ pub struct Broker {
     candidates_cache: Option<BTreeSet<String>>,
     /// Members removed from the group (expelled, fenced or left) and when.
     pub removed: Vec<(String, u64)>,
+    /// Committed offsets (and their metadata) by topic and partition.
+    committed: BTreeMap<(String, i32), (i64, Option<String>)>,
 }
 
 impl Broker {
@@ -82,6 +87,7 @@ impl Broker {
             completed_rebalances: 0,
             candidates_cache: None,
             removed: Vec::new(),
+            committed: BTreeMap::new(),
         }
     }
 
@@ -382,8 +388,75 @@ impl Broker {
                 }
                 out.push((reply, Response::LeaveGroup(LeaveGroupResponse::default())));
             }
+            Request::OffsetCommit(r) => {
+                // Validated as Kafka's classic group does.
+                let error = self.offset_commit_error(&r);
+                if error == ErrorCode::NONE {
+                    for t in &r.topics {
+                        for p in &t.partitions {
+                            self.committed.insert((t.name.clone(), p.partition), (p.offset, p.metadata.clone()));
+                        }
+                    }
+                }
+                let topics = r
+                    .topics
+                    .iter()
+                    .map(|t| OffsetCommitTopicResult {
+                        name: t.name.clone(),
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| OffsetCommitPartitionResult { partition: p.partition, error })
+                            .collect(),
+                    })
+                    .collect();
+                out.push((reply, Response::OffsetCommit(OffsetCommitResponse { throttle_time_ms: 0, topics })));
+            }
+            Request::OffsetFetch(r) => {
+                let topics = r
+                    .topics
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| OffsetFetchTopicResult {
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|&partition| {
+                                let (committed_offset, metadata) =
+                                    self.committed.get(&(t.name.clone(), partition)).cloned().unwrap_or((-1, None));
+                                OffsetFetchPartition {
+                                    partition,
+                                    committed_offset,
+                                    leader_epoch: -1,
+                                    metadata,
+                                    error: ErrorCode::NONE,
+                                }
+                            })
+                            .collect(),
+                        name: t.name,
+                    })
+                    .collect();
+                out.push((reply, Response::OffsetFetch(OffsetFetchResponse { topics, ..Default::default() })));
+            }
         }
         out
+    }
+
+    /// Kafka's checks of a classic group's OffsetCommit (`ClassicGroup.validateOffsetCommit`).
+    fn offset_commit_error(&self, r: &OffsetCommitRequest) -> ErrorCode {
+        if !self.members.contains_key(&r.member_id) {
+            return ErrorCode::UNKNOWN_MEMBER_ID;
+        }
+        if self.fenced(&r.group_instance_id, &r.member_id) {
+            return ErrorCode::FENCED_INSTANCE_ID;
+        }
+        if r.generation_id != self.generation {
+            return ErrorCode::ILLEGAL_GENERATION;
+        }
+        if self.state == GroupState::CompletingRebalance {
+            return ErrorCode::REBALANCE_IN_PROGRESS;
+        }
+        ErrorCode::NONE
     }
 
     fn fenced(&self, instance: &Option<String>, member_id: &str) -> bool {

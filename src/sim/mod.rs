@@ -937,7 +937,8 @@ impl<'s> Sim<'s> {
                     }
                     self.record("assigned", Some(name), p, None);
                 }
-                Event::Assignment { .. } => {}
+                // The simulated members neither commit nor fetch offsets.
+                Event::Assignment { .. } | Event::OffsetsFetched(_) | Event::CommitCompleted { .. } => {}
                 Event::Error(e) => {
                     let e = e.to_string();
                     self.record("error", Some(name), Vec::new(), Some(e));

@@ -18,12 +18,18 @@
 //!   `assigned` and `lost`, waits until the application drops it (its handling may be async) before
 //!   it sends the next JoinGroup, SyncGroup or LeaveGroup, as Java runs the rebalance listener
 //!   inside `poll()`. Heartbeats keep going meanwhile, as Java's heartbeat thread does. The time
-//!   spent is recorded with [`Coordinator::record_listener_latency`].
+//!   spent is recorded with [`Coordinator::record_listener_latency`];
+//! - commits offsets for the application ([`MemberControl::commit`], [`MemberControl::commit_async`])
+//!   in the member's generation, also from inside a `revoked` callback: the coordinator runs with
+//!   [`Config::await_revocation`], so the generation stays valid and the JoinGroup (or LeaveGroup)
+//!   waits until the revocation is acknowledged, after the callback's commits;
+//! - fetches the committed offsets of newly assigned partitions before telling the application
+//!   ([`Config::fetch_offsets_on_assign`], on by default): [`MemberEvent::Assigned`] carries them.
 //!
 //! The network is a [`GroupTransport`]; the crate's [`ClientTransport`]
 //! speaks Kafka over TCP, and a client author can plug in their own connections instead.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,9 +42,11 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::assignor::{ClusterMetadata, PartitionAssignor, RebalanceProtocol};
 use crate::coordinator::{
-    Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
-    ListenerKind, Request, RequestId, Response, SyncGroupResponse, Transmit,
+    AssignmentDone, CommitError, Config, Coordinator, CoordinatorError, ErrorCode, Event, HeartbeatResponse,
+    JoinGroupResponse, LeaveGroupResponse, ListenerKind, OffsetCommitResponse, OffsetFetchResponse, PartitionOffset,
+    Request, RequestId, Response, SyncGroupResponse, Transmit,
 };
+use crate::group_api::{OffsetCommitPartitionResult, OffsetCommitTopicResult};
 use crate::{PartitionSet, TopicPartitions};
 
 #[cfg(all(test, feature = "sim"))]
@@ -154,6 +162,9 @@ pub struct MemberConfig {
     /// How long the first metadata fetch may keep failing before the member gives up with a fatal
     /// error; `None` retries forever. Later failures are always retried.
     pub startup_timeout: Option<Duration>,
+    /// `default.api.timeout.ms`: how long [`MemberControl::commit`] retries retriable errors
+    /// (Java's default, 60 s).
+    pub commit_timeout: Duration,
 }
 
 impl MemberConfig {
@@ -164,10 +175,11 @@ impl MemberConfig {
         T: Into<String>,
     {
         MemberConfig {
-            coordinator: Config::new(group_id),
+            coordinator: Config::new(group_id).with_fetch_offsets_on_assign(true),
             topics: topics.into_iter().map(Into::into).collect(),
             metadata_max_age: Duration::from_millis(300_000),
             startup_timeout: None,
+            commit_timeout: Duration::from_millis(60_000),
         }
     }
 }
@@ -229,6 +241,10 @@ pub enum MemberEvent {
         partitions: Vec<TopicPartitions>,
         /// What the member owns afterwards.
         owned: Vec<TopicPartitions>,
+        /// Where the group left `partitions`: their committed offsets, fetched before this
+        /// event (with [`Config::fetch_offsets_on_assign`]); a partition never committed is
+        /// absent (start it by your reset policy).
+        committed: Vec<PartitionOffset>,
     },
     /// `onPartitionsLost`: the member fell out of the group; another member may own these already.
     Lost {
@@ -321,17 +337,38 @@ pub trait RebalanceListener: Send {
     }
 }
 
+type CommitReply = oneshot::Sender<Result<Vec<PartitionOffset>, CommitError>>;
+
 /// Application commands to the driver task.
 #[derive(Debug)]
 enum Command {
     Leave,
     Subscribe(Vec<String>),
+    Commit { offsets: Vec<PartitionOffset>, reply: CommitReply },
+    Committed(oneshot::Sender<Vec<PartitionOffset>>),
 }
 
 /// Sends commands to a running [`Member`]; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct MemberControl {
     commands: mpsc::UnboundedSender<Command>,
+    retry_backoff_ms: u64,
+    commit_timeout: Duration,
+}
+
+/// The outcome of [`MemberControl::commit_async`]: await it, or drop it (the commit still goes).
+#[derive(Debug)]
+pub struct CommitHandle {
+    reply: oneshot::Receiver<Result<Vec<PartitionOffset>, CommitError>>,
+}
+
+impl Future for CommitHandle {
+    type Output = Result<Vec<PartitionOffset>, CommitError>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        // A member that stopped before answering cannot commit for its generation any more.
+        std::pin::Pin::new(&mut self.reply).poll(cx).map(|r| r.unwrap_or(Err(CommitError::CommitFailed)))
+    }
 }
 
 impl MemberControl {
@@ -348,6 +385,41 @@ impl MemberControl {
         T: Into<String>,
     {
         let _ = self.commands.send(Command::Subscribe(topics.into_iter().map(Into::into).collect()));
+    }
+
+    /// Commits `offsets` once (Java `commitAsync`): no retry. Fails at once with
+    /// [`CommitError::RebalanceInProgress`] while the member rebalances (complete the rebalance,
+    /// then commit again), with [`CommitError::CommitFailed`] when the member is in no generation.
+    /// Works from inside a `revoked` callback, before the delivery is acknowledged.
+    pub fn commit_async(&self, offsets: Vec<PartitionOffset>) -> CommitHandle {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.commands.send(Command::Commit { offsets, reply });
+        CommitHandle { reply: rx }
+    }
+
+    /// Commits `offsets` and waits (Java `commitSync`): retriable errors are retried, backing
+    /// off from `retry.backoff.ms` to 1 s, until [`MemberConfig::commit_timeout`]; the others
+    /// are returned at once.
+    pub async fn commit(&self, offsets: Vec<PartitionOffset>) -> Result<Vec<PartitionOffset>, CommitError> {
+        let deadline = Instant::now() + self.commit_timeout;
+        let mut attempt = 0;
+        loop {
+            match self.commit_async(offsets.clone()).await {
+                Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                    tokio::time::sleep(backoff(self.retry_backoff_ms, attempt)).await;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The offsets committed for the partitions the member owns now: the last it committed, or
+    /// what the group had committed when they were assigned. Empty once the member stopped.
+    pub async fn committed(&self) -> Vec<PartitionOffset> {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.commands.send(Command::Committed(tx));
+        rx.await.unwrap_or_default()
     }
 }
 
@@ -369,9 +441,19 @@ impl Member {
         assignors: Vec<Box<dyn PartitionAssignor>>,
     ) -> Result<Member, CoordinatorError> {
         let origin = Instant::now();
+        let mut config = config;
+        // The driver acknowledges revocations itself (after the application's callback).
+        config.coordinator.await_revocation = true;
+        // The leader's assignment runs on a blocking thread, never on this task.
+        config.coordinator.offload_assignment = true;
         let coordinator = Coordinator::new(config.coordinator.clone(), assignors, 0)?;
         let (events_tx, events) = mpsc::unbounded_channel();
         let (commands_tx, commands) = mpsc::unbounded_channel();
+        let control = MemberControl {
+            commands: commands_tx,
+            retry_backoff_ms: config.coordinator.retry_backoff_ms,
+            commit_timeout: config.commit_timeout,
+        };
         let driver = Driver {
             coord: coordinator,
             transport: Arc::new(transport),
@@ -395,9 +477,11 @@ impl Member {
             leaving: false,
             leave_request: None,
             stopped: false,
+            commit_replies: BTreeMap::new(),
+            fetched: Vec::new(),
         };
         let task = tokio::spawn(driver.run());
-        Ok(Member { events, control: MemberControl { commands: commands_tx }, task: Some(task) })
+        Ok(Member { events, control, task: Some(task) })
     }
 
     /// The next event; `None` once the member has stopped (after [`MemberEvent::Left`] or a fatal
@@ -459,8 +543,14 @@ impl Member {
 
 /// What a spawned request task reports back.
 enum Completion {
-    Group { id: RequestId, request: RequestKind, result: Result<Response, TransportError> },
+    Group {
+        id: RequestId,
+        request: RequestKind,
+        result: Result<Response, TransportError>,
+    },
     Metadata(Result<ClusterMetadata, TransportError>),
+    /// The leader's assignment, computed on a blocking thread (`Err`: the assignor panicked).
+    Assignment(Result<AssignmentDone, String>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -469,6 +559,8 @@ enum RequestKind {
     Sync,
     Heartbeat,
     Leave,
+    Commit,
+    Fetch,
 }
 
 impl RequestKind {
@@ -478,6 +570,8 @@ impl RequestKind {
             Request::SyncGroup(_) => RequestKind::Sync,
             Request::Heartbeat(_) => RequestKind::Heartbeat,
             Request::LeaveGroup(_) => RequestKind::Leave,
+            Request::OffsetCommit(_) => RequestKind::Commit,
+            Request::OffsetFetch(_) => RequestKind::Fetch,
         }
     }
 
@@ -494,6 +588,15 @@ impl RequestKind {
             RequestKind::Sync => Response::SyncGroup(SyncGroupResponse { error, ..Default::default() }),
             RequestKind::Heartbeat => Response::Heartbeat(HeartbeatResponse { error }),
             RequestKind::Leave => Response::LeaveGroup(LeaveGroupResponse { error }),
+            // The coordinator reads a commit's first partition error; one entry carries it.
+            RequestKind::Commit => Response::OffsetCommit(OffsetCommitResponse {
+                throttle_time_ms: 0,
+                topics: vec![OffsetCommitTopicResult {
+                    name: String::new(),
+                    partitions: vec![OffsetCommitPartitionResult { partition: -1, error }],
+                }],
+            }),
+            RequestKind::Fetch => Response::OffsetFetch(OffsetFetchResponse { error, ..Default::default() }),
         }
     }
 }
@@ -534,6 +637,10 @@ struct Driver<T> {
     leaving: bool,
     leave_request: Option<RequestId>,
     stopped: bool,
+    /// The application's commits waiting for their outcome.
+    commit_replies: BTreeMap<RequestId, CommitReply>,
+    /// Committed offsets fetched for the next `assigned` event.
+    fetched: Vec<PartitionOffset>,
 }
 
 /// Backoff after `failures` consecutive failed metadata fetches: `retry.backoff.ms` doubling up
@@ -580,6 +687,20 @@ impl<T: GroupTransport> Driver<T> {
                             self.coord.subscribe(now, self.config.topics.clone());
                         }
                     }
+                    Some(Command::Commit { offsets, reply }) => {
+                        let now = self.now();
+                        match self.coord.commit(now, offsets) {
+                            Ok(id) => {
+                                self.commit_replies.insert(id, reply);
+                            }
+                            Err(e) => {
+                                let _ = reply.send(Err(e));
+                            }
+                        }
+                    }
+                    Some(Command::Committed(reply)) => {
+                        let _ = reply.send(self.coord.committed());
+                    }
                 },
                 Some(done) = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     if let Ok(done) = done {
@@ -590,6 +711,10 @@ impl<T: GroupTransport> Driver<T> {
                     if let Some(w) = self.waiting.take() {
                         let now = self.now();
                         self.coord.record_listener_latency(now, w.kind, w.since.elapsed().as_millis() as u64);
+                        if w.kind == ListenerKind::Revoked {
+                            // The callback (and its commits) is done: the rejoin or leave may go.
+                            self.coord.revocation_done(now);
+                        }
                     }
                 }
                 () = sleep_until(timer.unwrap_or_else(Instant::now)), if timer.is_some() => {
@@ -614,6 +739,14 @@ impl<T: GroupTransport> Driver<T> {
                 progress = true;
             }
             let now = self.now();
+            if let Some(job) = self.coord.poll_assignment() {
+                // A slow assignor must not hold up this task: heartbeats go on meanwhile.
+                self.in_flight.spawn(async move {
+                    let done = tokio::task::spawn_blocking(move || job.run()).await;
+                    Completion::Assignment(done.map_err(|e| e.to_string()))
+                });
+                progress = true;
+            }
             while let Some(t) = self.coord.poll_request(now) {
                 if let Request::SyncGroup(sync) = &t.request {
                     // Every SyncGroup follows a completed JoinGroup: the moment to say `joined`.
@@ -626,7 +759,9 @@ impl<T: GroupTransport> Driver<T> {
                         leader: self.coord.is_leader(),
                     });
                 }
-                if matches!(t.request, Request::Heartbeat(_)) {
+                // Heartbeats, commits (a revoke callback may be waiting for one) and offset
+                // fetches never wait for the application.
+                if matches!(t.request, Request::Heartbeat(_) | Request::OffsetCommit(_) | Request::OffsetFetch(_)) {
                     self.dispatch(t);
                 } else {
                     self.held.push_back(t);
@@ -679,7 +814,18 @@ impl<T: GroupTransport> Driver<T> {
             }
             Event::PartitionsAssigned(partitions) => {
                 self.owned.extend(PartitionSet::from_groups(&partitions).iter());
-                MemberEvent::Assigned { generation_id, partitions, owned: self.owned.to_groups() }
+                let committed = std::mem::take(&mut self.fetched);
+                MemberEvent::Assigned { generation_id, partitions, owned: self.owned.to_groups(), committed }
+            }
+            Event::OffsetsFetched(offsets) => {
+                self.fetched = offsets;
+                return;
+            }
+            Event::CommitCompleted { id, result } => {
+                if let Some(reply) = self.commit_replies.remove(&id) {
+                    let _ = reply.send(result);
+                }
+                return;
             }
             Event::Assignment { .. } => return,
             Event::Error(e) => MemberEvent::Error { error: MemberError::Coordinator(e), fatal: false },
@@ -781,6 +927,15 @@ impl<T: GroupTransport> Driver<T> {
                     }
                 };
                 self.coord.handle_response(now, id, response);
+            }
+            Completion::Assignment(Ok(done)) => self.coord.handle_assignment(now, done),
+            Completion::Assignment(Err(panic)) => {
+                // The assignor is gone with its thread: this member cannot lead any more.
+                let error = MemberError::Coordinator(CoordinatorError::Assign(
+                    crate::assignor::AssignError::InvalidInput(format!("the assignor panicked: {panic}")),
+                ));
+                self.leave_without_request(now);
+                self.outbox.push_back(MemberEvent::Error { error, fatal: true });
             }
             Completion::Metadata(result) => {
                 self.metadata_in_flight = false;

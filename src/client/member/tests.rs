@@ -402,3 +402,156 @@ async fn a_subscribed_topic_missing_from_the_metadata_is_looked_for_again_soon()
     );
     assert_eq!(sa.owned(), all(4));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_revoke_callback_commits_before_the_rejoin_and_the_next_owner_starts_there() {
+    let cluster = Cluster::new(4);
+    let (mut a, mut sa) = (cluster.member("a", None), Seen2::default());
+    assert!(until(&mut a, &mut sa, 10_000, is_assigned).await);
+    assert!(matches!(&sa.events[1], MemberEvent::Assigned { committed, .. } if committed.is_empty()));
+    let control = a.control();
+    let first: Vec<PartitionOffset> = (0..4).map(|p| PartitionOffset::new("t", p, 10 + i64::from(p))).collect();
+    assert_eq!(control.commit(first.clone()).await, Ok(first.clone()));
+    assert_eq!(control.committed().await, first);
+
+    let (mut b, mut sb) = (cluster.member("b", None), Seen2::default());
+    // a's revocation: commit the revoked partitions from inside the callback, then acknowledge.
+    let deadline = Instant::now() + Duration::from_millis(20_000);
+    let mut revoked_commit = None;
+    while sb.owned().len() < 2 && Instant::now() < deadline {
+        tokio::select! {
+            Some(d) = a.next() => {
+                if let MemberEvent::Revoked { partitions, .. } = &d.event {
+                    let moved: Vec<PartitionOffset> = PartitionSet::from_groups(partitions)
+                        .iter()
+                        .map(|(t, p)| PartitionOffset::new(t, p, 100 + i64::from(p)))
+                        .collect();
+                    let at = cluster.log().len();
+                    assert_eq!(control.commit(moved.clone()).await, Ok(moved.clone()), "in generation 1");
+                    revoked_commit = Some((at, moved));
+                }
+                sa.events.push(d.event.clone());
+            }
+            Some(d) = b.next() => sb.events.push(d.event.clone()),
+            () = sleep_until(deadline) => break,
+        }
+    }
+    let (log_at, moved) = revoked_commit.expect("a revoked partitions");
+    assert_eq!(sb.owned().len(), 2);
+    // b was told where a stopped.
+    let told: Vec<PartitionOffset> = sb
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            MemberEvent::Assigned { committed, .. } => Some(committed.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(told, moved);
+    // a's rejoin went out only after the commit made in its callback.
+    let log = cluster.log();
+    let a_requests: Vec<&str> = log[log_at..].iter().filter(|s| s.member == "a").map(|s| s.api).collect();
+    let commit = a_requests.iter().position(|&api| api == "OffsetCommit").expect("the callback's commit");
+    let join = a_requests.iter().position(|&api| api == "JoinGroup").expect("the rejoin");
+    assert!(commit < join, "{a_requests:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_commit_during_a_rebalance_fails_at_once() {
+    let cluster = Cluster::new(2);
+    let mut a = cluster.member("a", None);
+    let control = a.control();
+    // Not joined yet: out of any generation, or rebalancing.
+    let early = control.commit_async(vec![PartitionOffset::new("t", 0, 1)]).await;
+    assert!(matches!(early, Err(CommitError::CommitFailed | CommitError::RebalanceInProgress)), "{early:?}");
+    let mut sa = Seen2::default();
+    assert!(until(&mut a, &mut sa, 10_000, is_assigned).await);
+    assert_eq!(control.commit_async(vec![PartitionOffset::new("t", 0, 1)]).await.map(|v| v.len()), Ok(1));
+    let commits = cluster.log().iter().filter(|s| s.api == "OffsetCommit").count();
+    assert_eq!(commits, 1, "the early commit was never sent");
+}
+
+/// An assignor that blocks until released, and records how many heartbeats its member sent
+/// while it was blocked.
+struct SlowAssignor {
+    net: Arc<Mutex<Net>>,
+    started: std::sync::mpsc::Sender<()>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+    heartbeats_meanwhile: Arc<Mutex<Option<usize>>>,
+}
+
+impl PartitionAssignor for SlowAssignor {
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn assign(
+        &self,
+        md: &ClusterMetadata,
+        members: &[crate::assignor::GroupMember],
+    ) -> Result<crate::assignor::GroupAssignment, crate::assignor::AssignError> {
+        let heartbeats =
+            |net: &Arc<Mutex<Net>>| net.lock().unwrap().log.iter().filter(|s| s.api == "Heartbeat").count();
+        let before = heartbeats(&self.net);
+        let _ = self.started.send(());
+        // Bounded in real time, so that a driver that blocks on it still ends the test.
+        let _ = self.release.lock().unwrap().recv_timeout(std::time::Duration::from_secs(10));
+        *self.heartbeats_meanwhile.lock().unwrap() = Some(heartbeats(&self.net) - before);
+        let mut out = crate::assignor::GroupAssignment::new();
+        for (i, m) in members.iter().enumerate() {
+            let parts = if i > 0 {
+                vec![]
+            } else {
+                md.topics
+                    .iter()
+                    .map(|(t, info)| TopicPartitions::new(t.clone(), (0..info.partitions).collect::<Vec<_>>()))
+                    .collect()
+            };
+            out.insert(m.member_id.clone(), &crate::Assignment::new(parts));
+        }
+        Ok(out)
+    }
+}
+
+// Real time: tokio's paused clock does not advance while a blocking task runs.
+#[tokio::test]
+async fn a_slow_assignment_never_holds_up_the_heartbeats() {
+    let cluster = Cluster::new(2);
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let meanwhile = Arc::new(Mutex::new(None));
+    let assignor = SlowAssignor {
+        net: Arc::clone(&cluster.net),
+        started: started_tx,
+        release: Mutex::new(release_rx),
+        heartbeats_meanwhile: Arc::clone(&meanwhile),
+    };
+    let mut config = MemberConfig::new("g", ["t"]);
+    config.coordinator.session_timeout_ms = 6_000;
+    config.coordinator.heartbeat_interval_ms = 100;
+    let transport = SimTransport { net: Arc::clone(&cluster.net), wake: Arc::clone(&cluster.wake), member: "a".into() };
+    let mut a = Member::start(transport, config, vec![Box::new(assignor)]).unwrap();
+    let mut sa = Seen2::default();
+    // Wait until the assignor runs, then for three heartbeats past it (at most 5 s).
+    let count = || cluster.log().iter().filter(|s| s.api == "Heartbeat").count();
+    let mut since = None;
+    for _ in 0..100 {
+        if since.is_none() && started.try_recv().is_ok() {
+            since = Some(count());
+        }
+        if since.is_some_and(|n| count() >= n + 3) {
+            break;
+        }
+        tokio::select! {
+            Some(d) = a.next() => sa.events.push(d.event.clone()),
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+    }
+    let _ = release.send(());
+    if !sa.events.iter().any(is_assigned) {
+        assert!(until(&mut a, &mut sa, 10_000, is_assigned).await, "{:?}", sa.events);
+    }
+    assert_eq!(sa.owned(), all(2));
+    let meanwhile = meanwhile.lock().unwrap().expect("the assignor ran");
+    assert!(meanwhile >= 3, "{meanwhile} heartbeats while the assignment ran");
+}

@@ -2,6 +2,7 @@
 //! [`group_api::kafka`](crate::group_api::kafka) and sent at the highest version both sides
 //! support.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kafka_protocol::protocol::Request as KafkaRequest;
@@ -45,6 +46,81 @@ impl ClientTransport {
     /// The client.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The log-end offset (the high watermark: the offset the next record gets) of each of
+    /// `partitions`, asking each partition's leader once (ListOffsets, latest, read-uncommitted),
+    /// sorted by (topic, partition). A partition without a leader or answered with an error is
+    /// an error naming it.
+    pub async fn end_offsets(
+        &self,
+        partitions: &[(String, i32)],
+        timeout: Duration,
+    ) -> Result<BTreeMap<(String, i32), i64>, TransportError> {
+        use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+        use kafka_protocol::messages::{BrokerId, ListOffsetsRequest, TopicName};
+        use kafka_protocol::protocol::StrBytes;
+
+        let deadline = Deadline::after(timeout);
+        let topics: Vec<&str> =
+            partitions.iter().map(|(t, _)| t.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let metadata = self.client.metadata(Some(&topics), deadline).await.map_err(|e| transport_error(&e))?;
+        let mut by_leader: BTreeMap<i32, BTreeMap<&str, Vec<i32>>> = BTreeMap::new();
+        for (topic, partition) in partitions {
+            let leader = metadata
+                .topics
+                .iter()
+                .find(|t| t.name == *topic)
+                .and_then(|t| t.partitions.iter().find(|p| p.partition == *partition))
+                .map(|p| p.leader)
+                .filter(|&l| l >= 0)
+                .ok_or_else(|| {
+                    TransportError::new(TransportErrorKind::Protocol, format!("{topic}-{partition} has no leader"))
+                })?;
+            by_leader.entry(leader).or_default().entry(topic.as_str()).or_default().push(*partition);
+        }
+        let mut out = BTreeMap::new();
+        for (leader, topics) in by_leader {
+            let build = |_version: i16| {
+                let mut request = ListOffsetsRequest::default();
+                request.replica_id = BrokerId(-1);
+                request.topics = topics
+                    .iter()
+                    .map(|(name, parts)| {
+                        let mut t = ListOffsetsTopic::default();
+                        t.name = TopicName(StrBytes::from_string((*name).to_string()));
+                        t.partitions = parts
+                            .iter()
+                            .map(|&p| {
+                                let mut lp = ListOffsetsPartition::default();
+                                lp.partition_index = p;
+                                lp.timestamp = -1; // latest
+                                lp
+                            })
+                            .collect();
+                        t
+                    })
+                    .collect();
+                request
+            };
+            // v7 is the newest both 3.x and 4.x brokers answer without the v10 timeout field.
+            let options = SendOptions::new(deadline).max_version(7).request_timeout(timeout);
+            let sent =
+                self.client.send(&Target::Node(leader), options, build).await.map_err(|e| transport_error(&e))?;
+            for t in sent.response.topics {
+                for p in t.partitions {
+                    let name = t.name.0.as_str().to_string();
+                    if p.error_code != 0 {
+                        return Err(TransportError::new(
+                            TransportErrorKind::Protocol,
+                            format!("ListOffsets of {name}-{}: {}", p.partition_index, ErrorCode(p.error_code)),
+                        ));
+                    }
+                    out.insert((name, p.partition_index), p.offset);
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -118,6 +194,10 @@ const JOIN_GROUP_MAX: i16 = 9;
 const SYNC_GROUP_MAX: i16 = 5;
 const HEARTBEAT_MAX: i16 = 4;
 const LEAVE_GROUP_MAX: i16 = 5;
+/// v9 and later are KIP-848's (member epochs, topic ids); a classic member needs none of it.
+const OFFSET_COMMIT_MAX: i16 = 8;
+/// v9 and later carry KIP-848's member epoch; v8 fetches one group of the batch.
+const OFFSET_FETCH_MAX: i16 = 8;
 
 fn response_error(response: &Response) -> ErrorCode {
     match response {
@@ -125,6 +205,8 @@ fn response_error(response: &Response) -> ErrorCode {
         Response::SyncGroup(r) => r.error,
         Response::Heartbeat(r) => r.error,
         Response::LeaveGroup(r) => r.error,
+        Response::OffsetCommit(r) => r.errors().map(|(_, _, e)| e).find(|&e| e != ErrorCode::NONE).unwrap_or_default(),
+        Response::OffsetFetch(r) => r.error,
     }
 }
 
@@ -156,6 +238,16 @@ impl GroupTransport for ClientTransport {
                 call(client, lane, &target, r, LEAVE_GROUP_MAX, timeout, kafka::leave_group_request)
                     .await
                     .map(|m| Response::LeaveGroup(kafka::from_leave_group_response(m)))
+            }
+            Request::OffsetCommit(r) => {
+                call(client, lane, &target, r, OFFSET_COMMIT_MAX, timeout, kafka::offset_commit_request)
+                    .await
+                    .map(|m| Response::OffsetCommit(kafka::from_offset_commit_response(m)))
+            }
+            Request::OffsetFetch(r) => {
+                call(client, lane, &target, r, OFFSET_FETCH_MAX, timeout, kafka::offset_fetch_request)
+                    .await
+                    .map(|m| Response::OffsetFetch(kafka::from_offset_fetch_response(m)))
             }
         };
         let moved = match &result {

@@ -15,6 +15,9 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -32,7 +35,7 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * LiveConsumer --bootstrap[-server] HOST:PORT --group G --topics T1,T2 [--assignors cooperative-sticky,range]
  *   [--group-protocol classic|consumer] [--remote-assignor uniform|range] [--instance-id ID]
  *   [--rack R] [--client-id C] [--session-timeout-ms N] [--heartbeat-interval-ms N]
- *   [--duration-s N] [--command-config FILE] [--config KEY=VALUE]...
+ *   [--duration-s N] [--command-config FILE] [--config KEY=VALUE]... [--process true]
  * </pre>
  *
  * Lines: first {"event": "config", ...} (the member's own subscription settings), then "joined"
@@ -54,6 +57,8 @@ public final class LiveConsumer {
   private final Set<TopicPartition> owned = new HashSet<>();
   private String lastMemberId = null;
   private int lastGeneration = Integer.MIN_VALUE;
+  /** --process: print every record ("processed") and commit after each poll and on revocation. */
+  private static boolean process = false;
 
   private LiveConsumer(KafkaConsumer<byte[], byte[]> consumer) {
     this.consumer = consumer;
@@ -104,6 +109,7 @@ public final class LiveConsumer {
         case "--heartbeat-interval-ms": heartbeatMs = Integer.parseInt(v); break;
         case "--duration-s": durationS = Long.parseLong(v); break;
         case "--command-config": commandConfig = v; break;
+        case "--process": process = Boolean.parseBoolean(v); break;
         case "--config": {
           int eq = v.indexOf('=');
           if (eq <= 0) usage("--config wants KEY=VALUE");
@@ -129,7 +135,7 @@ public final class LiveConsumer {
     props.put("group.id", group);
     props.put("group.protocol", protocol);
     props.put("enable.auto.commit", "false");
-    props.put("auto.offset.reset", "latest");
+    props.put("auto.offset.reset", process ? "earliest" : "latest");
     props.put("key.deserializer", ByteArrayDeserializer.class.getName());
     props.put("value.deserializer", ByteArrayDeserializer.class.getName());
     List<String> assignorClasses = new ArrayList<>();
@@ -206,7 +212,17 @@ public final class LiveConsumer {
         synchronized (stopping) {
           if (stopping[0]) break;
         }
-        consumer.poll(Duration.ofMillis(100));
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+        if (process && !records.isEmpty()) {
+          for (ConsumerRecord<byte[], byte[]> r : records) {
+            Map<String, Object> o = event("processed");
+            o.put("topic", r.topic());
+            o.put("partition", r.partition());
+            o.put("offset", r.offset());
+            Json.emit(o);
+          }
+          commit(owned);
+        }
       }
     } catch (WakeupException e) {
       // SIGTERM: leave below
@@ -225,6 +241,31 @@ public final class LiveConsumer {
     Map<String, Object> o = event("left");
     Json.emit(o);
     return rc;
+  }
+
+  /** Commits the positions of {@code partitions} (the next offset to read) and prints them. */
+  private void commit(Collection<TopicPartition> partitions) {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new java.util.HashMap<>();
+    for (TopicPartition tp : partitions) {
+      if (consumer.assignment().contains(tp)) offsets.put(tp, new OffsetAndMetadata(consumer.position(tp)));
+    }
+    if (offsets.isEmpty()) return;
+    try {
+      consumer.commitSync(offsets);
+      List<Object> list = new ArrayList<>();
+      for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+        Map<String, Object> one = Json.obj();
+        one.put("topic", e.getKey().topic());
+        one.put("partition", e.getKey().partition());
+        one.put("offset", e.getValue().offset());
+        list.add(one);
+      }
+      Map<String, Object> o = event("committed");
+      o.put("offsets", list);
+      Json.emit(o);
+    } catch (Exception e) {
+      error(e);
+    }
   }
 
   static void error(Throwable e) {
@@ -288,6 +329,7 @@ public final class LiveConsumer {
   private final class Listener implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+      if (process) commit(partitions);
       callback("revoked", partitions);
     }
 

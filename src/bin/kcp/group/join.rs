@@ -5,10 +5,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::assignor::{builtin, PartitionAssignor};
 use kafka_consumer_protocol::client::member::{
-    ClientTransport, Member, MemberConfig, MemberError, MemberEvent, TransportErrorKind,
+    ClientTransport, Member, MemberConfig, MemberControl, MemberError, MemberEvent, TransportErrorKind,
 };
 use kafka_consumer_protocol::client::ClientConfig;
-use kafka_consumer_protocol::coordinator::CoordinatorError;
+use kafka_consumer_protocol::coordinator::{CoordinatorError, PartitionOffset};
+use kafka_consumer_protocol::PartitionSet;
 use kafka_consumer_protocol::TopicPartitions;
 use serde_json::{json, Map, Value};
 
@@ -50,6 +51,34 @@ pub struct MemberArgs {
     /// `client.id` (member ids start with it; overrides --command-config).
     #[arg(long)]
     pub client_id: Option<String>,
+    /// On each assignment, commit this position for the partitions assigned: `end` (the
+    /// log-end offset: skip everything) or an offset. A dry run (`would_commit` lines) unless
+    /// `--execute` is given.
+    #[arg(long, value_name = "end|OFFSET")]
+    pub commit_at: Option<String>,
+    /// Really commit what `--commit-at` says.
+    #[arg(long, requires = "commit_at")]
+    pub execute: bool,
+}
+
+/// Where `--commit-at` moves the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitAt {
+    /// The log-end offset of each partition.
+    End,
+    /// This offset in every partition.
+    Offset(i64),
+}
+
+/// `--commit-at`'s value.
+pub fn parse_commit_at(value: &str) -> Result<CommitAt, UsageError> {
+    match value.trim() {
+        "end" => Ok(CommitAt::End),
+        v => match v.parse::<i64>() {
+            Ok(o) if o >= 0 => Ok(CommitAt::Offset(o)),
+            _ => Err(UsageError(format!("--commit-at: 'end' or an offset of 0 or more, not '{value}'"))),
+        },
+    }
 }
 
 fn now_ms() -> u64 {
@@ -58,6 +87,13 @@ fn now_ms() -> u64 {
 
 fn partitions(list: &[TopicPartitions]) -> Value {
     Value::Array(list.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions})).collect())
+}
+
+/// `[{"topic", "partition", "offset"}]`.
+fn offsets_json(offsets: &[PartitionOffset]) -> Value {
+    Value::Array(
+        offsets.iter().map(|o| json!({"topic": o.topic, "partition": o.partition, "offset": o.offset})).collect(),
+    )
 }
 
 /// The contract's `error` object of a member error.
@@ -98,8 +134,9 @@ pub fn event_json(event: &MemberEvent) -> Value {
         MemberEvent::Revoked { generation_id, partitions: p, owned } => json!({
             "event": "revoked", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
         }),
-        MemberEvent::Assigned { generation_id, partitions: p, owned } => json!({
+        MemberEvent::Assigned { generation_id, partitions: p, owned, committed } => json!({
             "event": "assigned", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
+            "committed": offsets_json(committed),
         }),
         MemberEvent::Lost { generation_id, partitions: p, owned } => json!({
             "event": "lost", "generation_id": generation_id, "partitions": partitions(p), "owned": partitions(owned),
@@ -187,12 +224,68 @@ pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration, out: 
     let request_timeout_ms = client.request_timeout.as_millis() as u64;
     let (config, assignors) =
         member_config(args, request_timeout_ms, timeout).map_err(|UsageError(message)| CliError::Usage(message))?;
+    let commit_at = match &args.commit_at {
+        Some(v) => Some(parse_commit_at(v).map_err(|UsageError(message)| CliError::Usage(message))?),
+        None => None,
+    };
     let transport = ClientTransport::new(client).map_err(CliError::config)?;
+    let commit = commit_at.map(|at| Committer { at, execute: args.execute, transport: transport.clone(), timeout });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
-    runtime.block_on(join(transport, config, assignors, args.duration_s, timeout, out))
+    runtime.block_on(join(transport, config, assignors, args.duration_s, timeout, commit, out))
+}
+
+/// `--commit-at`: what to commit on each assignment, and whether to.
+struct Committer {
+    at: CommitAt,
+    execute: bool,
+    transport: ClientTransport,
+    timeout: Duration,
+}
+
+impl Committer {
+    /// The line to print for the partitions just assigned: `committed` (or `would_commit` in a
+    /// dry run) with each partition's offset and what was committed before (`from`, null for
+    /// none), or a non-fatal `error`.
+    async fn on_assigned(
+        &self,
+        control: &MemberControl,
+        assigned: &[TopicPartitions],
+        before: &[PartitionOffset],
+    ) -> Option<Value> {
+        let pairs: Vec<(String, i32)> =
+            PartitionSet::from_groups(assigned).iter().map(|(t, p)| (t.to_string(), p)).collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        let offsets: Vec<PartitionOffset> = match self.at {
+            CommitAt::Offset(o) => pairs.iter().map(|(t, p)| PartitionOffset::new(t.clone(), *p, o)).collect(),
+            CommitAt::End => match self.transport.end_offsets(&pairs, self.timeout).await {
+                Ok(ends) => ends.into_iter().map(|((t, p), o)| PartitionOffset::new(t, p, o)).collect(),
+                Err(e) => return Some(commit_error(&e.to_string())),
+            },
+        };
+        let lines: Vec<Value> = offsets
+            .iter()
+            .map(|o| {
+                let from = before.iter().find(|b| b.topic == o.topic && b.partition == o.partition).map(|b| b.offset);
+                json!({"topic": o.topic, "partition": o.partition, "offset": o.offset, "from": from})
+            })
+            .collect();
+        if !self.execute {
+            return Some(json!({"event": "would_commit", "dry_run": true, "offsets": lines}));
+        }
+        match control.commit(offsets).await {
+            Ok(_) => Some(json!({"event": "committed", "offsets": lines})),
+            Err(e) => Some(commit_error(&e.to_string())),
+        }
+    }
+}
+
+fn commit_error(message: &str) -> Value {
+    json!({"event": "error", "fatal": false, "error": {"kind": "commit", "message": message}})
 }
 
 async fn join(
@@ -201,9 +294,11 @@ async fn join(
     assignors: Vec<Box<dyn PartitionAssignor>>,
     duration_s: Option<u64>,
     leave_timeout: Duration,
+    commit: Option<Committer>,
     out: &mut Out,
 ) -> Result<(), CliError> {
     let mut member = Member::start(transport, config, assignors).map_err(|e| CliError::Usage(e.to_string()))?;
+    let control = member.control();
     let stop = stop_signal(duration_s);
     tokio::pin!(stop);
     let mut leave_deadline: Option<tokio::time::Instant> = None;
@@ -233,6 +328,14 @@ async fn join(
                 if leave_deadline.is_none() {
                     member.leave();
                     leave_deadline = Some(tokio::time::Instant::now() + leave_timeout);
+                }
+            }
+        }
+        if let (Some(c), MemberEvent::Assigned { partitions, committed, .. }) = (&commit, &delivery.event) {
+            // Before acknowledging: the member is stable in this generation until then.
+            if let Some(line) = c.on_assigned(&control, partitions, committed).await {
+                if output_failed.is_none() {
+                    output_failed = print_line(out, line).err();
                 }
             }
         }

@@ -1,0 +1,203 @@
+//! A real consumer on our member (`examples/rskafka_consumer.rs`: rskafka fetches, our member
+//! owns the partitions and commits) in one group with Java consumers (`LiveConsumer --process
+//! true`, committing after each poll and on revocation), on Kafka 3.9.1 and 4.1.1, through
+//! scale-out, scale-in and a SIGKILL while records keep coming.
+//!
+//! Checks: every record produced is processed at least once; a member processes a partition only
+//! while it owns it, and no partition is owned by two members at once; within one ownership of a
+//! partition a member's committed offsets never go back; at the end the group's committed offsets
+//! (what a new member of the group is told when assigned) equal the log-end offsets: lag 0.
+//! A broker restart is not part of it: the shared clusters are not this test's to restart.
+
+mod live;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use live::{Cluster, Member, MemberLog, MemberOptions, TopicPartition};
+
+const PARTITIONS: i32 = 6;
+/// Records per partition per batch; five batches.
+const BATCH: u32 = 200;
+const SESSION_MS: u32 = 10_000;
+const DRAIN: Duration = Duration::from_secs(40);
+
+/// The example's binary, brought up to date by cargo once per test process (integration tests
+/// get no `CARGO_BIN_EXE_` for examples; a no-op when `cargo test` built it already).
+fn example() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test binary");
+            let dir = exe.parent().and_then(|p| p.parent()).expect("target/<profile>");
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--example", "rskafka_consumer", "--features", "client"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo build --example rskafka_consumer");
+            assert!(status.success(), "building the example failed");
+            dir.join("examples").join("rskafka_consumer")
+        })
+        .clone()
+}
+
+fn rskafka(cluster: &Cluster, label: &str, group: &str, topic: &str) -> Member {
+    let mut cmd = Command::new(example());
+    cmd.args(["--bootstrap", &cluster.bootstrap, "--group", group, "--topic", topic, "--duration-s", "300"]);
+    cmd.args(["--session-timeout-ms", &SESSION_MS.to_string()]);
+    cluster.spawn(format!("rskafka:{label}"), cmd)
+}
+
+fn java(cluster: &Cluster, label: &str, group: &str, topic: &str) -> Member {
+    let mut o = MemberOptions::new(group, [topic]).session_timeout_ms(SESSION_MS).duration_s(300);
+    o.heartbeat_interval_ms = Some(1_000);
+    o.client_id = Some(label.to_string());
+    o.config.push(("max.poll.records".into(), "50".into()));
+    let mut cmd = cluster.ctl_command();
+    cmd.args(["java", &cluster.name, "LiveConsumer"]).args(o.args(&cluster.bootstrap)).args(["--process", "true"]);
+    cluster.spawn(format!("java:{label}"), cmd)
+}
+
+fn produce(cluster: &Cluster, topic: &str) {
+    let out = Command::new(example())
+        .args(["--bootstrap", &cluster.bootstrap, "--produce", topic, "--count", &BATCH.to_string()])
+        .output()
+        .expect("run the producer");
+    assert!(out.status.success(), "produce: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn processed(members: &[&Member]) -> BTreeSet<(i32, i64)> {
+    members
+        .iter()
+        .flat_map(|m| m.events())
+        .filter(|e| e.event == "processed")
+        .filter_map(|e| Some((e.raw["partition"].as_i64()? as i32, e.raw["offset"].as_i64()?)))
+        .collect()
+}
+
+/// Every `processed` line falls in an ownership of its partition by that member; committed
+/// offsets of one ownership never go back.
+fn check_member(log: &MemberLog, topic: &str) -> Result<(), String> {
+    let mut owned: BTreeSet<TopicPartition> = BTreeSet::new();
+    let mut last_commit: BTreeMap<i32, i64> = BTreeMap::new();
+    for e in &log.events {
+        if let Some(o) = &e.owned {
+            for (t, p) in o.difference(&owned) {
+                if t == topic {
+                    // A new ownership starts: its commits start afresh.
+                    last_commit.remove(p);
+                }
+            }
+            owned = o.clone();
+        }
+        match e.event.as_str() {
+            "processed" => {
+                let p = e.raw["partition"].as_i64().unwrap_or(-1) as i32;
+                if !owned.contains(&(topic.to_string(), p)) {
+                    return Err(format!("{} processed {topic}-{p} without owning it: {}", log.member, e.raw));
+                }
+            }
+            "committed" => {
+                for c in e.raw["offsets"].as_array().into_iter().flatten() {
+                    let (p, o) = (c["partition"].as_i64().unwrap_or(-1) as i32, c["offset"].as_i64().unwrap_or(-1));
+                    if let Some(&before) = last_commit.get(&p) {
+                        if o < before {
+                            return Err(format!(
+                                "{}: commit of {topic}-{p} went back from {before} to {o}",
+                                log.member
+                            ));
+                        }
+                    }
+                    last_commit.insert(p, o);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The group's committed offsets, as a new member of the group is told them on `assigned`.
+fn committed_offsets(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    let mut probe = rskafka(cluster, "probe", group, topic);
+    probe.wait_event("assigned", Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}\n{}", probe.diagnostics()));
+    let assigned = probe.events().into_iter().find(|e| e.event == "assigned").expect("assigned");
+    let _ = probe.terminate(Duration::from_secs(30));
+    assigned.raw["committed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| Some((c["partition"].as_i64()? as i32, c["offset"].as_i64()?)))
+        .collect()
+}
+
+fn run(cluster: Cluster) {
+    let topic = live::unique_name("commit-consumer");
+    let group = format!("{topic}-g");
+    cluster.create_topic(&topic, PARTITIONS);
+    let started = Instant::now();
+    let wait_all = |members: &[&Member], batches: u32, what: &str| {
+        let want = i64::from(PARTITIONS) * i64::from(BATCH * batches);
+        let deadline = Instant::now() + DRAIN;
+        while (processed(members).len() as i64) < want {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} of {want} records processed after {DRAIN:?}",
+                processed(members).len()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+
+    produce(&cluster, &topic);
+    let mut r1 = rskafka(&cluster, "r1", &group, &topic);
+    let mut j1 = java(&cluster, "j1", &group, &topic);
+    wait_all(&[&r1, &j1], 1, "two members");
+
+    // Scale out: a second consumer on our member joins.
+    produce(&cluster, &topic);
+    let mut r2 = rskafka(&cluster, "r2", &group, &topic);
+    r2.wait_event("assigned", Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}\n{}", r2.diagnostics()));
+    produce(&cluster, &topic);
+    wait_all(&[&r1, &j1, &r2], 3, "scale-out");
+
+    // SIGKILL one of ours: its partitions move after its session expires.
+    r1.kill();
+    produce(&cluster, &topic);
+    wait_all(&[&r1, &j1, &r2], 4, "after the SIGKILL");
+
+    // Scale in: the Java member leaves (committing in its revocation).
+    j1.terminate(Duration::from_secs(40)).unwrap_or_else(|e| panic!("{e}"));
+    produce(&cluster, &topic);
+    wait_all(&[&r1, &j1, &r2], 5, "scale-in");
+    // Let r2 commit what it processed, then leave.
+    std::thread::sleep(Duration::from_secs(1));
+    r2.terminate(Duration::from_secs(40)).unwrap_or_else(|e| panic!("{e}"));
+
+    let logs = [r1.log(), j1.log(), r2.log()];
+    live::check_no_double_ownership(&logs).unwrap_or_else(|e| panic!("{e}\n{}", live::merged_lines(&logs)));
+    for log in &logs {
+        check_member(log, &topic).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let end = i64::from(BATCH * 5);
+    let committed = committed_offsets(&cluster, &group, &topic);
+    let expected: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, end)).collect();
+    assert_eq!(committed, expected, "{}: the group's committed offsets are the log-end offsets (lag 0)", cluster.name);
+    eprintln!("{}: {} records through scale-out, SIGKILL, scale-in in {:?}", cluster.name, end * 6, started.elapsed());
+}
+
+#[test]
+fn rskafka_and_java_consumers_share_a_group_and_commit_to_lag_zero_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39") {
+        run(cluster);
+    }
+}
+
+#[test]
+fn rskafka_and_java_consumers_share_a_group_and_commit_to_lag_zero_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        run(cluster);
+    }
+}
