@@ -270,7 +270,8 @@ impl Client {
     ) -> Result<Vec<(String, Result<GroupOffsets, ClientError>)>, ClientError> {
         let sent = self
             .call_retrying(&Target::Node(broker.node_id), deadline, |_| {
-                OffsetFetchRequest::default().with_topics(None).with_groups(
+                // The top-level topics stay at their default: v8+ carries them per group.
+                OffsetFetchRequest::default().with_groups(
                     batch
                         .iter()
                         .map(|g| {
