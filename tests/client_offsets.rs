@@ -3,6 +3,7 @@
 //! OffsetFetch, and every gap (group errors, partition errors, a leader that moved, a partition
 //! without a leader, an unknown topic, hostile counts and offsets) reported in its place while
 //! the rest is answered.
+#![allow(clippy::type_complexity)]
 
 mod client_support;
 
