@@ -13,7 +13,6 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=${KCP_LIVE_CACHE:-/tmp/kcp-live-cache}
 
 groups=1000 members=3 version=3.9.1 port_base=22080 runs=3
 while [ $# -gt 0 ]; do
@@ -46,15 +45,6 @@ KCP=$ROOT/target/release/kcp
 HOLDER=$ROOT/target/release/examples/hold_group_members
 
 "$HERE/kafka.sh" fetch
-tools=$CACHE/tools-$version
-if [ ! -f "$tools/.complete" ]; then
-  log "fetching kafka-tools $version (Maven Central)"
-  rm -rf "$tools"
-  mvn -q -B -Dstyle.color=never -f "$HERE/maven/tools-$version.pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$tools" >&2
-  touch "$tools/.complete"
-fi
-
 log "starting one Kafka $version broker on 127.0.0.1:$port_base"
 "$HERE/kafka.sh" start bench --version "$version" --port-base "$port_base" >&2
 bootstrap=127.0.0.1:$port_base
@@ -93,10 +83,8 @@ measure() {
     END { printf "%.3f %d\n", wall, rss }' "$KCP_LIVE_RUN/$name.time"
 }
 
-java_tool=(java -Xmx256M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
-  -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -cp "$tools/*"
-  org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
-  --bootstrap-server "$bootstrap" --describe --all-groups --members --verbose)
+# kafka.sh tool execs the JVM with kafka-run-class.sh's default options (so /usr/bin/time measures it)
+java_tool=("$HERE/kafka.sh" tool "$version" consumer-groups --bootstrap-server "$bootstrap" --describe --all-groups --members --verbose)
 one_group=$(printf 'bench-g-%05d' 0)
 
 declare -a rows
