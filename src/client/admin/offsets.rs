@@ -21,7 +21,9 @@ use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{BrokerId, GroupId, ListOffsetsRequest, OffsetFetchRequest, TopicName};
 use kafka_protocol::protocol::{Message, Request, StrBytes};
 
-use super::{opt_text, text, Broker, Client, ClientError, ClusterMetadata, Deadline, ErrorKind, Target};
+use super::{opt_text, text};
+use crate::client::send::is_connection_error;
+use crate::client::{Client, ClientError, Deadline, ErrorKind, Metadata as ClusterMetadata, Node as Broker, Target};
 use crate::TopicPartitions;
 
 /// The first OffsetFetch version that carries several groups in one request (KIP-709).
@@ -519,7 +521,7 @@ impl Client {
                     }
                     // The whole request failed: a leader that went away is a stale leader too.
                     Err(e) => {
-                        let again = !last_attempt && super::is_connection_error(&e) && !deadline.is_expired();
+                        let again = !last_attempt && is_connection_error(&e) && !deadline.is_expired();
                         for tp in partitions {
                             if again {
                                 retry.push((tp, spec));
@@ -576,7 +578,7 @@ impl Client {
                 "broker {leader} supports ListOffsets up to v{max}; {spec:?} with {isolation:?} needs v{needed}"
             )));
         }
-        let timeout_ms = i32::try_from(self.inner.config.request_timeout.as_millis()).unwrap_or(i32::MAX);
+        let timeout_ms = i32::try_from(self.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
         let sent = self
             .call_retrying(&target, deadline, |_| {
                 let mut topics: Vec<ListOffsetsTopic> = Vec::new();
