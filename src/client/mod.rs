@@ -65,6 +65,10 @@ mod versions;
 
 use bytes::Bytes;
 
+pub use admin::offsets::{
+    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
+    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
+};
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
@@ -78,10 +82,6 @@ pub use pool::Client;
 pub use types::{
     ClassicGroupDescription, ConsumerGroupDescription, Deadline, ListGroupsFilter, ListedGroup, Metadata, Node,
     PartitionMetadata, SendOptions, Sent, Target, TopicMetadata,
-};
-pub use admin::offsets::{
-    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
-    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
 
 /// Decodes one response frame (the bytes after its 4-byte size: the response header, then the

@@ -11,6 +11,7 @@ mod describe;
 mod join;
 mod json;
 mod list;
+mod offsets;
 mod table;
 mod topics;
 mod watch;
@@ -24,6 +25,7 @@ use kafka_consumer_protocol::inspect::watch::StormThreshold;
 use super::out::{note, Out};
 use super::text::clean;
 use super::{CliError, Format};
+use describe::Outcome;
 
 /// `kcp group`'s subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -91,6 +93,10 @@ pub struct DescribeArgs {
     /// Describe every group of the cluster.
     #[arg(long)]
     pub all_groups: bool,
+    /// Which log end the lag is measured to: the high watermark (read-uncommitted, Kafka's
+    /// tool's) or the last stable offset (read-committed).
+    #[arg(long, value_enum, default_value = "read-uncommitted")]
+    pub isolation: offsets::Isolation,
     /// Output format: the JSON contract, or a table per group.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -148,19 +154,20 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
         .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
     let client = Client::new(config).map_err(CliError::config)?;
     let timeout = Duration::from_millis(connection.timeout_ms);
-    let ok = runtime.block_on(async {
+    let outcome = runtime.block_on(async {
+        let ok = |ok: bool| if ok { Outcome::Complete } else { Outcome::Failed };
         match command {
-            GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| true),
+            GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| Outcome::Complete),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
-            GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await,
-            GroupCommand::Join(_) => Ok(true),
+            GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await.map(ok),
+            GroupCommand::Join(_) => Ok(Outcome::Complete),
         }
     })?;
     out.flush()?;
-    if ok {
-        Ok(())
-    } else {
-        Err(CliError::Reported)
+    match outcome {
+        Outcome::Complete => Ok(()),
+        Outcome::Failed => Err(CliError::Reported),
+        Outcome::Partial => Err(CliError::Partial),
     }
 }
 
