@@ -56,11 +56,17 @@ fn kcp(args: &[&str], limit: Duration) -> Run {
     Run { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
 
-/// `kafka.sh tool NAME ARGS...` (Kafka's own tool of the cluster's version).
+/// `kafka.sh tool NAME ARGS...` (Kafka's own tool of the cluster's version), with this
+/// checkout's kafka.sh (the cluster's own may predate `tool`).
 fn tool(cluster: &Cluster, args: &[&str]) -> String {
-    let mut full = vec!["tool", cluster.name.as_str()];
-    full.extend_from_slice(args);
-    cluster.ctl(&full, TOOL).unwrap_or_else(|e| panic!("{}: {e}", cluster.name))
+    let mut cmd = Command::new("bash");
+    cmd.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/live/kafka.sh"));
+    if let Some(run) = cluster.run_dir.parent() {
+        cmd.env("KCP_LIVE_RUN", run);
+    }
+    cmd.args(["tool", cluster.name.as_str()]).args(args);
+    live::member::run_bounded(cmd, TOOL)
+        .unwrap_or_else(|e| panic!("{}: kafka.sh tool {}: {e}", cluster.name, args.join(" ")))
 }
 
 /// Writes `records` records spread over the topic's partitions (small batches: the sticky
