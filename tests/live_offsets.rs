@@ -236,6 +236,35 @@ fn offsets_match_kafkas_tool(name: &str) {
         "{}",
         run.stdout
     );
+    // watch: the lag over time and, for the empty group's lagging partition that nothing
+    // commits, STOP once three samples agree.
+    let empty_lag = expected[&empty][&(topic.clone(), 2)].2.unwrap_or(0);
+    let run = kcp(
+        &[
+            "group",
+            "watch",
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--group",
+            &empty,
+            "--interval-ms",
+            "300",
+            "--duration-s",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lag = events.iter().find(|e| e["event"] == "lag").unwrap_or_else(|| panic!("no lag event: {}", run.stdout));
+    assert_eq!(lag["total"].as_i64(), Some(empty_lag), "{lag}");
+    if empty_lag > 0 {
+        assert!(
+            events.iter().any(|e| e["event"] == "lag_status" && e["partition"] == 2 && e["status"] == "STOP"),
+            "{}",
+            run.stdout
+        );
+    }
     for mut m in members {
         let _ = m.terminate(Duration::from_secs(30));
     }

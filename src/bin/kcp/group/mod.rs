@@ -119,6 +119,21 @@ pub struct WatchArgs {
     /// A rebalance storm is more than N rebalances within SECONDS.
     #[arg(long, value_name = "N/SECONDS", default_value = "5/60")]
     pub storm: StormThreshold,
+    /// Which log end the lag is measured to (see `describe`).
+    #[arg(long, value_enum, default_value = "read-uncommitted")]
+    pub isolation: offsets::Isolation,
+    /// Lag status: samples kept per partition (Burrow's intervals).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub lag_window: u64,
+    /// Lag status: samples needed before anything but OK or ERR is said.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub lag_min_samples: usize,
+    /// Lag status: lag at or below this is OK (Burrow's allowed-lag).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub allowed_lag: i64,
+    /// Lag status: a sample closer than this to the previous one replaces it (Burrow's min-distance).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub lag_min_distance_ms: u64,
 }
 
 impl GroupCommand {
