@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Prints `{"ready": N, "seconds": S}` once every group is formed, then holds until `--hold-s`
-//! passes or stdin closes.
+//! passes or stdin closes. With `--commit-offset N` each group's leader commits offset N for
+//! every partition of the topic (OffsetCommit with its generation and member id) once synced,
+//! so that the groups have committed offsets (the offsets benchmark).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,6 +38,7 @@ struct Options {
     prefix: String,
     session_timeout_ms: i32,
     hold: Duration,
+    commit_offset: Option<i64>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -49,6 +52,7 @@ fn parse() -> Result<Options, String> {
         prefix: "bench-g".into(),
         session_timeout_ms: 600_000,
         hold: Duration::from_secs(600),
+        commit_offset: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -64,6 +68,7 @@ fn parse() -> Result<Options, String> {
             "--prefix" => o.prefix = value()?,
             "--session-timeout-ms" => o.session_timeout_ms = number(value()?)? as i32,
             "--hold-s" => o.hold = Duration::from_secs(number(value()?)?),
+            "--commit-offset" => o.commit_offset = Some(number(value()?)? as i64),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -121,6 +126,39 @@ async fn sync(
         .send(&Target::AnyBroker, options, |v| sync_group_request(&request, v).expect("no static member"))
         .await?;
     Ok(from_sync_group_response(sent.response).error)
+}
+
+/// OffsetCommit of `offset` for every partition of the topic, as the member `joined` made.
+async fn commit(
+    client: &Client,
+    o: &Options,
+    group: &str,
+    joined: &JoinGroupResponse,
+    offset: i64,
+) -> Result<ErrorCode, ClientError> {
+    use kafka_consumer_protocol::client::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_consumer_protocol::client::messages::{GroupId, OffsetCommitRequest, TopicName};
+    use kafka_consumer_protocol::client::StrBytes;
+    let options = SendOptions::new(Deadline::after(Duration::from_secs(120)));
+    let target = Target::Coordinator(group.to_owned());
+    let sent = client
+        .send(&target, options, |_| {
+            let partitions = (0..o.partitions)
+                .map(|p| OffsetCommitRequestPartition::default().with_partition_index(p).with_committed_offset(offset))
+                .collect();
+            OffsetCommitRequest::default()
+                .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+                .with_generation_id_or_member_epoch(joined.generation_id)
+                .with_member_id(StrBytes::from_string(joined.member_id.clone()))
+                .with_topics(vec![OffsetCommitRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(o.topic.clone())))
+                    .with_partitions(partitions)])
+        })
+        .await?;
+    let code = sent.response.topics.iter().flat_map(|t| &t.partitions).map(|p| p.error_code).find(|&c| c != 0);
+    Ok(ErrorCode(code.unwrap_or(0)))
 }
 
 /// The leader's range-like assignment: partition p to member p mod n, in member-id order.
@@ -198,6 +236,13 @@ async fn member(
                 continue;
             }
             other => return Err(failed("SyncGroup", other)),
+        }
+        if let (true, Some(offset)) = (leader, o.commit_offset) {
+            match commit(client, o, group, &joined, offset).await? {
+                ErrorCode::NONE => {}
+                ErrorCode::REBALANCE_IN_PROGRESS | ErrorCode::ILLEGAL_GENERATION => continue,
+                other => return Err(failed("OffsetCommit", other)),
+            }
         }
         {
             // Count the members synced in this generation.

@@ -66,6 +66,10 @@ mod versions;
 use bytes::Bytes;
 
 pub use admin::BrokerConfig;
+pub use admin::offsets::{
+    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
+    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
+};
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,

@@ -5,7 +5,11 @@
 # holding many Stable classic groups, in the same run: wall time and peak RSS (/usr/bin/time -v).
 #
 #   tools/live/bench-describe.sh [--groups 1000] [--members 3] [--version 3.9.1|4.1.1]
-#                                [--port-base 22080] [--runs 3]
+#                                [--port-base 22080] [--runs 3] [--records 3000]
+#
+# Every group's leader commits offset 0 for every partition once it has synced, after --records
+# records were written to the topic, so that the offsets views (kcp's, and Kafka's default
+# --describe view, measured too) have committed offsets and lag to show.
 #
 # The groups are made by examples/hold_group_members.rs (JoinGroup + SyncGroup through the crate's
 # client layer, long session timeout, no heartbeats). Everything binds 127.0.0.1; the broker and
@@ -13,9 +17,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=${KCP_LIVE_CACHE:-/tmp/kcp-live-cache}
 
-groups=1000 members=3 version=3.9.1 port_base=22080 runs=3
+groups=1000 members=3 version=3.9.1 port_base=22080 runs=3 records=3000
 while [ $# -gt 0 ]; do
   case $1 in
     --groups) groups=$2; shift 2 ;;
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
     --version) version=$2; shift 2 ;;
     --port-base) port_base=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --records) records=$2; shift 2 ;;
     *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
@@ -46,19 +50,13 @@ KCP=$ROOT/target/release/kcp
 HOLDER=$ROOT/target/release/examples/hold_group_members
 
 "$HERE/kafka.sh" fetch
-tools=$CACHE/tools-$version
-if [ ! -f "$tools/.complete" ]; then
-  log "fetching kafka-tools $version (Maven Central)"
-  rm -rf "$tools"
-  mvn -q -B -Dstyle.color=never -f "$HERE/maven/tools-$version.pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$tools" >&2
-  touch "$tools/.complete"
-fi
-
 log "starting one Kafka $version broker on 127.0.0.1:$port_base"
 "$HERE/kafka.sh" start bench --version "$version" --port-base "$port_base" >&2
 bootstrap=127.0.0.1:$port_base
 "$HERE/kafka.sh" java bench LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
+log "writing $records records"
+"$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
+  --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
 
 # The first group request creates __consumer_offsets: wait until a coordinator answers.
 for _ in $(seq 1 120); do
@@ -70,7 +68,7 @@ log "forming $groups groups of $members members"
 fifo=$KCP_LIVE_RUN/holder.stdin
 mkfifo "$fifo"
 "$HOLDER" --bootstrap "$bootstrap" --topic bench --partitions "$members" --groups "$groups" --members "$members" \
-  --hold-s 1800 < "$fifo" > "$KCP_LIVE_RUN/holder.out" 2> "$KCP_LIVE_RUN/holder.err" &
+  --commit-offset 0 --hold-s 1800 < "$fifo" > "$KCP_LIVE_RUN/holder.out" 2> "$KCP_LIVE_RUN/holder.err" &
 holder_pid=$!
 exec 3> "$fifo"   # the holder runs until this closes
 for _ in $(seq 1 600); do
@@ -93,10 +91,10 @@ measure() {
     END { printf "%.3f %d\n", wall, rss }' "$KCP_LIVE_RUN/$name.time"
 }
 
-java_tool=(java -Xmx256M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
-  -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -cp "$tools/*"
-  org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
-  --bootstrap-server "$bootstrap" --describe --all-groups --members --verbose)
+# kafka.sh tool execs the JVM with kafka-run-class.sh's default options (so /usr/bin/time measures it)
+java_tool=("$HERE/kafka.sh" tool "$version" consumer-groups --bootstrap-server "$bootstrap" --describe --all-groups --members --verbose)
+# Kafka's default --describe view: the offsets (one OffsetFetch per group, one ListOffsets per member).
+java_offsets=("$HERE/kafka.sh" tool "$version" consumer-groups --bootstrap-server "$bootstrap" --describe --all-groups --timeout 60000)
 one_group=$(printf 'bench-g-%05d' 0)
 
 declare -a rows
@@ -104,17 +102,22 @@ for run in $(seq 1 "$runs"); do
   read -r kw kr < <(measure kcp-all "$KCP" group describe --bootstrap-server "$bootstrap" --all-groups)
   read -r ow or < <(measure kcp-one "$KCP" group describe --bootstrap-server "$bootstrap" --group "$one_group")
   read -r jw jr < <(measure kafka-all "${java_tool[@]}")
+  read -r qw qr < <(measure kafka-offsets "${java_offsets[@]}")
   described=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for g in d if g.get("state") == "Stable" and len(g["members"]) == int(sys.argv[2])))' \
     "$KCP_LIVE_RUN/kcp-all.out" "$members")
   java_members=$(grep -c "bench-g-" "$KCP_LIVE_RUN/kafka-all.out" || true)
-  rows+=("$run $kw $kr $ow $or $jw $jr $described $java_members")
+  offsets_rows=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for g in d for o in g.get("offsets", []) if o["committed_offset"] is not None and o["lag"] is not None))' \
+    "$KCP_LIVE_RUN/kcp-all.out")
+  java_offset_rows=$(awk '$1 ~ /^bench-g-/ && $4 ~ /^[0-9]+$/ {n++} END {print n+0}' "$KCP_LIVE_RUN/kafka-offsets.out")
+  rows+=("$run $kw $kr $ow $or $jw $jr $described $java_members $qw $qr $offsets_rows $java_offset_rows")
 done
 
 printf '\nKafka %s, 1 broker, %s groups x %s members (hold_group_members), %s runs\n\n' "$version" "$groups" "$members" "$runs"
-printf '| run | kcp --all-groups (s) | kcp peak RSS (MB) | kcp one group (s) | one group RSS (MB) | kafka-consumer-groups.sh (s) | its peak RSS (MB) | speed-up | groups kcp saw Stable | member lines Kafka printed |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| run | kcp --all-groups with offsets (s) | kcp peak RSS (MB) | kcp one group (s) | one group RSS (MB) | kafka-consumer-groups.sh --members --verbose (s) | its peak RSS (MB) | speed-up | kafka-consumer-groups.sh --describe, offsets (s) | its peak RSS (MB) | speed-up | groups kcp saw Stable | member lines Kafka printed | offset rows with lag, kcp | offset rows with lag, Kafka |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for row in "${rows[@]}"; do
-  read -r run kw kr ow or jw jr described java_members <<< "$row"
+  read -r run kw kr ow or jw jr described java_members qw qr kor jor <<< "$row"
   awk -v run="$run" -v kw="$kw" -v kr="$kr" -v ow="$ow" -v or="$or" -v jw="$jw" -v jr="$jr" -v d="$described" -v jm="$java_members" \
-    'BEGIN { printf "| %s | %.2f | %.1f | %.2f | %.1f | %.2f | %.1f | %.1fx | %s | %s |\n", run, kw, kr / 1024, ow, or / 1024, jw, jr / 1024, (kw > 0 ? jw / kw : 0), d, jm }'
+    -v qw="$qw" -v qr="$qr" -v kor="$kor" -v jor="$jor" \
+    'BEGIN { printf "| %s | %.2f | %.1f | %.2f | %.1f | %.2f | %.1f | %.1fx | %.2f | %.1f | %.1fx | %s | %s | %s | %s |\n", run, kw, kr / 1024, ow, or / 1024, jw, jr / 1024, (kw > 0 ? jw / kw : 0), qw, qr / 1024, (kw > 0 ? qw / kw : 0), d, jm, kor, jor }'
 done

@@ -12,6 +12,8 @@
 #   kafka.sh status
 #   kafka.sh java NAME CLASS ARGS...                 # exec kcp.live.CLASS against the cluster's version
 #   kafka.sh rdkafka NAME ARGS...                    # exec rdkafka_consumer.py
+#   kafka.sh tool NAME|VERSION TOOL ARGS...          # exec one of Kafka's own command-line tools
+#                                                    # (consumer-groups, dump-log, get-offsets or a class)
 #
 # Every broker binds 127.0.0.1 only; every wait is bounded. State lives in ${KCP_LIVE_RUN}/NAME,
 # jars and the venv in ${KCP_LIVE_CACHE}. Client processes started through `java`/`rdkafka` (or
@@ -29,7 +31,7 @@ BROKER_HEAP=${KCP_LIVE_BROKER_HEAP:-512m}
 
 log() { echo "[kafka.sh $(date -u +%H:%M:%S)] $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 known_version() {
   local v
@@ -41,16 +43,28 @@ known_version() {
 # The cache is shared by every checkout on the machine: fetch holds a lock, finished directories are
 # never removed, and our Java classes live in a directory named after their sources' hash, so
 # checkouts with different sources do not recompile over each other's classes.
-fetch_maven() {  # fetch_maven POM-NAME: copy its runtime dependencies into $CACHE/POM-NAME once
-  local name=$1 dest=$CACHE/$1 tmp
+# Maven 3.8 writes ANSI colour resets (ESC[0m) even with -B; jansi.strip=true turns them off there,
+# style.color=never on Maven 3.9+, and the sed removes whatever escape sequence is left, so that a
+# fetch log read in a file or CI has none.
+strip_ansi() { sed -u 's/\x1b\[[0-9;?]*[A-Za-z]//g'; }
+
+fetch_maven() {  # fetch_maven POM-NAME [DIR]: copy its runtime dependencies into $CACHE/DIR once
+  local name=$1 dest=$CACHE/${2:-$1} tmp
   [ -f "$dest/.complete" ] && return 0
   log "fetching $name (Maven Central)"
   tmp=$(mktemp -d "$CACHE/.tmp-$name.XXXXXX")
-  mvn -q -B -Dstyle.color=never -f "$HERE/maven/$name.pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-    -DoutputDirectory="$tmp" >&2
+  if ! MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.strip=true" mvn -q -B -Dstyle.color=never -f "$HERE/maven/$name.pom.xml" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 | strip_ansi >&2; then
+    rm -rf "$tmp"
+    die "maven failed for $name"
+  fi
   touch "$tmp/.complete"
   rm -rf "$dest" && mv "$tmp" "$dest"
 }
+
+# Kafka's command-line tools (kafka-tools and kafka_2.13 with one SLF4J binding) live in a directory
+# named after their pom's hash: an older tools-V directory (another binding) is never reused.
+tools_dir() { echo "$CACHE/tools-$1-$(sha256sum < "$HERE/maven/tools-$1.pom.xml" | cut -c1-12)"; }
 
 java_stamp() { cat "$HERE"/java/*.java | sha256sum | cut -c1-16; }
 classes_dir() { echo "$CACHE/classes-$1-$(java_stamp)"; }  # classes_dir VERSION
@@ -76,7 +90,8 @@ fetch_venv() {
   log "installing confluent-kafka==$CONFLUENT_KAFKA_VERSION (PyPI) into $CACHE/venv"
   rm -rf "$CACHE/venv"
   python3 -m venv "$CACHE/venv"
-  "$CACHE/venv/bin/pip" install -q --disable-pip-version-check "confluent-kafka==$CONFLUENT_KAFKA_VERSION" >&2
+  "$CACHE/venv/bin/pip" install -q --disable-pip-version-check --progress-bar off --no-color \
+    "confluent-kafka==$CONFLUENT_KAFKA_VERSION" 2>&1 | strip_ansi >&2 || die "pip install confluent-kafka failed"
 }
 
 cmd_fetch() {
@@ -93,6 +108,7 @@ cmd_fetch() {
   for v in "${VERSIONS[@]}"; do
     fetch_maven "broker-$v"
     fetch_maven "clients-$v"
+    fetch_maven "tools-$v" "$(basename "$(tools_dir "$v")")"
     compile_java "$v"
   done
   fetch_venv
@@ -605,6 +621,45 @@ cmd_rdkafka() {  # rdkafka NAME ARGS...
   exec "$CACHE/venv/bin/python" -u "$HERE/rdkafka_consumer.py" "$@"
 }
 
+# tool NAME|VERSION TOOL ARGS...: one of Kafka's own command-line tools, as its kafka-*.sh script runs
+# it (kafka-run-class.sh's JVM options unless KCP_LIVE_TOOL_JAVA_OPTS is set), with the classpath of
+# `fetch`'s tools-VERSION directory (one SLF4J binding, slf4j-simple at WARN on stderr, as the
+# distribution's tools-log4j configuration). NAME: a cluster started here (its version is used).
+tool_class() {
+  case $1 in
+    consumer-groups | kafka-consumer-groups | kafka-consumer-groups.sh)
+      echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+    dump-log | kafka-dump-log | kafka-dump-log.sh) echo kafka.tools.DumpLogSegments ;;
+    get-offsets | kafka-get-offsets | kafka-get-offsets.sh) echo org.apache.kafka.tools.GetOffsetShell ;;
+    topics | kafka-topics | kafka-topics.sh) echo org.apache.kafka.tools.TopicCommand ;;
+    console-consumer | kafka-console-consumer | kafka-console-consumer.sh)
+      echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+    *.*) echo "$1" ;;
+    *) die "tool '$1': consumer-groups, dump-log, get-offsets, topics, console-consumer or a class name" ;;
+  esac
+}
+
+cmd_tool() {
+  [ $# -ge 2 ] || usage
+  local target=$1 class version dir
+  class=$(tool_class "$2")
+  shift 2
+  if known_version "$target"; then
+    version=$target
+  else
+    valid_name "$target"
+    version=$(cat "$RUN/$target/version" 2>/dev/null) || die "'$target' is neither a version (${VERSIONS[*]}) nor a cluster started under $RUN"
+  fi
+  dir=$(tools_dir "$version")
+  [ -f "$dir/.complete" ] || die "Kafka $version's tools are not fetched: run tools/live/kafka.sh fetch"
+  local opts=(-Xmx256M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
+  # shellcheck disable=SC2206
+  [ -n "${KCP_LIVE_TOOL_JAVA_OPTS:-}" ] && opts=($KCP_LIVE_TOOL_JAVA_OPTS)
+  exec java "${opts[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \
+    -cp "$dir/*" "$class" "$@"
+}
+
 # ---------------------------------------------------------------- main
 [ $# -ge 1 ] || usage
 sub=$1; shift
@@ -619,6 +674,7 @@ case $sub in
   status) cmd_status "$@" ;;
   java) cmd_java "$@" ;;
   rdkafka) cmd_rdkafka "$@" ;;
+  tool) cmd_tool "$@" ;;
   -h | --help | help) usage ;;
   *) usage ;;
 esac

@@ -53,6 +53,9 @@ pub enum CliError {
     Output(WriteFailed),
     /// The command failed and has already said why (exit 1, nothing more to print).
     Reported,
+    /// The command printed its whole answer, but with gaps it reported where they are (exit 3,
+    /// nothing more to print): `kcp group describe`'s offsets.
+    Partial,
 }
 
 impl From<WriteFailed> for CliError {
@@ -103,6 +106,7 @@ impl CliError {
     fn json(&self) -> serde_json::Value {
         match self {
             CliError::Reported => json!({"error": {"kind": "reported"}}),
+            CliError::Partial => json!({"error": {"kind": "partial"}}),
             CliError::Decode(e) => shapes::decode_error_json(e),
             CliError::Input(m) | CliError::Usage(m) => {
                 json!({"error": {"kind": "invalid_input", "offset": null, "field": null, "message": m}})
@@ -121,7 +125,7 @@ impl CliError {
             CliError::Config(m) => m.clone(),
             CliError::Client(e) => format!("{}: {}", e.kind(), text::clean(e.message())),
             CliError::Output(e) => format!("cannot write the output: {}", e.0),
-            CliError::Reported => String::new(),
+            CliError::Reported | CliError::Partial => String::new(),
         }
     }
 }
@@ -184,6 +188,7 @@ pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> Ex
     let (reported, status) = match error {
         CliError::Output(e) => (Err(e), 0),
         CliError::Reported => (Ok(()), 1),
+        CliError::Partial => (Ok(()), 3),
         CliError::Usage(_) | CliError::Config(_) => {
             out::note(&format!("kcp: {}", error.line()));
             return ExitCode::from(2);

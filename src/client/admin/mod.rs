@@ -8,6 +8,7 @@ pub use configs::BrokerConfig;
 mod coordinators;
 mod groups;
 mod metadata;
+pub(crate) mod offsets;
 
 use super::StrBytes;
 

@@ -13,6 +13,7 @@ use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
 use super::json::{classic_json, consumer_json};
+use super::offsets::{add_to_group, offsets_table, Offsets};
 use super::table::text_of_group;
 use super::topics::Topics;
 use super::DescribeArgs;
@@ -46,15 +47,12 @@ struct GroupOutput {
     text: String,
 }
 
-/// One group's output, or its error as JSON and as a line for stderr.
-type Rendered = Result<GroupOutput, (Value, String)>;
-
 pub(super) async fn describe(
     client: Client,
     args: &DescribeArgs,
     timeout: Duration,
     out: &mut Out,
-) -> Result<bool, CliError> {
+) -> Result<Outcome, CliError> {
     let deadline = Deadline::after(timeout);
     let mut wanted: Vec<(String, Kind)> = Vec::new();
     if args.all_groups {
@@ -75,28 +73,20 @@ pub(super) async fn describe(
     let topics = Arc::new(Topics::new());
     let format = args.format;
 
-    // An ordered window of tasks: results are written in the order asked while later chunks
-    // are already being described.
+    // Phase 1: describe every group, chunk by chunk, a few chunks in flight.
     let mut chunks = wanted.chunks(CHUNK).map(<[_]>::to_vec).collect::<VecDeque<_>>();
-    let mut running: VecDeque<tokio::task::JoinHandle<Result<Vec<Rendered>, ClientError>>> = VecDeque::new();
-    let mut all_ok = true;
-    let mut first = true;
-    let mut tables_written = 0usize;
-    if as_array && format == Format::Json {
-        out.text("[")?;
-    }
+    let mut running: VecDeque<tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>> = VecDeque::new();
+    let mut found: Vec<Found> = Vec::with_capacity(wanted.len());
     let mut fatal = None;
     loop {
         while running.len() < IN_FLIGHT {
             let Some(chunk) = chunks.pop_front() else { break };
             let (client, topics) = (client.clone(), topics.clone());
-            running.push_back(tokio::spawn(
-                async move { describe_chunk(&client, &topics, chunk, deadline, format).await },
-            ));
+            running.push_back(tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await }));
         }
         let Some(next) = running.pop_front() else { break };
-        let rendered = match next.await {
-            Ok(Ok(rendered)) => rendered,
+        match next.await {
+            Ok(Ok(described)) => found.extend(described),
             Ok(Err(e)) => {
                 fatal = Some(e);
                 break;
@@ -105,10 +95,44 @@ pub(super) async fn describe(
                 fatal = Some(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")));
                 break;
             }
-        };
-        for group in rendered {
+        }
+    }
+    for task in running {
+        task.abort();
+    }
+
+    // Phase 2: the offsets of every described group in one go: one OffsetFetch per coordinator,
+    // one ListOffsets per leader and offset kind, whatever the number of groups and partitions.
+    let offsets = if fatal.is_none() {
+        let described: Vec<(&str, &Described)> =
+            found.iter().filter_map(|f| Some((f.name.as_str(), f.result.as_ref()?.as_ref().ok()?))).collect();
+        match Offsets::fetch(&client, &described, args.isolation, deadline).await {
+            Ok(offsets) => Some(offsets),
+            Err(e) => {
+                fatal = Some(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    // Phase 3: render in the order asked.
+    let mut all_ok = true;
+    let mut partial = false;
+    let mut first = true;
+    let mut tables_written = 0usize;
+    if as_array && format == Format::Json {
+        out.text("[")?;
+    }
+    if let Some(offsets) = &offsets {
+        for f in &found {
+            let group = render(f, &topics, offsets, format);
             let (value, text) = match group {
-                Ok(GroupOutput { json, text }) => (json, text),
+                Ok((GroupOutput { json, text }, gap)) => {
+                    partial |= gap;
+                    (json, text)
+                }
                 Err((value, line)) => {
                     all_ok = false;
                     (value, line)
@@ -134,36 +158,91 @@ pub(super) async fn describe(
                 }
             }
             first = false;
+            out.flush()?;
         }
-        out.flush()?;
-    }
-    for task in running {
-        task.abort();
     }
     if let Some(e) = fatal {
         if as_array && format == Format::Json {
             out.text(if first { "\n" } else { ",\n" })?;
             out.text(&serde_json::to_string_pretty(&client_error_json(&e)).map_err(WriteFailed::from)?)?;
             out.text("\n]\n")?;
-            return Ok(false);
+            return Ok(Outcome::Failed);
         }
         return Err(CliError::Client(e));
     }
     if as_array && format == Format::Json {
         out.text(if first { "]\n" } else { "\n]\n" })?;
     }
-    Ok(all_ok)
+    Ok(if !all_ok {
+        Outcome::Failed
+    } else if partial {
+        Outcome::Partial
+    } else {
+        Outcome::Complete
+    })
 }
 
-/// Describes one chunk of groups (each kind with its API, every coordinator in parallel),
-/// fetches the metadata of their topics, inspects and renders them, in the chunk's order.
+/// How `describe` ended: exit status 0, 1 (a group could not be described) or 3 (every group
+/// was described but a gap in its offsets was reported).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Outcome {
+    Complete,
+    Failed,
+    Partial,
+}
+
+/// One group as phase 1 left it: described, failed, or not answered.
+struct Found {
+    name: String,
+    result: Option<Result<Described, ClientError>>,
+    metadata: Arc<ClusterMetadata>,
+}
+
+/// One group's output (and whether its offsets have gaps), or its error as JSON and as a
+/// line for stderr.
+fn render(
+    f: &Found,
+    _topics: &Topics,
+    offsets: &Offsets,
+    format: Format,
+) -> Result<(GroupOutput, bool), (Value, String)> {
+    let name = &f.name;
+    match &f.result {
+        Some(Ok(described)) => {
+            let view = offsets.group_json(name, described);
+            let (mut json, extra) = match described {
+                Described::Classic(g) => classic_json(g, &f.metadata),
+                Described::Consumer(g) => (consumer_json(g, &f.metadata), Vec::new()),
+            };
+            add_to_group(&mut json, &view);
+            let text = if format == Format::Text {
+                format!("{}{}", text_of_group(&json, &extra), offsets_table(&json))
+            } else {
+                String::new()
+            };
+            Ok((GroupOutput { json, text }, view.partial))
+        }
+        Some(Err(e)) => {
+            let mut v = client_error_json(e);
+            v["group_id"] = Value::String(name.clone());
+            let line = format!("kcp: group {}: {}: {}", clean(name), e.kind(), clean(e.message()));
+            Err((json!({"group_id": name, "error": v["error"]}), line))
+        }
+        None => Err((
+            json!({"group_id": name, "error": {"kind": "protocol", "message": "the cluster answered nothing for this group"}}),
+            format!("kcp: group {}: protocol: the cluster answered nothing for this group", clean(name)),
+        )),
+    }
+}
+
+/// Describes one chunk of groups (each kind with its API, every coordinator in parallel) and
+/// fetches the metadata of their topics, in the chunk's order.
 async fn describe_chunk(
     client: &Client,
     topics: &Topics,
     chunk: Vec<(String, Kind)>,
     deadline: Deadline,
-    format: Format,
-) -> Result<Vec<Rendered>, ClientError> {
+) -> Result<Vec<Found>, ClientError> {
     let mut found: HashMap<String, Result<Described, ClientError>> = HashMap::new();
     let classic: Vec<&str> = chunk.iter().filter(|(_, k)| *k != Kind::Consumer).map(|(g, _)| g.as_str()).collect();
     let mut consumer: Vec<&str> = chunk.iter().filter(|(_, k)| *k == Kind::Consumer).map(|(g, _)| g.as_str()).collect();
@@ -200,36 +279,19 @@ async fn describe_chunk(
     for described in found.values().flatten() {
         topic_names(described, &mut names);
     }
-    let metadata =
-        if names.is_empty() { ClusterMetadata::default() } else { topics.get(client, names, deadline).await? };
+    let metadata = Arc::new(if names.is_empty() {
+        ClusterMetadata::default()
+    } else {
+        topics.get(client, names, deadline).await?
+    });
 
-    let mut rendered = Vec::with_capacity(chunk.len());
-    for (name, _) in &chunk {
-        let value = match found.remove(name) {
-            Some(Ok(Described::Classic(g))) => {
-                let (json, extra) = classic_json(&g, &metadata);
-                let text = if format == Format::Text { text_of_group(&json, &extra) } else { String::new() };
-                Ok(GroupOutput { json, text })
-            }
-            Some(Ok(Described::Consumer(g))) => {
-                let json = consumer_json(&g, &metadata);
-                let text = if format == Format::Text { text_of_group(&json, &[]) } else { String::new() };
-                Ok(GroupOutput { json, text })
-            }
-            Some(Err(e)) => {
-                let mut v = client_error_json(&e);
-                v["group_id"] = Value::String(name.clone());
-                let line = format!("kcp: group {}: {}: {}", clean(name), e.kind(), clean(e.message()));
-                Err((json!({"group_id": name, "error": v["error"]}), line))
-            }
-            None => Err((
-                json!({"group_id": name, "error": {"kind": "protocol", "message": "the cluster answered nothing for this group"}}),
-                format!("kcp: group {}: protocol: the cluster answered nothing for this group", clean(name)),
-            )),
-        };
-        rendered.push(value);
-    }
-    Ok(rendered)
+    Ok(chunk
+        .into_iter()
+        .map(|(name, _)| {
+            let result = found.remove(&name);
+            Found { name, result, metadata: metadata.clone() }
+        })
+        .collect())
 }
 
 /// The topics a described group's members subscribe to, claim or are assigned.

@@ -11,6 +11,7 @@ mod describe;
 mod join;
 mod json;
 mod list;
+mod offsets;
 mod table;
 mod topics;
 mod upgrade_check;
@@ -25,6 +26,7 @@ use kafka_consumer_protocol::inspect::watch::StormThreshold;
 use super::out::{note, Out};
 use super::text::clean;
 use super::{CliError, Format};
+use describe::Outcome;
 
 /// `kcp group`'s subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -101,6 +103,10 @@ pub struct DescribeArgs {
     /// Describe every group of the cluster.
     #[arg(long)]
     pub all_groups: bool,
+    /// Which log end the lag is measured to: the high watermark (read-uncommitted, Kafka's
+    /// tool's) or the last stable offset (read-committed).
+    #[arg(long, value_enum, default_value = "read-uncommitted")]
+    pub isolation: offsets::Isolation,
     /// Output format: the JSON contract, or a table per group.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -123,6 +129,21 @@ pub struct WatchArgs {
     /// A rebalance storm is more than N rebalances within SECONDS.
     #[arg(long, value_name = "N/SECONDS", default_value = "5/60")]
     pub storm: StormThreshold,
+    /// Which log end the lag is measured to (see `describe`).
+    #[arg(long, value_enum, default_value = "read-uncommitted")]
+    pub isolation: offsets::Isolation,
+    /// Lag status: samples kept per partition (Burrow's intervals).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub lag_window: u64,
+    /// Lag status: samples needed before anything but OK or ERR is said.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub lag_min_samples: usize,
+    /// Lag status: lag at or below this is OK (Burrow's allowed-lag).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub allowed_lag: i64,
+    /// Lag status: a sample closer than this to the previous one replaces it (Burrow's min-distance).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub lag_min_distance_ms: u64,
 }
 
 impl GroupCommand {
@@ -160,20 +181,21 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
         .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
     let client = Client::new(config).map_err(CliError::config)?;
     let timeout = Duration::from_millis(connection.timeout_ms);
-    let ok = runtime.block_on(async {
+    let outcome = runtime.block_on(async {
+        let ok = |ok: bool| if ok { Outcome::Complete } else { Outcome::Failed };
         match command {
-            GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| true),
+            GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| Outcome::Complete),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
-            GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await,
-            GroupCommand::UpgradeCheck(a) => upgrade_check::upgrade_check(&client, a, timeout, out).await,
-            GroupCommand::Join(_) => Ok(true),
+            GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await.map(ok),
+            GroupCommand::UpgradeCheck(a) => upgrade_check::upgrade_check(&client, a, timeout, out).await.map(ok),
+            GroupCommand::Join(_) => Ok(Outcome::Complete),
         }
     })?;
     out.flush()?;
-    if ok {
-        Ok(())
-    } else {
-        Err(CliError::Reported)
+    match outcome {
+        Outcome::Complete => Ok(()),
+        Outcome::Failed => Err(CliError::Reported),
+        Outcome::Partial => Err(CliError::Partial),
     }
 }
 

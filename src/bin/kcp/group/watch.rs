@@ -4,12 +4,14 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
+use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagRules, LagSample};
 use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, Watcher};
 use kafka_consumer_protocol::inspect::{inspect_classic, inspect_consumer};
 use serde_json::{json, Value};
 
 use super::describe::{topic_names, Described};
 use super::json::{diagnostic_json, groups_json};
+use super::offsets::{GroupOffsetsJson, Offsets};
 use super::topics::Topics;
 use super::WatchArgs;
 use crate::out::Out;
@@ -62,19 +64,21 @@ async fn poll(
     group: &str,
     prefer_consumer: &mut bool,
     deadline: Deadline,
-) -> Result<Snapshot, ClientError> {
+) -> Result<(Snapshot, Option<Described>), ClientError> {
     let names = [group];
     for attempt in 0..2 {
         let consumer = *prefer_consumer ^ (attempt == 1);
         if consumer {
             match client.describe_consumer_groups(&names, deadline).await?.pop() {
                 Some(Ok(g)) => {
+                    let described = Described::Consumer(g);
                     let mut set = BTreeSet::new();
-                    topic_names(&Described::Consumer(g.clone()), &mut set);
+                    topic_names(&described, &mut set);
                     let metadata = topics.get(client, set, deadline).await?;
+                    let Described::Consumer(g) = &described else { unreachable!() };
                     let report = inspect_consumer(&g.group, &metadata);
                     *prefer_consumer = true;
-                    return Ok(Snapshot::from_consumer(&g.group, &report.diagnostics));
+                    return Ok((Snapshot::from_consumer(&g.group, &report.diagnostics), Some(described)));
                 }
                 Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
                 Some(Err(e)) => return Err(e),
@@ -83,19 +87,68 @@ async fn poll(
         } else {
             match client.describe_groups(&names, deadline).await?.pop() {
                 Some(Ok(g)) if !(g.group.state == "Dead" && g.group.members.is_empty()) => {
+                    let described = Described::Classic(g);
                     let mut set = BTreeSet::new();
-                    topic_names(&Described::Classic(g.clone()), &mut set);
+                    topic_names(&described, &mut set);
                     let metadata = topics.get(client, set, deadline).await?;
+                    let Described::Classic(g) = &described else { unreachable!() };
                     let report = inspect_classic(&g.group, &metadata);
                     *prefer_consumer = false;
-                    return Ok(Snapshot::from_classic(&g.group, &report));
+                    return Ok((Snapshot::from_classic(&g.group, &report), Some(described)));
                 }
                 Some(Err(e)) if e.kind() != ErrorKind::NotFound => return Err(e),
                 _ => continue,
             }
         }
     }
-    Ok(Snapshot { state: "Dead".into(), ..Snapshot::default() })
+    Ok((Snapshot { state: "Dead".into(), ..Snapshot::default() }, None))
+}
+
+/// The lag events of one poll: `lag` when the group's lag totals changed, then one
+/// `lag_status` per partition (and for the group, without topic) whose status changed.
+fn lag_events(
+    ts: &str,
+    group: &str,
+    view: &GroupOffsetsJson,
+    last_lag: &mut Option<Value>,
+    evaluator: &mut LagEvaluator,
+    now_ms: u64,
+) -> Vec<Value> {
+    let mut events = Vec::new();
+    if last_lag.as_ref() != Some(&view.lag) {
+        let mut v = json!({"ts": ts, "group_id": group, "event": "lag"});
+        for key in ["total", "by_topic", "by_member", "isolation"] {
+            v[key] = view.lag[key].clone();
+        }
+        events.push(v);
+        *last_lag = Some(view.lag.clone());
+    }
+    let gaps: BTreeSet<(String, i64)> = view
+        .offsets
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| !o["error"].is_null())
+        .filter_map(|o| Some((o["topic"].as_str()?.to_owned(), o["partition"].as_i64()?)))
+        .collect();
+    let samples = view.report.offsets.iter().map(|o| {
+        let mut sample = LagSample::from_offsets(now_ms, o);
+        sample.error |= gaps.contains(&(o.topic.clone(), i64::from(o.partition)));
+        ((o.topic.clone(), o.partition), sample)
+    });
+    for change in evaluator.observe(now_ms, samples.collect::<Vec<_>>()) {
+        events.push(json!({
+            "ts": ts,
+            "group_id": group,
+            "event": "lag_status",
+            "topic": change.topic,
+            "partition": change.partition,
+            "status": change.to.map(|s| s.as_str()),
+            "previous": change.from.map(|s| s.as_str()),
+            "lag": change.lag,
+        }));
+    }
+    events
 }
 
 /// Errors after which polling again cannot help.
@@ -116,6 +169,13 @@ pub(super) async fn watch(
     let interval = Duration::from_millis(args.interval_ms);
     let mut prefer_consumer = false;
     let mut any_success = false;
+    let mut evaluator = LagEvaluator::new(LagRules {
+        window: usize::try_from(args.lag_window).unwrap_or(10),
+        min_samples: args.lag_min_samples,
+        allowed_lag: args.allowed_lag,
+        min_distance_ms: args.lag_min_distance_ms,
+    });
+    let mut last_lag: Option<Value> = None;
     loop {
         let poll_started = Instant::now();
         let deadline = match end {
@@ -123,12 +183,30 @@ pub(super) async fn watch(
             None => Deadline::after(timeout),
         };
         match poll(client, &topics, &args.group, &mut prefer_consumer, deadline).await {
-            Ok(snapshot) => {
+            Ok((snapshot, described)) => {
                 any_success = true;
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let ts = now_ts();
                 for event in watcher.observe(now_ms, snapshot) {
                     out.json_line(&event_json(&ts, &args.group, &event))?;
+                }
+                if let Some(described) = described {
+                    let fetched = Offsets::fetch(client, &[(&args.group, &described)], args.isolation, deadline).await;
+                    match fetched {
+                        Ok(offsets) => {
+                            let view = offsets.group_json(&args.group, &described);
+                            for v in lag_events(&ts, &args.group, &view, &mut last_lag, &mut evaluator, now_ms) {
+                                out.json_line(&v)?;
+                            }
+                        }
+                        Err(e) if is_fatal(&e) => return Err(CliError::Client(e)),
+                        Err(e) => {
+                            let v = client_error_json(&e);
+                            out.json_line(
+                                &json!({"ts": ts, "group_id": args.group, "event": "error", "error": v["error"]}),
+                            )?;
+                        }
+                    }
                 }
             }
             Err(e) if is_fatal(&e) => return Err(CliError::Client(e)),
