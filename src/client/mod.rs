@@ -52,6 +52,7 @@ mod properties;
 mod sasl;
 mod tls;
 mod versions;
+mod writes;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -71,6 +72,7 @@ pub use config::{
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
+pub use writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 /// `kafka-protocol`'s request and response messages, for [`Client::send`].
 pub use kafka_protocol::messages;
 /// `kafka-protocol`'s string type, which its messages use.
