@@ -187,6 +187,24 @@ static OFFSET_DELETE_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&OFFSET
 static OFFSET_DELETE: Schema = plain(&[all(I16), all(I32), all(Ty::Array(&OFFSET_DELETE_TOPIC))]);
 static DELETED_GROUP: Schema = plain(&[all(Ty::Str), all(I16)]);
 static DELETE_GROUPS: Schema = plain(&[all(I32), all(Ty::Array(&DELETED_GROUP))]);
+// OffsetFetch (flexible from v6; groups batched from v8; topic ids from v10).
+static OFFSET_FETCH_PARTITION: Schema = plain(&[all(I32), all(I64), since(5, I32), all(Ty::Str), all(I16)]);
+static OFFSET_FETCH_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&OFFSET_FETCH_PARTITION))]);
+static OFFSET_FETCH_GROUP_PARTITION: Schema = plain(&[all(I32), all(I64), all(I32), all(Ty::Str), all(I16)]);
+static OFFSET_FETCH_GROUP_TOPIC: Schema =
+    plain(&[range(0, 9, Ty::Str), since(10, UUID), all(Ty::Array(&OFFSET_FETCH_GROUP_PARTITION))]);
+static OFFSET_FETCH_GROUP: Schema = plain(&[all(Ty::Str), all(Ty::Array(&OFFSET_FETCH_GROUP_TOPIC)), all(I16)]);
+static OFFSET_FETCH: Schema = plain(&[
+    since(3, I32),
+    range(0, 7, Ty::Array(&OFFSET_FETCH_TOPIC)),
+    range(2, 7, I16),
+    since(8, Ty::Array(&OFFSET_FETCH_GROUP)),
+]);
+
+// ListOffsets (flexible from v6; kafka-protocol decodes v1+).
+static LIST_OFFSETS_PARTITION: Schema = plain(&[all(I32), all(I16), all(I64), all(I64), since(4, I32)]);
+static LIST_OFFSETS_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&LIST_OFFSETS_PARTITION))]);
+static LIST_OFFSETS: Schema = plain(&[since(2, I32), all(Ty::Array(&LIST_OFFSETS_TOPIC))]);
 
 // SASL.
 static SASL_HANDSHAKE: Schema = plain(&[all(I16), all(Ty::StrArray)]);
@@ -196,8 +214,10 @@ static SASL_AUTHENTICATE: Schema = plain(&[all(I16), all(Ty::Str), all(Ty::Bytes
 /// checks.
 fn response_schema(api_key: i16) -> Option<(&'static Schema, i16)> {
     Some(match api_key {
+        2 => (&LIST_OFFSETS, 6),
         3 => (&METADATA, 9),
         8 => (&OFFSET_COMMIT, 8),
+        9 => (&OFFSET_FETCH, 6),
         10 => (&FIND_COORDINATOR, 3),
         11 => (&JOIN_GROUP, 6),
         12 => (&HEARTBEAT, 4),
@@ -604,6 +624,46 @@ mod tests {
         // A hostile topic count: OffsetDelete v0, error 0, throttle 0, then 2^31-1 topics.
         let body = [0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff];
         assert!(check_response(47, 0, &body).unwrap_err().contains("exceeds"));
+    fn offset_fetch_and_list_offsets() {
+        use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+        use kafka_protocol::messages::offset_fetch_response::*;
+        accepts_every_version(9, |v| {
+            if v >= 8 {
+                let p = OffsetFetchResponsePartitions::default()
+                    .with_partition_index(1)
+                    .with_committed_offset(42)
+                    .with_metadata(Some(s("m")));
+                let mut t = OffsetFetchResponseTopics::default().with_partitions(vec![p.clone(), p]);
+                if v <= 9 {
+                    t.name = TopicName(s("orders"));
+                }
+                let g =
+                    OffsetFetchResponseGroup::default().with_group_id(GroupId(s("g"))).with_topics(vec![t.clone(), t]);
+                OffsetFetchResponse::default().with_groups(vec![g.clone(), g])
+            } else {
+                let p = OffsetFetchResponsePartition::default()
+                    .with_partition_index(1)
+                    .with_committed_offset(42)
+                    .with_metadata(Some(s("m")));
+                let t = OffsetFetchResponseTopic::default()
+                    .with_name(TopicName(s("orders")))
+                    .with_partitions(vec![p.clone(), p]);
+                OffsetFetchResponse::default().with_topics(vec![t.clone(), t])
+            }
+        });
+        accepts_every_version(2, |_| {
+            let p = ListOffsetsPartitionResponse::default().with_partition_index(3).with_offset(7);
+            let t = ListOffsetsTopicResponse::default()
+                .with_name(TopicName(s("orders")))
+                .with_partitions(vec![p.clone(), p]);
+            ListOffsetsResponse::default().with_topics(vec![t.clone(), t])
+        });
+        // A hostile partition count: ListOffsets v1, one topic "t", then 2^31-1 partitions.
+        let body = [0, 0, 0, 1, 0, 1, b't', 0x7f, 0xff, 0xff, 0xff];
+        assert!(check_response(2, 1, &body).unwrap_err().contains("exceeds"));
+        // OffsetFetch v8: throttle, then a varint count of 2^28 groups.
+        let body = [0, 0, 0, 0, 0x81, 0x80, 0x80, 0x80, 0x01];
+        assert!(check_response(9, 8, &body).unwrap_err().contains("exceeds"));
     }
 
     #[test]

@@ -48,6 +48,7 @@ mod conn;
 mod error;
 mod guard;
 pub mod member;
+mod offsets;
 mod properties;
 mod sasl;
 mod tls;
@@ -77,6 +78,10 @@ pub use writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 pub use kafka_protocol::messages;
 /// `kafka-protocol`'s string type, which its messages use.
 pub use kafka_protocol::protocol::StrBytes;
+pub use offsets::{
+    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
+    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
+};
 
 use conn::Connection;
 use error::{code_name, is_retriable_group_code};
