@@ -624,6 +624,9 @@ mod tests {
         // A hostile topic count: OffsetDelete v0, error 0, throttle 0, then 2^31-1 topics.
         let body = [0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff];
         assert!(check_response(47, 0, &body).unwrap_err().contains("exceeds"));
+    }
+
+    #[test]
     fn offset_fetch_and_list_offsets() {
         use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
         use kafka_protocol::messages::offset_fetch_response::*;
