@@ -21,7 +21,8 @@ use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{BrokerId, GroupId, ListOffsetsRequest, OffsetFetchRequest, TopicName};
 use kafka_protocol::protocol::{Message, Request, StrBytes};
 
-use super::{opt_text, text, Broker, Client, ClientError, ClusterMetadata, Deadline, ErrorKind, Target};
+use super::{opt_text, text};
+use crate::client::{Client, ClientError, Deadline, ErrorKind, Metadata, Node, Target};
 use crate::TopicPartitions;
 
 /// The first OffsetFetch version that carries several groups in one request (KIP-709).
@@ -60,7 +61,7 @@ pub struct GroupOffsets {
     /// does not exist (or was deleted) has none: Kafka answers it like an empty group.
     pub offsets: Vec<CommittedOffset>,
     /// The coordinator that answered.
-    pub coordinator: Broker,
+    pub coordinator: Node,
     /// The OffsetFetch version used.
     pub version: i16,
 }
@@ -220,7 +221,7 @@ impl Client {
 
     async fn offsets_on(
         &self,
-        broker: Broker,
+        broker: Node,
         batch: Vec<String>,
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<GroupOffsets, ClientError>)>, ClientError> {
@@ -264,13 +265,14 @@ impl Client {
 
     async fn offsets_batched(
         &self,
-        broker: &Broker,
+        broker: &Node,
         batch: &[String],
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<GroupOffsets, ClientError>)>, ClientError> {
         let sent = self
             .call_retrying(&Target::Node(broker.node_id), deadline, |_| {
-                OffsetFetchRequest::default().with_topics(None).with_groups(
+                // The top-level topics stay at their default: v8+ carries them per group.
+                OffsetFetchRequest::default().with_groups(
                     batch
                         .iter()
                         .map(|g| {
@@ -317,7 +319,7 @@ impl Client {
 
     async fn offsets_single(
         &self,
-        broker: &Broker,
+        broker: &Node,
         group: &str,
         deadline: Deadline,
     ) -> Result<GroupOffsets, ClientError> {
@@ -450,7 +452,7 @@ impl Client {
     /// the order of `specs`.
     async fn list_offsets_with(
         &self,
-        mut metadata: ClusterMetadata,
+        mut metadata: Metadata,
         wanted: &BTreeSet<Tp>,
         specs: &[OffsetSpec],
         isolation: IsolationLevel,
@@ -518,7 +520,7 @@ impl Client {
                     }
                     // The whole request failed: a leader that went away is a stale leader too.
                     Err(e) => {
-                        let again = !last_attempt && super::is_connection_error(&e) && !deadline.is_expired();
+                        let again = !last_attempt && crate::client::send::is_connection_error(&e) && !deadline.is_expired();
                         for tp in partitions {
                             if again {
                                 retry.push((tp, spec));
@@ -688,7 +690,7 @@ fn committed_offset(
     }
 }
 
-fn group_offsets(group_id: String, mut offsets: Vec<CommittedOffset>, broker: &Broker, version: i16) -> GroupOffsets {
+fn group_offsets(group_id: String, mut offsets: Vec<CommittedOffset>, broker: &Node, version: i16) -> GroupOffsets {
     offsets.sort_by(|a, b| (a.topic.as_str(), a.partition).cmp(&(b.topic.as_str(), b.partition)));
     offsets.dedup_by(|a, b| a.topic == b.topic && a.partition == b.partition);
     GroupOffsets { group_id, offsets, coordinator: broker.clone(), version }

@@ -22,8 +22,10 @@ use kafka_protocol::messages::{
     DeleteGroupsRequest, GroupId, OffsetCommitRequest, OffsetDeleteRequest, TopicName,
 };
 
-use super::error::is_retriable_group_code;
-use super::{text, Backoff, Broker, Client, ClientError, Deadline, StrBytes, Target};
+use super::text;
+use crate::client::error::is_retriable_group_code;
+use crate::client::send::Backoff;
+use crate::client::{Client, ClientError, Deadline, Node, StrBytes, Target};
 use crate::TopicPartitions;
 
 /// The generation an administrator's OffsetCommit carries: no generation (Java's
@@ -345,7 +347,7 @@ impl Client {
 
     async fn delete_groups_on(
         &self,
-        broker: Broker,
+        broker: Node,
         batch: Vec<String>,
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<(), ClientError>)>, ClientError> {
