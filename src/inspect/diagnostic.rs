@@ -34,6 +34,12 @@ pub enum DiagnosticKind {
     ThirdPartyDefect,
     /// userData that is not the built-in assignor's format (a custom assignor's state).
     CustomUserData,
+    /// Partitions with lag that no member owns or is about to own: nothing works the lag off
+    /// (the group is empty, or the topic is no longer subscribed).
+    LagWithoutOwner,
+    /// A committed offset beyond the log end or before the log start: a consumer that resumes
+    /// there resets by `auto.offset.reset`.
+    OffsetOutOfRange,
 }
 
 impl DiagnosticKind {
@@ -50,6 +56,8 @@ impl DiagnosticKind {
             DiagnosticKind::UndecodablePayload => "undecodable_payload",
             DiagnosticKind::ThirdPartyDefect => "third_party_defect",
             DiagnosticKind::CustomUserData => "custom_user_data",
+            DiagnosticKind::LagWithoutOwner => "lag_without_owner",
+            DiagnosticKind::OffsetOutOfRange => "offset_out_of_range",
         }
     }
 }

@@ -57,6 +57,8 @@
 mod classic;
 mod consumer;
 mod diagnostic;
+pub mod lag;
+pub mod offsets;
 mod partitions;
 pub mod watch;
 

@@ -1,0 +1,379 @@
+//! Lag status over time, evaluated the way Burrow evaluates it: over a sliding window of
+//! samples per partition, a status per partition and the worst of them for the group. No I/O:
+//! the caller samples (each `kcp group watch` poll is one sample) and feeds
+//! [`LagEvaluator::observe`].
+//!
+//! # Rules
+//!
+//! A partition's window holds its last [`LagRules::window`] samples (committed offset, log end,
+//! whether a member owns it). A sample taken less than [`LagRules::min_distance_ms`] after the
+//! previous one replaces it rather than being added, so a fast poll does not shrink the time the
+//! window covers. With lag = log end - committed offset, the latest sample decides, in order:
+//!
+//! 1. **ERR**: the latest sample could not be read (the committed offset or the log end is a
+//!    gap).
+//! 2. No status (`None`): nothing is committed for the partition; it is not evaluated.
+//! 3. **OK**: the lag is at most [`LagRules::allowed_lag`], or the window has fewer than
+//!    [`LagRules::min_samples`] samples (not enough to say more).
+//! 4. **REWIND**: the committed offset is below one seen earlier in the window.
+//! 5. If the lag was above the allowed lag in every sample of the window:
+//!    - the committed offset did not move across the window: **STOP** when no member owns the
+//!      partition (nothing will commit it), **STALL** when a member owns it (a consumer that
+//!      is alive but stuck);
+//!    - **WARN** when the lag never decreased from one sample to the next (the consumer falls
+//!      behind).
+//! 6. **OK** otherwise.
+//!
+//! The group's status is the worst of its partitions' in the order OK < WARN < ERR < STOP <
+//! STALL < REWIND (Burrow's codes); OK when no partition is evaluated.
+//!
+//! # Where this differs from Burrow, on purpose
+//!
+//! Burrow reads every commit from `__consumer_offsets`, so it sees a consumer committing the
+//! same offset again, and calls STOP a partition whose last commit is older than the window it
+//! covers. An admin client sees committed offsets only by polling (OffsetFetch says nothing of
+//! when or how often the offset was committed), so an offset that does not move is told apart by
+//! ownership instead: STOP without an owner, STALL with one. Burrow also caps a group's status
+//! at ERR; here the group keeps the worst partition's status, which says more.
+//!
+//! ```
+//! use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagRules, LagSample, LagStatus};
+//!
+//! let mut evaluator = LagEvaluator::new(LagRules { min_samples: 3, ..LagRules::default() });
+//! // The consumer owns orders-0 but its committed offset stays at 10 while the log grows.
+//! for (at, end) in [(0, 20), (1_000, 30), (2_000, 40)] {
+//!     let sample = LagSample { at_ms: at, committed: Some(10), log_end: Some(end), owned: true, error: false };
+//!     evaluator.observe(at, [(("orders".to_string(), 0), sample)]);
+//! }
+//! assert_eq!(evaluator.status("orders", 0), Some(LagStatus::Stall));
+//! assert_eq!(evaluator.group_status(), LagStatus::Stall);
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use super::offsets::PartitionOffsets;
+
+/// A lag status (Burrow's names and severity order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LagStatus {
+    /// Keeping up.
+    Ok,
+    /// The lag grew over the whole window.
+    Warn,
+    /// The offsets could not be read.
+    Err,
+    /// Commits stopped: the committed offset does not move and no member owns the partition.
+    Stop,
+    /// The committed offset does not move while a member owns the partition and lag > 0.
+    Stall,
+    /// The committed offset went back.
+    Rewind,
+}
+
+impl LagStatus {
+    /// `OK`, `WARN`, `ERR`, `STOP`, `STALL` or `REWIND`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LagStatus::Ok => "OK",
+            LagStatus::Warn => "WARN",
+            LagStatus::Err => "ERR",
+            LagStatus::Stop => "STOP",
+            LagStatus::Stall => "STALL",
+            LagStatus::Rewind => "REWIND",
+        }
+    }
+}
+
+impl fmt::Display for LagStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The evaluator's settings (see the module's rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagRules {
+    /// Samples kept per partition (Burrow's `intervals`; default 10, at least 1).
+    pub window: usize,
+    /// Samples needed before anything but OK or ERR is said (default 3).
+    pub min_samples: usize,
+    /// Lag at or below this is OK (Burrow's `allowed-lag`; default 0).
+    pub allowed_lag: i64,
+    /// A sample closer than this to the previous one replaces it (Burrow's `min-distance`;
+    /// default 0: every sample counts).
+    pub min_distance_ms: u64,
+}
+
+impl Default for LagRules {
+    fn default() -> Self {
+        LagRules { window: 10, min_samples: 3, allowed_lag: 0, min_distance_ms: 0 }
+    }
+}
+
+/// One observation of a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagSample {
+    /// When it was taken, in milliseconds on any monotonic clock.
+    pub at_ms: u64,
+    /// The committed offset (`None`: nothing committed).
+    pub committed: Option<i64>,
+    /// The log-end offset (`None`: unknown).
+    pub log_end: Option<i64>,
+    /// Whether a member owns the partition (or is about to).
+    pub owned: bool,
+    /// Whether the committed offset or the log end could not be read.
+    pub error: bool,
+}
+
+impl LagSample {
+    /// The sample of one row of the offsets view; a committed offset without a log end is an
+    /// error (the log end was a gap).
+    pub fn from_offsets(at_ms: u64, o: &PartitionOffsets) -> Self {
+        LagSample {
+            at_ms,
+            committed: o.committed_offset,
+            log_end: o.log_end_offset,
+            owned: o.owner.is_some() || o.pending_to.is_some(),
+            error: o.committed_offset.is_some() && o.log_end_offset.is_none(),
+        }
+    }
+
+    fn lag(&self) -> Option<i64> {
+        self.committed.zip(self.log_end).map(|(c, e)| e.saturating_sub(c))
+    }
+}
+
+/// A change of status ([`LagEvaluator::observe`]): of one partition, or of the group (no topic).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LagStatusChange {
+    /// The topic, for a partition's change.
+    pub topic: Option<String>,
+    /// The partition, for a partition's change.
+    pub partition: Option<i32>,
+    /// The status before (`None`: not evaluated, or not seen before).
+    pub from: Option<LagStatus>,
+    /// The status now (`None`: not evaluated, or gone).
+    pub to: Option<LagStatus>,
+    /// The partition's lag now (the group's total for a group change).
+    pub lag: Option<i64>,
+}
+
+/// The partition key.
+type Key = (String, i32);
+
+/// Keeps each partition's window and status.
+#[derive(Clone, Debug, Default)]
+pub struct LagEvaluator {
+    rules: LagRules,
+    windows: BTreeMap<Key, VecDeque<LagSample>>,
+    statuses: BTreeMap<Key, Option<LagStatus>>,
+    group: Option<LagStatus>,
+}
+
+impl LagEvaluator {
+    /// An evaluator with `rules` (a window of 0 counts as 1).
+    pub fn new(mut rules: LagRules) -> Self {
+        rules.window = rules.window.max(1);
+        LagEvaluator { rules, ..LagEvaluator::default() }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> LagRules {
+        self.rules
+    }
+
+    /// Adds one sample per partition taken at `at_ms` (partitions absent from it are
+    /// forgotten), re-evaluates, and returns the changes: partitions first, in (topic,
+    /// partition) order, then the group's. The first observation reports every evaluated
+    /// partition and the group as changed from `None`.
+    pub fn observe(&mut self, at_ms: u64, samples: impl IntoIterator<Item = (Key, LagSample)>) -> Vec<LagStatusChange> {
+        let mut seen: BTreeMap<Key, LagSample> = samples.into_iter().collect();
+        self.windows.retain(|k, _| seen.contains_key(k));
+        for (key, sample) in &mut seen {
+            sample.at_ms = at_ms;
+            let window = self.windows.entry(key.clone()).or_default();
+            match window.back() {
+                Some(last) if at_ms.saturating_sub(last.at_ms) < self.rules.min_distance_ms => {
+                    window.pop_back();
+                }
+                _ => {}
+            }
+            window.push_back(*sample);
+            while window.len() > self.rules.window {
+                window.pop_front();
+            }
+        }
+        let mut changes = Vec::new();
+        let mut statuses = BTreeMap::new();
+        let mut total: Option<i64> = None;
+        for (key, window) in &self.windows {
+            let status = evaluate(&self.rules, window);
+            let before = self.statuses.get(key).copied().flatten();
+            let lag = window.back().and_then(LagSample::lag);
+            if let Some(l) = lag {
+                total = Some(total.unwrap_or(0).saturating_add(l));
+            }
+            if before != status || !self.statuses.contains_key(key) && status.is_some() {
+                changes.push(LagStatusChange {
+                    topic: Some(key.0.clone()),
+                    partition: Some(key.1),
+                    from: before,
+                    to: status,
+                    lag,
+                });
+            }
+            statuses.insert(key.clone(), status);
+        }
+        for (key, before) in &self.statuses {
+            if before.is_some() && !statuses.contains_key(key) {
+                changes.push(LagStatusChange {
+                    topic: Some(key.0.clone()),
+                    partition: Some(key.1),
+                    from: *before,
+                    to: None,
+                    lag: None,
+                });
+            }
+        }
+        changes.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        self.statuses = statuses;
+        let group = self.group_status();
+        if self.group != Some(group) {
+            changes.push(LagStatusChange {
+                topic: None,
+                partition: None,
+                from: self.group,
+                to: Some(group),
+                lag: total,
+            });
+            self.group = Some(group);
+        }
+        changes
+    }
+
+    /// A partition's status (`None`: not evaluated or unknown).
+    pub fn status(&self, topic: &str, partition: i32) -> Option<LagStatus> {
+        self.statuses.get(&(topic.to_owned(), partition)).copied().flatten()
+    }
+
+    /// Every partition's status, in (topic, partition) order.
+    pub fn statuses(&self) -> impl Iterator<Item = (&str, i32, Option<LagStatus>)> {
+        self.statuses.iter().map(|((t, p), s)| (t.as_str(), *p, *s))
+    }
+
+    /// The group's status: the worst partition's, OK when none is evaluated.
+    pub fn group_status(&self) -> LagStatus {
+        self.statuses.values().flatten().copied().max().unwrap_or(LagStatus::Ok)
+    }
+}
+
+/// One partition's status from its window (oldest sample first), by the module's rules.
+pub fn evaluate(rules: &LagRules, window: &VecDeque<LagSample>) -> Option<LagStatus> {
+    let last = window.back()?;
+    if last.error {
+        return Some(LagStatus::Err);
+    }
+    let (committed, lag) = (last.committed?, last.lag()?);
+    if lag <= rules.allowed_lag || window.len() < rules.min_samples.max(1) {
+        return Some(LagStatus::Ok);
+    }
+    let readable: Vec<&LagSample> = window.iter().filter(|s| !s.error && s.committed.is_some()).collect();
+    if readable.iter().any(|s| s.committed.is_some_and(|c| c > committed)) {
+        return Some(LagStatus::Rewind);
+    }
+    let lags: Vec<i64> = readable.iter().filter_map(|s| s.lag()).collect();
+    let never_ok = lags.iter().all(|&l| l > rules.allowed_lag);
+    if !never_ok {
+        return Some(LagStatus::Ok);
+    }
+    if readable.iter().all(|s| s.committed == Some(committed)) {
+        return Some(if last.owned { LagStatus::Stall } else { LagStatus::Stop });
+    }
+    if lags.windows(2).all(|w| w[1] >= w[0]) {
+        return Some(LagStatus::Warn);
+    }
+    Some(LagStatus::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(committed: i64, end: i64, owned: bool) -> LagSample {
+        LagSample { at_ms: 0, committed: Some(committed), log_end: Some(end), owned, error: false }
+    }
+
+    fn run(rules: LagRules, samples: &[LagSample]) -> Option<LagStatus> {
+        let mut e = LagEvaluator::new(rules);
+        for (i, sample) in samples.iter().enumerate() {
+            e.observe(i as u64 * 1_000, [(("t".to_string(), 0), *sample)]);
+        }
+        e.status("t", 0)
+    }
+
+    #[test]
+    fn each_rule() {
+        let r = LagRules::default();
+        assert_eq!(run(r, &[s(10, 10, true), s(20, 20, true), s(30, 30, true)]), Some(LagStatus::Ok));
+        assert_eq!(run(r, &[s(10, 15, true), s(20, 30, true), s(30, 50, true)]), Some(LagStatus::Warn));
+        assert_eq!(run(r, &[s(10, 15, true), s(10, 30, true), s(10, 50, true)]), Some(LagStatus::Stall));
+        assert_eq!(run(r, &[s(10, 15, false), s(10, 30, false), s(10, 30, false)]), Some(LagStatus::Stop));
+        assert_eq!(run(r, &[s(10, 15, true), s(30, 40, true), s(5, 50, true)]), Some(LagStatus::Rewind));
+        // Lag that went down once in the window is being worked off.
+        assert_eq!(run(r, &[s(10, 30, true), s(25, 35, true), s(26, 50, true)]), Some(LagStatus::Ok));
+        // Too few samples to judge.
+        assert_eq!(run(r, &[s(10, 15, true), s(10, 30, true)]), Some(LagStatus::Ok));
+        let unreadable = LagSample { log_end: None, error: true, ..s(10, 0, true) };
+        assert_eq!(run(r, &[s(10, 15, true), unreadable]), Some(LagStatus::Err));
+        let never = LagSample { committed: None, ..s(0, 40, true) };
+        assert_eq!(run(r, &[never, never, never]), None, "nothing committed: not evaluated");
+        // An allowed lag.
+        let lenient = LagRules { allowed_lag: 100, ..r };
+        assert_eq!(run(lenient, &[s(10, 15, true), s(10, 30, true), s(10, 50, true)]), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn the_window_slides() {
+        let r = LagRules { window: 3, ..LagRules::default() };
+        // A rewind leaves the window after three more samples.
+        let samples = [s(50, 60, true), s(10, 60, true), s(20, 60, true), s(30, 61, true), s(40, 62, true)];
+        assert_eq!(run(r, &samples[..3]), Some(LagStatus::Rewind));
+        assert_eq!(run(r, &samples), Some(LagStatus::Ok));
+        // min_distance: samples closer than 1.5 s replace each other, so three polls 1 s apart
+        // are two samples: too few to call a stall.
+        let merged = LagRules { min_distance_ms: 1_500, ..LagRules::default() };
+        assert_eq!(run(merged, &[s(10, 15, true), s(10, 30, true), s(10, 50, true)]), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn changes_are_reported_once() {
+        let mut e = LagEvaluator::new(LagRules::default());
+        let key = |p: i32| ("t".to_string(), p);
+        let first = e.observe(0, [(key(0), s(10, 10, true)), (key(1), s(5, 9, false))]);
+        let firsts: Vec<(Option<i32>, Option<LagStatus>, Option<LagStatus>)> =
+            first.iter().map(|c| (c.partition, c.from, c.to)).collect();
+        assert_eq!(
+            firsts,
+            [
+                (Some(0), None, Some(LagStatus::Ok)),
+                (Some(1), None, Some(LagStatus::Ok)),
+                (None, None, Some(LagStatus::Ok))
+            ]
+        );
+        assert_eq!(first[2].lag, Some(4));
+        assert!(e.observe(1_000, [(key(0), s(11, 11, true)), (key(1), s(5, 9, false))]).is_empty());
+        let third = e.observe(2_000, [(key(0), s(12, 12, true)), (key(1), s(5, 9, false))]);
+        let thirds: Vec<(Option<i32>, Option<LagStatus>, Option<LagStatus>)> =
+            third.iter().map(|c| (c.partition, c.from, c.to)).collect();
+        assert_eq!(
+            thirds,
+            [(Some(1), Some(LagStatus::Ok), Some(LagStatus::Stop)), (None, Some(LagStatus::Ok), Some(LagStatus::Stop))]
+        );
+        // A partition that goes away is reported gone; its window is dropped.
+        let fourth = e.observe(3_000, [(key(0), s(13, 13, true))]);
+        assert_eq!((fourth[0].partition, fourth[0].to), (Some(1), None));
+        assert_eq!(e.group_status(), LagStatus::Ok);
+        assert_eq!(e.windows.len(), 1);
+    }
+}
