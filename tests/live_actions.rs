@@ -75,6 +75,22 @@ fn kcp(cluster: &Cluster, args: &[&str]) -> Run {
     Run { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
 
+/// Kafka's tool, once more after a moment when it failed or printed an `Error:` (a 3.9.1
+/// admin client on a loaded machine sometimes answers "Failed to find brokers to send
+/// ListGroups" and still exits 0).
+fn kafka_tool(cluster: &Cluster, tool: &str, args: &[&str]) -> String {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match cluster.kafka_tool(tool, args) {
+            Ok(out) if !out.contains("Error:") => return out,
+            Ok(out) => last = out,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    panic!("{}: kafka.sh tool {tool} {}: {last}", cluster.name, args.join(" "));
+}
+
 /// Produces `records` records to `topic`, spread over its partitions (Kafka's
 /// ProducerPerformance with the round-robin partitioner).
 fn produce(cluster: &Cluster, topic: &str, records: u32) {
@@ -103,9 +119,7 @@ fn produce(cluster: &Cluster, topic: &str, records: u32) {
 
 /// Each partition's log-end offset, as Kafka's `kafka-get-offsets.sh` reports it.
 fn log_end_offsets(cluster: &Cluster, topic: &str) -> BTreeMap<i64, i64> {
-    let out = cluster
-        .kafka_tool("get-offsets", &["--bootstrap-server", &cluster.bootstrap, "--topic", topic])
-        .unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let out = kafka_tool(cluster, "get-offsets", &["--bootstrap-server", &cluster.bootstrap, "--topic", topic]);
     out.lines()
         .filter_map(|l| {
             let mut f = l.trim().rsplitn(3, ':');
@@ -119,9 +133,11 @@ fn log_end_offsets(cluster: &Cluster, topic: &str) -> BTreeMap<i64, i64> {
 /// The group's committed offsets of `topic` as `kafka-consumer-groups.sh --describe --offsets`
 /// prints them (partition -> CURRENT-OFFSET; partitions without one are absent or `-`).
 fn kafka_committed(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i64, Option<i64>> {
-    let out = cluster
-        .kafka_tool("consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--describe", "--offsets", "--group", group])
-        .unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let out = kafka_tool(
+        cluster,
+        "consumer-groups",
+        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--offsets", "--group", group],
+    );
     out.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -133,16 +149,17 @@ fn kafka_committed(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i64,
         .collect()
 }
 
-/// Kafka's own `--reset-offsets ... --dry-run`: partition -> NEW-OFFSET.
+/// Kafka's own `--reset-offsets ... --dry-run`: partition -> NEW-OFFSET. Read as a stream of
+/// `GROUP TOPIC PARTITION NEW-OFFSET` tokens: 3.9.1 prints the rows without line breaks.
 fn kafka_reset_plan(cluster: &Cluster, group: &str, scope: &[&str]) -> BTreeMap<i64, i64> {
     let mut args = vec!["--bootstrap-server", &cluster.bootstrap, "--reset-offsets", "--dry-run", "--group", group];
     args.extend_from_slice(scope);
-    let out = cluster.kafka_tool("consumer-groups", &args).unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
-    out.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 4 && f[0] == group).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?))).flatten()
-        })
+    let out = kafka_tool(cluster, "consumer-groups", &args);
+    let tokens: Vec<&str> = out.split_whitespace().collect();
+    tokens
+        .windows(4)
+        .filter(|w| w[0] == group)
+        .filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?)))
         .collect()
 }
 
@@ -252,11 +269,11 @@ fn delete_offsets_and_group_on(name: &str) {
     assert_eq!(v["groups"][0]["group_id"], json!(group));
     assert_eq!(v["groups"][0]["committed_offsets"].as_array().unwrap().len(), 1);
     assert_eq!(v["groups"][0]["deleted"], json!(false));
-    let listed = cluster.kafka_tool("consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--list"]).unwrap();
+    let listed = kafka_tool(&cluster, "consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--list"]);
     assert!(listed.lines().any(|l| l.trim() == group), "{name}: the dry run deleted the group: {listed}");
     let v = kcp(&cluster, &["delete", "--group", &group, "--execute"]).ok();
     assert_eq!((v["groups"][0]["deleted"].clone(), v["groups"][0]["error"].clone()), (json!(true), Value::Null));
-    let listed = cluster.kafka_tool("consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--list"]).unwrap();
+    let listed = kafka_tool(&cluster, "consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--list"]);
     assert!(!listed.lines().any(|l| l.trim() == group), "{name}: Kafka's tool still lists the group: {listed}");
     // A group that does not exist: not_found, exit 1.
     let run = kcp(&cluster, &["delete", "--group", &group, "--execute"]);

@@ -1,19 +1,25 @@
-//! `kcp group list | describe | watch | join`: a running cluster's consumer groups, decoded.
+//! `kcp group list | describe | watch | join | reset-offsets | delete-offsets | delete`: a running
+//! cluster's consumer groups, decoded, and the actions that fix them.
 //!
 //! The network is `kafka_consumer_protocol::client`; the decoding and the diagnostics are
 //! `kafka_consumer_protocol::inspect`. This module holds the arguments and the client
 //! configuration and runs a subcommand; each subcommand has its file (`list`, `describe`,
-//! `watch`, `join`), `topics` the metadata cache they share, `json` the contract's objects and
+//! `watch`, `join`, `reset_offsets`, `delete_offsets`, `delete`; `writes` what the three write
+//! actions share), `topics` the metadata cache they share, `json` the contract's objects and
 //! `table` the text tables. Errors end the command through the binary's one exit policy
 //! (`crate::finish`).
 
+mod delete;
+mod delete_offsets;
 mod describe;
 mod join;
 mod json;
 mod list;
+mod reset_offsets;
 mod table;
 mod topics;
 mod watch;
+mod writes;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,6 +50,20 @@ pub enum GroupCommand {
     /// SIGINT or SIGTERM (a static member sends no LeaveGroup, as Java does). Exit status 1 after
     /// a fatal error (printed as an `error` event with `"fatal": true`).
     Join(JoinArgs),
+    /// Reset a group's committed offsets (to earliest, latest, a time, a shift, an offset or a
+    /// file), as kafka-consumer-groups.sh --reset-offsets; a dry run unless --execute.
+    ///
+    /// Refused (exit 1, error kind `active_group`, naming the members) while the group has
+    /// members. Prints every partition's offset before and after.
+    ResetOffsets(reset_offsets::ResetOffsetsArgs),
+    /// Delete a group's committed offsets of some partitions; a dry run unless --execute.
+    ///
+    /// Refused while the group has members. Prints every partition's offset before and after.
+    DeleteOffsets(delete_offsets::DeleteOffsetsArgs),
+    /// Delete groups and their committed offsets; a dry run unless --execute.
+    ///
+    /// Refused while any of the groups has members (nothing is deleted then).
+    Delete(delete::DeleteArgs),
 }
 
 /// `kcp group join`.
@@ -122,6 +142,9 @@ impl GroupCommand {
             GroupCommand::List(a) => a.format,
             GroupCommand::Describe(a) => a.format,
             GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
+            GroupCommand::ResetOffsets(a) => a.format,
+            GroupCommand::DeleteOffsets(a) => a.format,
+            GroupCommand::Delete(a) => a.format,
         }
     }
 }
@@ -134,6 +157,9 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
         GroupCommand::List(a) => &a.connection,
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
+        GroupCommand::ResetOffsets(a) => &a.connection,
+        GroupCommand::DeleteOffsets(a) => &a.connection,
+        GroupCommand::Delete(a) => &a.connection,
         // A member prints its own JSON lines and runs until it leaves; an error before it starts
         // is reported as `watch`'s are (the JSON form: `join` has no --format).
         GroupCommand::Join(a) => {
@@ -153,6 +179,9 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| true),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
             GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await,
+            GroupCommand::ResetOffsets(a) => reset_offsets::reset_offsets(&client, a, timeout, out).await,
+            GroupCommand::DeleteOffsets(a) => delete_offsets::delete_offsets(&client, a, timeout, out).await,
+            GroupCommand::Delete(a) => delete::delete(&client, a, timeout, out).await,
             GroupCommand::Join(_) => Ok(true),
         }
     })?;
