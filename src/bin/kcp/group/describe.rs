@@ -78,32 +78,34 @@ pub(super) async fn describe(
     // An ordered window of tasks: results are written in the order asked while later chunks
     // are already being described.
     let mut chunks = wanted.chunks(CHUNK).map(<[_]>::to_vec).collect::<VecDeque<_>>();
-    let mut running: VecDeque<tokio::task::JoinHandle<Result<Vec<Rendered>, ClientError>>> = VecDeque::new();
+    let mut running: VecDeque<(Vec<String>, tokio::task::JoinHandle<Result<Vec<Rendered>, ClientError>>)> =
+        VecDeque::new();
     let mut all_ok = true;
     let mut first = true;
     let mut tables_written = 0usize;
     if as_array && format == Format::Json {
         out.text("[")?;
     }
-    let mut fatal = None;
     loop {
         while running.len() < IN_FLIGHT {
             let Some(chunk) = chunks.pop_front() else { break };
+            let names: Vec<String> = chunk.iter().map(|(name, _)| name.clone()).collect();
             let (client, topics) = (client.clone(), topics.clone());
-            running.push_back(tokio::spawn(
-                async move { describe_chunk(&client, &topics, chunk, deadline, format).await },
+            running.push_back((
+                names,
+                tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline, format).await }),
             ));
         }
-        let Some(next) = running.pop_front() else { break };
+        let Some((names, next)) = running.pop_front() else { break };
+        // A chunk that failed as a whole (the deadline passed while finding its coordinators or
+        // its topics) still gives one entry per group, with the group id and the error: the
+        // array keeps its documented shape whatever the deadline cuts.
         let rendered = match next.await {
             Ok(Ok(rendered)) => rendered,
-            Ok(Err(e)) => {
-                fatal = Some(e);
-                break;
-            }
+            Ok(Err(e)) => names.iter().map(|name| group_error(name, &e)).collect(),
             Err(e) => {
-                fatal = Some(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")));
-                break;
+                let e = ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}"));
+                names.iter().map(|name| group_error(name, &e)).collect()
             }
         };
         for group in rendered {
@@ -137,22 +139,16 @@ pub(super) async fn describe(
         }
         out.flush()?;
     }
-    for task in running {
-        task.abort();
-    }
-    if let Some(e) = fatal {
-        if as_array && format == Format::Json {
-            out.text(if first { "\n" } else { ",\n" })?;
-            out.text(&serde_json::to_string_pretty(&client_error_json(&e)).map_err(WriteFailed::from)?)?;
-            out.text("\n]\n")?;
-            return Ok(false);
-        }
-        return Err(CliError::Client(e));
-    }
     if as_array && format == Format::Json {
         out.text(if first { "]\n" } else { "\n]\n" })?;
     }
     Ok(all_ok)
+}
+
+/// A group that could not be described: `{"group_id", "error"}` and the line for stderr.
+fn group_error(name: &str, e: &ClientError) -> Rendered {
+    let line = format!("kcp: group {}: {}: {}", clean(name), e.kind(), clean(e.message()));
+    Err((json!({"group_id": name, "error": client_error_json(e)["error"]}), line))
 }
 
 /// Describes one chunk of groups (each kind with its API, every coordinator in parallel),
@@ -216,12 +212,7 @@ async fn describe_chunk(
                 let text = if format == Format::Text { text_of_group(&json, &[]) } else { String::new() };
                 Ok(GroupOutput { json, text })
             }
-            Some(Err(e)) => {
-                let mut v = client_error_json(&e);
-                v["group_id"] = Value::String(name.clone());
-                let line = format!("kcp: group {}: {}: {}", clean(name), e.kind(), clean(e.message()));
-                Err((json!({"group_id": name, "error": v["error"]}), line))
-            }
+            Some(Err(e)) => group_error(name, &e),
             None => Err((
                 json!({"group_id": name, "error": {"kind": "protocol", "message": "the cluster answered nothing for this group"}}),
                 format!("kcp: group {}: protocol: the cluster answered nothing for this group", clean(name)),

@@ -84,7 +84,9 @@ pub struct ConnectionArgs {
     /// A Java-client properties file: security.protocol, sasl.*, ssl.* (PEM), client.id, ...
     #[arg(long, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
-    /// The command's overall deadline, in milliseconds (for `watch`: of each poll).
+    /// Deadline in milliseconds: of the whole command for list, describe, reset-offsets,
+    /// delete-offsets and delete; of each poll for watch; for join, of the first contact with
+    /// the cluster and of the leave (not of the run, which --duration-s or a signal ends).
     #[arg(long, value_name = "N", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
 }
@@ -133,6 +135,10 @@ pub struct WatchArgs {
     /// A rebalance storm is more than N rebalances within SECONDS.
     #[arg(long, value_name = "N/SECONDS", default_value = "5/60")]
     pub storm: StormThreshold,
+    /// Wait for a group that does not exist yet (without it, such a group is `not_found`,
+    /// exit 1, as `describe` says).
+    #[arg(long)]
+    pub wait_for_group: bool,
 }
 
 impl GroupCommand {

@@ -54,15 +54,14 @@ fn event_json(ts: &str, group: &str, event: &Event) -> Value {
     v
 }
 
-/// One poll of the watched group. A group that does not exist (yet) is a `Dead` snapshot
-/// without members, so the watch sees it appear.
+/// One poll of the watched group; `None` when no group has the id (not yet, or no longer).
 async fn poll(
     client: &Client,
     topics: &Topics,
     group: &str,
     prefer_consumer: &mut bool,
     deadline: Deadline,
-) -> Result<Snapshot, ClientError> {
+) -> Result<Option<Snapshot>, ClientError> {
     let names = [group];
     for attempt in 0..2 {
         let consumer = *prefer_consumer ^ (attempt == 1);
@@ -74,7 +73,7 @@ async fn poll(
                     let metadata = topics.get(client, set, deadline).await?;
                     let report = inspect_consumer(&g.group, &metadata);
                     *prefer_consumer = true;
-                    return Ok(Snapshot::from_consumer(&g.group, &report.diagnostics));
+                    return Ok(Some(Snapshot::from_consumer(&g.group, &report.diagnostics)));
                 }
                 Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
                 Some(Err(e)) => return Err(e),
@@ -88,14 +87,14 @@ async fn poll(
                     let metadata = topics.get(client, set, deadline).await?;
                     let report = inspect_classic(&g.group, &metadata);
                     *prefer_consumer = false;
-                    return Ok(Snapshot::from_classic(&g.group, &report));
+                    return Ok(Some(Snapshot::from_classic(&g.group, &report)));
                 }
                 Some(Err(e)) if e.kind() != ErrorKind::NotFound => return Err(e),
                 _ => continue,
             }
         }
     }
-    Ok(Snapshot { state: "Dead".into(), ..Snapshot::default() })
+    Ok(None)
 }
 
 /// Errors after which polling again cannot help.
@@ -116,6 +115,7 @@ pub(super) async fn watch(
     let interval = Duration::from_millis(args.interval_ms);
     let mut prefer_consumer = false;
     let mut any_success = false;
+    let mut seen = false;
     loop {
         let poll_started = Instant::now();
         let deadline = match end {
@@ -123,8 +123,22 @@ pub(super) async fn watch(
             None => Deadline::after(timeout),
         };
         match poll(client, &topics, &args.group, &mut prefer_consumer, deadline).await {
+            // A group that does not exist fails as `describe` fails, unless asked to wait for it.
+            Ok(None) if !seen && !args.wait_for_group => {
+                return Err(CliError::Client(ClientError::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "group '{}' does not exist: neither a classic nor a consumer group has this id \
+                         (pass --wait-for-group to watch for it)",
+                        args.group
+                    ),
+                )));
+            }
             Ok(snapshot) => {
                 any_success = true;
+                seen |= snapshot.is_some();
+                // A group that is gone (or not there yet) is a `Dead` snapshot without members.
+                let snapshot = snapshot.unwrap_or_else(|| Snapshot { state: "Dead".into(), ..Snapshot::default() });
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let ts = now_ts();
                 for event in watcher.observe(now_ms, snapshot) {
