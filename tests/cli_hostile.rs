@@ -575,12 +575,12 @@ fn write_action_usage_errors_exit_2_before_any_connection() {
     // Port 1 on loopback refuses connections: a usage error must be found before that matters.
     let base = ["group", "reset-offsets", "--bootstrap-server", "127.0.0.1:1", "--group", "g"];
     let cases: [&[&str]; 6] = [
-        &["--topic", "t"],                                          // no --to-*
-        &["--to-earliest"],                                         // no scope
-        &["--topic", "t", "--all-topics", "--to-earliest"],         // two scopes
-        &["--topic", "t", "--to-earliest", "--to-latest"],          // two targets
-        &["--topic", "t:x", "--to-earliest"],                       // a partition that is no number
-        &["--topic", "t", "--to-datetime", "yesterday"],            // not a time
+        &["--topic", "t"],                                  // no --to-*
+        &["--to-earliest"],                                 // no scope
+        &["--topic", "t", "--all-topics", "--to-earliest"], // two scopes
+        &["--topic", "t", "--to-earliest", "--to-latest"],  // two targets
+        &["--topic", "t:x", "--to-earliest"],               // a partition that is no number
+        &["--topic", "t", "--to-datetime", "yesterday"],    // not a time
     ];
     for extra in cases {
         let mut args = base.to_vec();
@@ -588,7 +588,8 @@ fn write_action_usage_errors_exit_2_before_any_connection() {
         let out = kcp(&args, None);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
     }
-    let out = kcp(&["group", "delete", "--bootstrap-server", "127.0.0.1:1", "--group", "g", "--execute", "--dry-run"], None);
+    let out =
+        kcp(&["group", "delete", "--bootstrap-server", "127.0.0.1:1", "--group", "g", "--execute", "--dry-run"], None);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = kcp(&["group", "delete-offsets", "--bootstrap-server", "127.0.0.1:1", "--group", "g"], None);
     assert_eq!(out.status.code(), Some(2), "--topic is required: {}", stderr(&out));

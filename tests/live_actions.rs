@@ -162,11 +162,7 @@ fn kafka_reset_plan(cluster: &Cluster, group: &str, scope: &[&str]) -> BTreeMap<
     args.extend_from_slice(scope);
     let out = kafka_tool(cluster, "consumer-groups", &args);
     let tokens: Vec<&str> = out.split_whitespace().collect();
-    tokens
-        .windows(4)
-        .filter(|w| w[0] == group)
-        .filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?)))
-        .collect()
+    tokens.windows(4).filter(|w| w[0] == group).filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?))).collect()
 }
 
 /// kcp's partitions as partition -> `key`.
@@ -186,9 +182,16 @@ fn reset_offsets_on(name: &str) {
 
     // A group that does not exist yet: --execute creates it with these offsets.
     let v = kcp(&cluster, &["reset-offsets", "--group", &group, "--topic", &topic, "--to-earliest", "--execute"]).ok();
-    assert_eq!((v["action"].clone(), v["executed"].clone(), v["type"].clone()), (json!("reset_offsets"), json!(true), Value::Null));
+    assert_eq!(
+        (v["action"].clone(), v["executed"].clone(), v["type"].clone()),
+        (json!("reset_offsets"), json!(true), Value::Null)
+    );
     for p in v["partitions"].as_array().unwrap() {
-        assert_eq!((p["before"].clone(), p["after"].clone(), p["error"].clone()), (Value::Null, json!(0), Value::Null), "{p}");
+        assert_eq!(
+            (p["before"].clone(), p["after"].clone(), p["error"].clone()),
+            (Value::Null, json!(0), Value::Null),
+            "{p}"
+        );
     }
     let zeros: BTreeMap<i64, Option<i64>> = (0..3).map(|p| (p, Some(0))).collect();
     assert_eq!(kafka_committed(&cluster, &group, &topic), zeros, "{name}: Kafka's tool after --to-earliest --execute");
@@ -212,7 +215,8 @@ fn reset_offsets_on(name: &str) {
 
     // Shift one partition back by 2; the others are not named and do not move.
     let scope = format!("{topic}:0");
-    let v = kcp(&cluster, &["reset-offsets", "--group", &group, "--topic", &scope, "--shift-by", "-2", "--execute"]).ok();
+    let v =
+        kcp(&cluster, &["reset-offsets", "--group", &group, "--topic", &scope, "--shift-by", "-2", "--execute"]).ok();
     assert_eq!(v["partitions"].as_array().unwrap().len(), 1);
     assert_eq!(v["partitions"][0]["after"], json!(ends[&0] - 2));
     let mut shifted = at_end.clone();
@@ -228,7 +232,9 @@ fn reset_offsets_on(name: &str) {
     assert_eq!(kafka_reset_plan(&cluster, &group, &["--topic", &topic, "--to-offset", "1000000"]), ends);
 
     // By time: every record is newer than 2000-01-01, so each partition's first offset.
-    let v = kcp(&cluster, &["reset-offsets", "--group", &group, "--all-topics", "--to-datetime", "2000-01-01T00:00:00Z"]).ok();
+    let v =
+        kcp(&cluster, &["reset-offsets", "--group", &group, "--all-topics", "--to-datetime", "2000-01-01T00:00:00Z"])
+            .ok();
     assert_eq!(by_partition(&v, "after"), (0..3).map(|p| (p, json!(0))).collect(), "{name}: --to-datetime");
 
     // From a file, in Kafka's export format; the text form is a table like Kafka's.
@@ -237,7 +243,10 @@ fn reset_offsets_on(name: &str) {
     // beyond the log would be clamped).
     let (one, two) = (ends[&1].min(1), ends[&2].min(2));
     std::fs::write(&csv, format!("{topic},1,{one}\n{topic},2,{two}\n")).unwrap();
-    let run = kcp(&cluster, &["reset-offsets", "--group", &group, "--from-file", csv.to_str().unwrap(), "--execute", "--format", "text"]);
+    let run = kcp(
+        &cluster,
+        &["reset-offsets", "--group", &group, "--from-file", csv.to_str().unwrap(), "--execute", "--format", "text"],
+    );
     assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("GROUP"), "{}", run.stdout);
     assert!(run.stdout.contains("CURRENT-OFFSET  NEW-OFFSET  STATUS"), "{}", run.stdout);
@@ -263,7 +272,10 @@ fn delete_offsets_and_group_on(name: &str) {
     let scope = format!("{topic}:0");
     let v = kcp(&cluster, &["delete-offsets", "--group", &group, "--topic", &scope]).ok();
     assert_eq!((v["action"].clone(), v["executed"].clone()), (json!("delete_offsets"), json!(false)));
-    assert_eq!(v["partitions"], json!([{"topic": topic, "partition": 0, "before": before[&0], "after": null, "error": null}]));
+    assert_eq!(
+        v["partitions"],
+        json!([{"topic": topic, "partition": 0, "before": before[&0], "after": null, "error": null}])
+    );
     assert_eq!(kafka_committed(&cluster, &group, &topic), before, "{name}: the dry run changed nothing");
     let v = kcp(&cluster, &["delete-offsets", "--group", &group, "--topic", &scope, "--execute"]).ok();
     assert_eq!(v["partitions"][0]["after"], Value::Null);
@@ -305,7 +317,9 @@ fn refused_on_an_active_group(name: &str, protocol: &str) {
         options = options.session_timeout_ms(6000);
     }
     let mut member = cluster.java(&options);
-    member.wait_event("assigned", Duration::from_secs(60)).unwrap_or_else(|e| panic!("{name}: {e}\n{}", member.diagnostics()));
+    member
+        .wait_event("assigned", Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{}", member.diagnostics()));
     let member_id = member.member_id().expect("the member reports its id");
 
     let scope = format!("{topic}:0");
@@ -375,7 +389,8 @@ fn watch_of_a_missing_group_is_not_found_k41() {
     assert_eq!(run.json()["error"]["kind"], "not_found", "{}", run.stdout);
     let described = kcp(&cluster, &["describe", "--group", &group]);
     assert_eq!((described.status, described.json()["error"]["kind"].clone()), (Some(1), json!("not_found")));
-    let run = kcp(&cluster, &["watch", "--group", &group, "--interval-ms", "200", "--duration-s", "2", "--wait-for-group"]);
+    let run =
+        kcp(&cluster, &["watch", "--group", &group, "--interval-ms", "200", "--duration-s", "2", "--wait-for-group"]);
     assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
     let first: Value = serde_json::from_str(run.stdout.lines().next().unwrap_or("")).unwrap_or(Value::Null);
     assert_eq!((first["event"].clone(), first["state"].clone()), (json!("state"), json!("Dead")), "{}", run.stdout);

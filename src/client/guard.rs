@@ -601,8 +601,12 @@ mod tests {
     #[test]
     fn write_actions() {
         use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
-        use kafka_protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
-        use kafka_protocol::messages::offset_delete_response::{OffsetDeleteResponsePartition, OffsetDeleteResponseTopic};
+        use kafka_protocol::messages::offset_commit_response::{
+            OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+        };
+        use kafka_protocol::messages::offset_delete_response::{
+            OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+        };
         accepts_every_version(8, |v| {
             let p = OffsetCommitResponsePartition::default().with_partition_index(2).with_error_code(25);
             let mut t = OffsetCommitResponseTopic::default().with_partitions(vec![p.clone(), p]);
@@ -614,7 +618,9 @@ mod tests {
         });
         accepts_every_version(47, |_| {
             let p = OffsetDeleteResponsePartition::default().with_partition_index(1).with_error_code(86);
-            let t = OffsetDeleteResponseTopic::default().with_name(TopicName(s("orders"))).with_partitions(vec![p.clone(), p]);
+            let t = OffsetDeleteResponseTopic::default()
+                .with_name(TopicName(s("orders")))
+                .with_partitions(vec![p.clone(), p]);
             OffsetDeleteResponse::default().with_topics(vec![t.clone(), t])
         });
         accepts_every_version(42, |_| {

@@ -65,20 +65,20 @@ mod versions;
 
 use bytes::Bytes;
 
+pub use admin::offsets::{
+    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
+    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
+};
+pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
-pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 /// `kafka-protocol`'s request and response messages, for [`Client::send`].
 pub use kafka_protocol::messages;
 /// `kafka-protocol`'s string type, which its messages use.
 pub use kafka_protocol::protocol::StrBytes;
-pub use admin::offsets::{
-    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
-    TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
-};
 pub use pool::Client;
 pub use types::{
     ClassicGroupDescription, ConsumerGroupDescription, Deadline, ListGroupsFilter, ListedGroup, Metadata, Node,

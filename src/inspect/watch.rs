@@ -304,7 +304,9 @@ impl Watcher {
         };
         let count = if generations > 0 { generations } else { u32::from(entered || changed_between) };
         self.counted_epoch = match (self.counted_epoch, snapshot.epoch) {
-            (Some(counted), Some(now)) => Some(now.max(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX)))),
+            (Some(counted), Some(now)) => {
+                Some(now.max(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX))))
+            }
             (Some(counted), None) => Some(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX))),
             (None, now) => now,
         };
@@ -511,8 +513,15 @@ mod tests {
         use crate::{Assignment, Subscription};
         let member = |id: &str, generation: i32| DescribedGroupMember {
             member_id: id.into(),
-            member_metadata: Subscription::new(["t"]).with_generation_id(generation).encode(crate::Version::V3).unwrap().into(),
-            member_assignment: Assignment::new(vec![TopicPartitions::new("t", [0])]).encode(crate::Version::V3).unwrap().into(),
+            member_metadata: Subscription::new(["t"])
+                .with_generation_id(generation)
+                .encode(crate::Version::V3)
+                .unwrap()
+                .into(),
+            member_assignment: Assignment::new(vec![TopicPartitions::new("t", [0])])
+                .encode(crate::Version::V3)
+                .unwrap()
+                .into(),
             ..DescribedGroupMember::default()
         };
         let group = |members| ClassicGroup {

@@ -128,7 +128,10 @@ pub fn decode_kind(
                     Ok(_) if sub_exact => (KindArg::Subscription, Vec::new()),
                     Ok(_) => {
                         let reason = why_not("an assignment", asg.as_ref().map(|a| a.trailing_bytes()));
-                        (KindArg::Subscription, vec![format!("--kind auto: read as a subscription, which reads the most; {reason}")])
+                        (
+                            KindArg::Subscription,
+                            vec![format!("--kind auto: read as a subscription, which reads the most; {reason}")],
+                        )
                     }
                     Err(e) if asg.is_ok() => {
                         let reason = why_not("a subscription", Err(e));

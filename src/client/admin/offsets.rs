@@ -520,7 +520,8 @@ impl Client {
                     }
                     // The whole request failed: a leader that went away is a stale leader too.
                     Err(e) => {
-                        let again = !last_attempt && crate::client::send::is_connection_error(&e) && !deadline.is_expired();
+                        let again =
+                            !last_attempt && crate::client::send::is_connection_error(&e) && !deadline.is_expired();
                         for tp in partitions {
                             if again {
                                 retry.push((tp, spec));

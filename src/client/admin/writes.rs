@@ -18,9 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
 use kafka_protocol::messages::offset_delete_request::{OffsetDeleteRequestPartition, OffsetDeleteRequestTopic};
-use kafka_protocol::messages::{
-    DeleteGroupsRequest, GroupId, OffsetCommitRequest, OffsetDeleteRequest, TopicName,
-};
+use kafka_protocol::messages::{DeleteGroupsRequest, GroupId, OffsetCommitRequest, OffsetDeleteRequest, TopicName};
 
 use super::text;
 use crate::client::error::is_retriable_group_code;
@@ -182,7 +180,10 @@ impl Client {
                         last = Some(ClientError::from_code(p.error_code, context(&key.0, key.1), None));
                         retry.push(asked);
                     } else if p.error_code != 0 {
-                        answers.insert(key.clone(), Err(ClientError::from_code(p.error_code, context(&key.0, key.1), None)));
+                        answers.insert(
+                            key.clone(),
+                            Err(ClientError::from_code(p.error_code, context(&key.0, key.1), None)),
+                        );
                     } else {
                         answers.insert(key, Ok(()));
                     }
@@ -191,7 +192,8 @@ impl Client {
             // A partition the coordinator did not answer for is reported, not assumed committed.
             for o in &todo {
                 let key = (o.topic.clone(), o.partition);
-                if !answers.contains_key(&key) && !retry.iter().any(|r| r.topic == o.topic && r.partition == o.partition)
+                if !answers.contains_key(&key)
+                    && !retry.iter().any(|r| r.topic == o.topic && r.partition == o.partition)
                 {
                     answers.insert(
                         key,
@@ -254,7 +256,9 @@ impl Client {
                                         .with_partitions(
                                             partitions
                                                 .into_iter()
-                                                .map(|p| OffsetDeleteRequestPartition::default().with_partition_index(p))
+                                                .map(|p| {
+                                                    OffsetDeleteRequestPartition::default().with_partition_index(p)
+                                                })
                                                 .collect(),
                                         )
                                 })
@@ -294,11 +298,7 @@ impl Client {
                     let result = if p.error_code == 0 {
                         Ok(())
                     } else {
-                        Err(ClientError::from_code(
-                            p.error_code,
-                            format!("{group_context}, {}-{}", key.0, key.1),
-                            None,
-                        ))
+                        Err(ClientError::from_code(p.error_code, format!("{group_context}, {}-{}", key.0, key.1), None))
                     };
                     answers.insert(key, result);
                 }

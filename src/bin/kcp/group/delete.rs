@@ -37,7 +37,12 @@ fn error_json(e: &ClientError) -> Value {
     json!({"kind": e.kind().as_str(), "message": e.message()})
 }
 
-pub(super) async fn delete(client: &Client, args: &DeleteArgs, timeout: Duration, out: &mut Out) -> Result<bool, CliError> {
+pub(super) async fn delete(
+    client: &Client,
+    args: &DeleteArgs,
+    timeout: Duration,
+    out: &mut Out,
+) -> Result<bool, CliError> {
     let deadline = Deadline::after(timeout);
     let mut groups: Vec<&str> = Vec::new();
     for g in &args.groups {
@@ -77,7 +82,9 @@ pub(super) async fn delete(client: &Client, args: &DeleteArgs, timeout: Duration
                 Ok(c) => c
                     .offsets
                     .iter()
-                    .filter_map(|o| o.offset.map(|off| json!({"topic": o.topic, "partition": o.partition, "offset": off})))
+                    .filter_map(|o| {
+                        o.offset.map(|off| json!({"topic": o.topic, "partition": o.partition, "offset": off}))
+                    })
                     .collect(),
                 Err(_) => Vec::new(),
             };

@@ -114,7 +114,10 @@ fn new_offset(
         if asked > log_end {
             (log_end, Some(format!("asked {asked}, above the log-end offset: set to {log_end}, as Kafka's tool does")))
         } else if asked < log_start {
-            (log_start, Some(format!("asked {asked}, below the log-start offset: set to {log_start}, as Kafka's tool does")))
+            (
+                log_start,
+                Some(format!("asked {asked}, below the log-start offset: set to {log_start}, as Kafka's tool does")),
+            )
         } else {
             (asked, None)
         }
@@ -124,7 +127,9 @@ fn new_offset(
         Strategy::Latest => (log_end, None),
         Strategy::Datetime(_) => match by_timestamp {
             Some(offset) => (offset, None),
-            None => (log_end, Some("no record at or after the time: the log-end offset, as Kafka's tool falls back".into())),
+            None => {
+                (log_end, Some("no record at or after the time: the log-end offset, as Kafka's tool falls back".into()))
+            }
         },
         Strategy::ShiftBy(n) => {
             let Some(before) = before else {
@@ -182,7 +187,12 @@ fn parse_plan(text: &str, group: &str) -> Result<BTreeMap<(String, i32), i64>, S
 pub(super) fn parse_datetime_ms(text: &str) -> Result<i64, String> {
     let bad = || format!("'{text}': expected YYYY-MM-DDTHH:MM:SS[.mmm][Z|+HH:MM|-HH:MM]");
     let b = text.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') || b[13] != b':' || b[16] != b':'
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b' ')
+        || b[13] != b':'
+        || b[16] != b':'
     {
         return Err(bad());
     }
@@ -277,8 +287,8 @@ pub(super) async fn reset_offsets(
     let plan_file = match &args.from_file {
         Some(path) => {
             let bytes = crate::input::read_document(&path.to_string_lossy())?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| CliError::input(format!("{}: not UTF-8 text", path.display())))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| CliError::input(format!("{}: not UTF-8 text", path.display())))?;
             let plan = parse_plan(&text, group).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
             if plan.is_empty() {
                 return Err(CliError::input(format!("{}: no offsets for group '{group}'", path.display())));
@@ -331,7 +341,10 @@ pub(super) async fn reset_offsets(
     let by_time: BTreeMap<(String, i32), Option<i64>> = match strategy {
         Strategy::Datetime(ms) if !partitions.is_empty() => {
             let mut found = BTreeMap::new();
-            for p in client.list_offsets(&partitions, OffsetSpec::Timestamp(ms), IsolationLevel::ReadUncommitted, deadline).await? {
+            for p in client
+                .list_offsets(&partitions, OffsetSpec::Timestamp(ms), IsolationLevel::ReadUncommitted, deadline)
+                .await?
+            {
                 let offset = p.result?.offset;
                 found.insert((p.topic, p.partition), offset);
             }
@@ -341,20 +354,22 @@ pub(super) async fn reset_offsets(
     };
     let mut rows = Vec::new();
     for tp in &partitions {
-        let log = logs.iter().find(|l| l.topic == tp.topic).ok_or_else(|| {
-            ClientError::new(ErrorKind::Protocol, format!("no log offsets for topic '{}'", tp.topic))
-        })?;
+        let log = logs
+            .iter()
+            .find(|l| l.topic == tp.topic)
+            .ok_or_else(|| ClientError::new(ErrorKind::Protocol, format!("no log offsets for topic '{}'", tp.topic)))?;
         for &partition in &tp.partitions {
-            let bounds = log
-                .partition(partition)
-                .ok_or_else(|| ClientError::new(ErrorKind::NotFound, format!("{}-{partition}: no such partition", tp.topic)))?;
+            let bounds = log.partition(partition).ok_or_else(|| {
+                ClientError::new(ErrorKind::NotFound, format!("{}-{partition}: no such partition", tp.topic))
+            })?;
             let log_start = bounds.log_start_offset.clone()?;
             let log_end = bounds.log_end_offset.clone()?;
             let before = before_of(&tp.topic, partition);
             let requested = plan_file.as_ref().and_then(|p| p.get(&(tp.topic.clone(), partition)).copied());
             let found = by_time.get(&(tp.topic.clone(), partition)).copied().flatten();
-            let (after, why) = new_offset(strategy, before, log_start, log_end, requested, found)
-                .map_err(|e| CliError::Client(ClientError::new(ErrorKind::NotFound, format!("{}-{partition}: {e}", tp.topic))))?;
+            let (after, why) = new_offset(strategy, before, log_start, log_end, requested, found).map_err(|e| {
+                CliError::Client(ClientError::new(ErrorKind::NotFound, format!("{}-{partition}: {e}", tp.topic)))
+            })?;
             rows.push(Row { topic: tp.topic.clone(), partition, before, after, log_start, log_end, note: why });
         }
     }
@@ -363,7 +378,8 @@ pub(super) async fn reset_offsets(
     let mut errors: BTreeMap<(String, i32), ClientError> = BTreeMap::new();
     let mut now: BTreeMap<(String, i32), Option<i64>> = BTreeMap::new();
     if args.execute && !rows.is_empty() {
-        let offsets: Vec<OffsetToCommit> = rows.iter().map(|r| OffsetToCommit::new(r.topic.clone(), r.partition, r.after)).collect();
+        let offsets: Vec<OffsetToCommit> =
+            rows.iter().map(|r| OffsetToCommit::new(r.topic.clone(), r.partition, r.after)).collect();
         for written in client.commit_offsets_as_admin(group, &offsets, deadline).await? {
             if let Err(e) = written.result {
                 errors.insert((written.topic, written.partition), e);
@@ -382,7 +398,11 @@ pub(super) async fn reset_offsets(
         .iter()
         .map(|r| {
             let key = (r.topic.clone(), r.partition);
-            let after = if args.execute { now.get(&key).copied().flatten().map_or(Value::Null, Value::from) } else { json!(r.after) };
+            let after = if args.execute {
+                now.get(&key).copied().flatten().map_or(Value::Null, Value::from)
+            } else {
+                json!(r.after)
+            };
             json!({
                 "topic": r.topic,
                 "partition": r.partition,
@@ -428,7 +448,11 @@ pub(super) async fn reset_offsets(
                 })
                 .collect();
             if !rows_text.is_empty() {
-                out.text(&table(&["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "STATUS"], &rows_text, ""))?;
+                out.text(&table(
+                    &["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "STATUS"],
+                    &rows_text,
+                    "",
+                ))?;
             }
         }
     }
@@ -492,7 +516,14 @@ mod tests {
         assert_eq!(parse_datetime_ms("2026-12-03T17:00:00+01:00"), Ok(1_796_313_600_000));
         assert_eq!(parse_datetime_ms("2026-12-03T15:30:00-0030"), Ok(1_796_313_600_000));
         assert_eq!(parse_datetime_ms("2024-02-29T00:00:00"), Ok(1_709_164_800_000));
-        for bad in ["2023-02-29T00:00:00", "2026-13-01T00:00:00", "2026-12-03", "2026-12-03T24:00:00", "2026-12-03T16:00:00+1", "x"] {
+        for bad in [
+            "2023-02-29T00:00:00",
+            "2026-13-01T00:00:00",
+            "2026-12-03",
+            "2026-12-03T24:00:00",
+            "2026-12-03T16:00:00+1",
+            "x",
+        ] {
             assert!(parse_datetime_ms(bad).is_err(), "{bad}");
         }
     }

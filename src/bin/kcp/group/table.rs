@@ -215,7 +215,9 @@ mod tests {
             "members": [member("a", json!(null), json!([{"topic": "orders", "partitions": [1]}, {"topic": "audit", "partitions": [0, 2]}]))],
             "diagnostics": [],
         });
-        let extra = [json!({"generation": 4, "owned": [{"topic": "audit", "partitions": [0, 2]}, {"topic": "orders", "partitions": [1]}]})];
+        let extra = [
+            json!({"generation": 4, "owned": [{"topic": "audit", "partitions": [0, 2]}, {"topic": "orders", "partitions": [1]}]}),
+        ];
         let text = text_of_group(&group, &extra);
         assert!(text.starts_with("group g (classic, Stable, protocol cooperative-sticky, generation 5;"), "{text}");
         assert!(text.contains("JOINED FROM GEN  OWNED AT JOIN"), "{text}");

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use kafka_consumer_protocol::client::{Client, ClientError, Metadata, Deadline, ErrorKind};
+use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, Metadata};
 use kafka_consumer_protocol::TopicPartitions;
 use serde_json::{json, Value};
 
@@ -185,7 +185,10 @@ pub(super) fn resolve_scopes(scopes: &[TopicScope], metadata: &Metadata) -> Resu
     if !missing.is_empty() {
         return Err(ClientError::new(ErrorKind::NotFound, format!("no such partitions: {}", missing.join(", "))));
     }
-    Ok(wanted.into_iter().map(|(topic, ids)| TopicPartitions::new(topic, ids.into_iter().collect::<Vec<i32>>())).collect())
+    Ok(wanted
+        .into_iter()
+        .map(|(topic, ids)| TopicPartitions::new(topic, ids.into_iter().collect::<Vec<i32>>()))
+        .collect())
 }
 
 /// The line that says a dry run changed nothing, or what `--execute` did.
@@ -219,7 +222,9 @@ mod tests {
         let busy = Activity {
             kind: Some("classic"),
             state: "Stable".into(),
-            members: vec![json!({"member_id": "c1-1", "group_instance_id": null, "client_id": "c1", "client_host": "/127.0.0.1"})],
+            members: vec![
+                json!({"member_id": "c1-1", "group_instance_id": null, "client_id": "c1", "client_host": "/127.0.0.1"}),
+            ],
         };
         let r = refusal("g", &busy, "reset offsets").unwrap();
         assert_eq!(r["error"]["kind"], "active_group");
