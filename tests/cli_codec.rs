@@ -96,6 +96,29 @@ fn kind_auto_prefers_the_exact_reading_and_warns_on_a_tie() {
 }
 
 #[test]
+fn kind_auto_with_an_older_reader_chooses_by_the_whole_layout() {
+    // Issue 26: a v3 subscription read by a v0 reader leaves its newer fields as trailing bytes;
+    // --kind auto used to count that against the subscription and explain that the payload "as an
+    // assignment" needed 33554432 bytes. The kind is chosen by the whole layout; the older reader
+    // then reads it, and only its own warning remains.
+    let readme_payload = "AAMAAAABAANmb28AAAAEAAAACgAAAAEAA2ZvbwAAAAIAAAAAAAAAAQAAAAr//w==";
+    for reader in ["0", "1", "2"] {
+        let out = json_of(&kcp(&["decode", "--reader-version", reader, "--base64", readme_payload], None));
+        assert_eq!(out["kind"], "subscription", "reader v{reader}");
+        assert_eq!(out["read_as_version"], json!(reader.parse::<i64>().unwrap()));
+        let warnings = out["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "reader v{reader}: {warnings:?}");
+        assert!(warnings[0].as_str().unwrap().contains("older reader"), "{warnings:?}");
+    }
+    let out = json_of(&kcp(&["decode", "--reader-version", "0", SUB_V3], None));
+    assert_eq!((out["kind"].clone(), out["trailing_bytes"].clone()), (json!("subscription"), json!(25)));
+    // An assignment is still recognised when an older reader reads it.
+    let asg = "0001 00000001 0003666f6f 00000002 00000000 00000002 ffffffff";
+    let out = json_of(&kcp(&["decode", "--reader-version", "0", asg], None));
+    assert_eq!(out["kind"], "assignment");
+}
+
+#[test]
 fn strict_lenient_and_reader_version_flags() {
     let v1_bad = "0001 00000001 0003666f6f ffffffff";
     let out = kcp(&["decode", "--kind", "subscription", v1_bad], None);

@@ -539,11 +539,14 @@ fn group_setting_and_argument_errors_are_a_message_and_exit_2_in_every_subcomman
         temp("jks.properties", b"bootstrap.servers=127.0.0.1:1\nsecurity.protocol=SSL\nssl.truststore.type=JKS\n");
     let jks = jks.to_str().unwrap();
     let bad_server = "no\u{1b}[2Jport";
-    let subcommands: [&[&str]; 4] = [
+    let subcommands: [&[&str]; 7] = [
         &["list"],
         &["describe", "--group", "g"],
         &["watch", "--group", "g"],
         &["join", "--group", "g", "--topics", "t"],
+        &["reset-offsets", "--group", "g", "--topic", "t", "--to-earliest"],
+        &["delete-offsets", "--group", "g", "--topic", "t"],
+        &["delete", "--group", "g"],
     ];
     let cases: [(&[&str], &str); 3] = [
         (&[], "kcp: no brokers to connect to: pass --bootstrap-server HOST:PORT or set bootstrap.servers in --command-config"),
@@ -582,4 +585,29 @@ fn group_join_commit_at_refuses_a_bad_position_and_execute_alone_before_the_netw
         assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn write_action_usage_errors_exit_2_before_any_connection() {
+    // Port 1 on loopback refuses connections: a usage error must be found before that matters.
+    let base = ["group", "reset-offsets", "--bootstrap-server", "127.0.0.1:1", "--group", "g"];
+    let cases: [&[&str]; 6] = [
+        &["--topic", "t"],                                  // no --to-*
+        &["--to-earliest"],                                 // no scope
+        &["--topic", "t", "--all-topics", "--to-earliest"], // two scopes
+        &["--topic", "t", "--to-earliest", "--to-latest"],  // two targets
+        &["--topic", "t:x", "--to-earliest"],               // a partition that is no number
+        &["--topic", "t", "--to-datetime", "yesterday"],    // not a time
+    ];
+    for extra in cases {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = kcp(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    let out =
+        kcp(&["group", "delete", "--bootstrap-server", "127.0.0.1:1", "--group", "g", "--execute", "--dry-run"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = kcp(&["group", "delete-offsets", "--bootstrap-server", "127.0.0.1:1", "--group", "g"], None);
+    assert_eq!(out.status.code(), Some(2), "--topic is required: {}", stderr(&out));
 }

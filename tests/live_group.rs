@@ -406,6 +406,7 @@ fn watch_sees_members_join_and_leave_on_kafka_3_9() {
         "120",
         "--storm",
         "1/60",
+        "--wait-for-group",
     ]);
     // The watcher's JSON lines carry `ts`, not `ts_ms`: they are read as non-event lines.
     let watcher = cluster.spawn("kcp-watch".into(), watch);

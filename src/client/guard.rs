@@ -191,6 +191,17 @@ static CONFIG_ENTRY: Schema = plain(&[
 ]);
 static CONFIG_RESULT: Schema = plain(&[all(I16), all(Ty::Str), all(I8), all(Ty::Str), all(Ty::Array(&CONFIG_ENTRY))]);
 static DESCRIBE_CONFIGS: Schema = plain(&[all(I32), all(Ty::Array(&CONFIG_RESULT))]);
+// The write actions: OffsetCommit (flexible from v8; topic ids from v10), OffsetDelete (v0
+// only), DeleteGroups (flexible from v2).
+static OFFSET_COMMIT_PARTITION: Schema = plain(&[all(I32), all(I16)]);
+static OFFSET_COMMIT_TOPIC: Schema =
+    plain(&[range(0, 9, Ty::Str), since(10, UUID), all(Ty::Array(&OFFSET_COMMIT_PARTITION))]);
+static OFFSET_COMMIT: Schema = plain(&[since(3, I32), all(Ty::Array(&OFFSET_COMMIT_TOPIC))]);
+static OFFSET_DELETE_PARTITION: Schema = plain(&[all(I32), all(I16)]);
+static OFFSET_DELETE_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&OFFSET_DELETE_PARTITION))]);
+static OFFSET_DELETE: Schema = plain(&[all(I16), all(I32), all(Ty::Array(&OFFSET_DELETE_TOPIC))]);
+static DELETED_GROUP: Schema = plain(&[all(Ty::Str), all(I16)]);
+static DELETE_GROUPS: Schema = plain(&[all(I32), all(Ty::Array(&DELETED_GROUP))]);
 // OffsetFetch (flexible from v6; groups batched from v8; topic ids from v10).
 static OFFSET_FETCH_PARTITION: Schema = plain(&[all(I32), all(I64), since(5, I32), all(Ty::Str), all(I16)]);
 static OFFSET_FETCH_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&OFFSET_FETCH_PARTITION))]);
@@ -220,6 +231,7 @@ fn response_schema(api_key: i16) -> Option<(&'static Schema, i16)> {
     Some(match api_key {
         2 => (&LIST_OFFSETS, 6),
         3 => (&METADATA, 9),
+        8 => (&OFFSET_COMMIT, 8),
         9 => (&OFFSET_FETCH, 6),
         10 => (&FIND_COORDINATOR, 3),
         11 => (&JOIN_GROUP, 6),
@@ -232,6 +244,8 @@ fn response_schema(api_key: i16) -> Option<(&'static Schema, i16)> {
         18 => (&API_VERSIONS, 3),
         32 => (&DESCRIBE_CONFIGS, 4),
         36 => (&SASL_AUTHENTICATE, 2),
+        42 => (&DELETE_GROUPS, 2),
+        47 => (&OFFSET_DELETE, i16::MAX),
         69 => (&CONSUMER_GROUP_DESCRIBE, 0),
         _ => return None,
     })
@@ -621,6 +635,40 @@ mod tests {
             SaslHandshakeResponse::default().with_mechanisms(vec![s("PLAIN"), s("SCRAM-SHA-512")])
         });
         accepts_every_version(36, |_| SaslAuthenticateResponse::default().with_auth_bytes(vec![1, 2, 3].into()));
+    }
+
+    #[test]
+    fn write_actions() {
+        use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
+        use kafka_protocol::messages::offset_commit_response::{
+            OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+        };
+        use kafka_protocol::messages::offset_delete_response::{
+            OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+        };
+        accepts_every_version(8, |v| {
+            let p = OffsetCommitResponsePartition::default().with_partition_index(2).with_error_code(25);
+            let mut t = OffsetCommitResponseTopic::default().with_partitions(vec![p.clone(), p]);
+            // v10+ carries the topic id (16 bytes, zeros here) instead of the name.
+            if v <= 9 {
+                t.name = TopicName(s("orders"));
+            }
+            OffsetCommitResponse::default().with_throttle_time_ms(3).with_topics(vec![t.clone(), t])
+        });
+        accepts_every_version(47, |_| {
+            let p = OffsetDeleteResponsePartition::default().with_partition_index(1).with_error_code(86);
+            let t = OffsetDeleteResponseTopic::default()
+                .with_name(TopicName(s("orders")))
+                .with_partitions(vec![p.clone(), p]);
+            OffsetDeleteResponse::default().with_topics(vec![t.clone(), t])
+        });
+        accepts_every_version(42, |_| {
+            let g = DeletableGroupResult::default().with_group_id(GroupId(s("g"))).with_error_code(68);
+            DeleteGroupsResponse::default().with_results(vec![g.clone(), g])
+        });
+        // A hostile topic count: OffsetDelete v0, error 0, throttle 0, then 2^31-1 topics.
+        let body = [0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff];
+        assert!(check_response(47, 0, &body).unwrap_err().contains("exceeds"));
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub use admin::offsets::{
     CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
+pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,

@@ -56,8 +56,11 @@ use crate::TopicPartitions;
 pub struct Snapshot {
     /// The broker's state name (`Dead` for a group that does not exist).
     pub state: String,
-    /// The group epoch of a KIP-848 group (`None` for classic groups, whose DescribeGroups
-    /// reports no generation).
+    /// The group's generation: the group epoch of a KIP-848 group; for a classic group, whose
+    /// DescribeGroups reports no generation, one more than the highest generation its members
+    /// claim in their subscriptions (each claims the generation it joined from; see
+    /// [`ClassicMemberReport::generation`](super::ClassicMemberReport::generation)), `None`
+    /// when no member claims one. A rise of N between two polls is N rebalances.
     pub epoch: Option<i32>,
     /// Whether this poll carries the members' assignments and the payload diagnostics (a
     /// classic group only reports them while `Stable`). When it does not, the previous
@@ -80,9 +83,10 @@ impl Snapshot {
                 (m.member_id.clone(), r.assignment.decoded().map(|a| a.view().assigned_partitions().to_owned()))
             })
             .collect();
+        let claimed = report.members.iter().filter_map(|r| r.generation()).max();
         Snapshot {
             state: group.state.clone(),
-            epoch: None,
+            epoch: claimed.map(|g| g.saturating_add(1)),
             reports_assignments: group.state == "Stable",
             members,
             diagnostics: report.diagnostics.clone(),
@@ -112,9 +116,10 @@ pub enum Event {
         /// The state now.
         state: String,
     },
-    /// A rebalance started: the group entered a rebalancing state, its epoch moved, or
-    /// (`inferred`) its members or assignments changed between two polls that both saw it
-    /// settled, so a whole rebalance happened in between.
+    /// A rebalance started: the group entered a rebalancing state, its generation (epoch)
+    /// moved, or (`inferred`) its members or assignments changed between two polls that both saw
+    /// it settled, so a whole rebalance happened in between. A generation that rose by N between
+    /// two polls is N rebalances: N events.
     Rebalance {
         /// The state now.
         state: String,
@@ -227,6 +232,8 @@ pub struct Watcher {
     /// Times of the most recent rebalances, at most `threshold.rebalances + 1` of them.
     rebalances: VecDeque<u64>,
     storming: bool,
+    /// The highest generation already counted as a rebalance (or seen first).
+    counted_epoch: Option<i32>,
 }
 
 impl Watcher {
@@ -239,6 +246,7 @@ impl Watcher {
             diagnostics: BTreeSet::new(),
             rebalances: VecDeque::new(),
             storming: false,
+            counted_epoch: None,
         }
     }
 
@@ -258,6 +266,7 @@ impl Watcher {
             if snapshot.reports_assignments {
                 self.diagnostics = snapshot.diagnostics.iter().cloned().collect();
             }
+            self.counted_epoch = snapshot.epoch;
             self.previous = Some(snapshot);
             return events;
         };
@@ -284,15 +293,32 @@ impl Watcher {
         }
 
         let entered = is_rebalancing(&snapshot.state) && !is_rebalancing(&previous.state);
-        let epoch_moved = matches!((previous.epoch, snapshot.epoch), (Some(a), Some(b)) if b > a);
         let settled_both = !is_rebalancing(&snapshot.state) && !is_rebalancing(&previous.state);
         let changed_between = settled_both && (!left.is_empty() || !joined.is_empty() || !changes.is_empty());
-        if entered || epoch_moved || changed_between {
+        // Every generation the group went through since the last counted one is a rebalance, so
+        // two within one interval count twice; a rebalance seen only by its state or its changes
+        // counts once and stands for the next generation (which then does not count again).
+        let generations = match (self.counted_epoch, snapshot.epoch) {
+            (Some(counted), Some(now)) if now > counted => u32::try_from(now - counted).unwrap_or(u32::MAX),
+            _ => 0,
+        };
+        let count = if generations > 0 { generations } else { u32::from(entered || changed_between) };
+        self.counted_epoch = match (self.counted_epoch, snapshot.epoch) {
+            (Some(counted), Some(now)) => {
+                Some(now.max(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX))))
+            }
+            (Some(counted), None) => Some(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX))),
+            (None, now) => now,
+        };
+        // Only the window's worth of rebalances is kept and reported: a jump of a billion
+        // generations is not a billion events.
+        let keep = self.threshold.rebalances as usize + 1;
+        for _ in 0..(count as usize).min(keep) {
             events.push(Event::Rebalance { state: snapshot.state.clone(), inferred: !entered && settled_both });
             self.rebalances.push_back(now_ms);
-            while self.rebalances.len() > self.threshold.rebalances as usize + 1 {
-                self.rebalances.pop_front();
-            }
+        }
+        while self.rebalances.len() > keep {
+            self.rebalances.pop_front();
         }
 
         events.extend(left.iter().map(|m| Event::MemberLeft { member_id: (*m).clone() }));
@@ -442,6 +468,75 @@ mod tests {
         assert!(w.observe(1, s.clone()).is_empty());
         s.epoch = Some(4);
         assert_eq!(w.observe(2, s), [Event::Rebalance { state: "Stable".into(), inferred: true }]);
+    }
+
+    #[test]
+    fn every_generation_between_two_polls_is_a_rebalance() {
+        // Issue 26: a cooperative rebalance is two generations; within one poll interval the
+        // watch saw one change and --storm undercounted.
+        let mut w = Watcher::new("3/60".parse().unwrap());
+        let mut s = snap("Stable", &[("a", Some(vec![0]))]);
+        s.epoch = Some(3);
+        w.observe(0, s.clone());
+        s.epoch = Some(5);
+        assert_eq!(names(&w.observe(1, s.clone())), ["rebalance", "rebalance"]);
+        s.epoch = Some(7);
+        assert_eq!(names(&w.observe(2, s.clone())), ["rebalance", "rebalance", "storm"]);
+        // A huge jump reports no more events than the storm window can hold.
+        s.epoch = Some(i32::MAX);
+        assert_eq!(w.observe(3, s).iter().filter(|e| e.name() == "rebalance").count(), 4);
+    }
+
+    #[test]
+    fn a_rebalance_seen_by_its_state_is_not_counted_again_by_its_generation() {
+        let mut w = Watcher::new(StormThreshold::default());
+        let mut s = snap("Stable", &[("a", Some(vec![0]))]);
+        s.epoch = Some(4);
+        w.observe(0, s);
+        // Entering the rebalance before any member claims the new generation: one rebalance,
+        // standing for generation 5.
+        let mut p = snap("PreparingRebalance", &[("a", None)]);
+        p.epoch = Some(4);
+        assert_eq!(names(&w.observe(1, p)), ["state", "rebalance"]);
+        let mut done = snap("Stable", &[("a", Some(vec![0]))]);
+        done.epoch = Some(5);
+        assert_eq!(names(&w.observe(2, done.clone())), ["state"]);
+        // Then generation 7 without a poll in between: two more.
+        done.epoch = Some(7);
+        assert_eq!(names(&w.observe(3, done)), ["rebalance", "rebalance"]);
+    }
+
+    #[test]
+    fn a_classic_groups_generation_is_one_past_what_its_members_claim() {
+        use crate::group_api::DescribedGroupMember;
+        use crate::inspect::{inspect_classic, ClassicGroup};
+        use crate::{Assignment, Subscription};
+        let member = |id: &str, generation: i32| DescribedGroupMember {
+            member_id: id.into(),
+            member_metadata: Subscription::new(["t"])
+                .with_generation_id(generation)
+                .encode(crate::Version::V3)
+                .unwrap()
+                .into(),
+            member_assignment: Assignment::new(vec![TopicPartitions::new("t", [0])])
+                .encode(crate::Version::V3)
+                .unwrap()
+                .into(),
+            ..DescribedGroupMember::default()
+        };
+        let group = |members| ClassicGroup {
+            group_id: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: "range".into(),
+            members,
+        };
+        let g = group(vec![member("a", 6), member("b", -1)]);
+        let report = inspect_classic(&g, &Default::default());
+        assert_eq!(Snapshot::from_classic(&g, &report).epoch, Some(7));
+        let g = group(vec![member("b", -1)]);
+        let report = inspect_classic(&g, &Default::default());
+        assert_eq!(Snapshot::from_classic(&g, &report).epoch, None);
     }
 
     #[test]

@@ -203,6 +203,16 @@ impl Cluster {
         member::run_bounded(cmd, timeout).map_err(|e| format!("kafka.sh {}: {e}", args.join(" ")))
     }
 
+    /// Runs one of Kafka's own command-line tools of this cluster's version (`kafka.sh tool`,
+    /// this checkout's script: the shared clusters' `CTL` may be an older one) to completion;
+    /// its stdout. `tool` is `consumer-groups`, `get-offsets`, a class name, ...
+    pub fn kafka_tool(&self, tool: &str, args: &[&str]) -> Result<String, String> {
+        let mut cmd = Command::new("bash");
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/live/kafka.sh")).args(["tool", &self.version, tool]);
+        cmd.args(args);
+        member::run_bounded(cmd, ADMIN_TIMEOUT).map_err(|e| format!("kafka.sh tool {tool} {}: {e}", args.join(" ")))
+    }
+
     /// Runs `LiveAdmin --bootstrap <PLAINTEXT> ARGS...` and parses its JSON lines.
     pub fn admin(&self, args: &[&str]) -> Result<Vec<Value>, String> {
         let mut full = vec!["java", &self.name, "LiveAdmin", "--bootstrap", &self.bootstrap];

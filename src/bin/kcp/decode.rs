@@ -100,41 +100,49 @@ pub fn decode_kind(
         }
         KindArg::Assignment => Ok((Decoded::Assignment(AssignmentView::decode_with(bytes, options)?), Vec::new())),
         KindArg::Auto => {
-            let sub = SubscriptionView::decode_with(bytes, options);
-            let asg = AssignmentView::decode_with(bytes, options);
+            // The kind is chosen by the whole layout, as the newest reader sees it: an older
+            // reader (--reader-version) ignores the newer fields, so its trailing bytes say
+            // nothing about the kind, and the other kind's failure would only confuse (a v3
+            // subscription read as a v0 assignment "needs 33554432 bytes"). The payload is
+            // then read as the chosen kind by the reader asked for.
+            let probe = options.reader_version(Version::LATEST);
+            let sub = SubscriptionView::decode_with(bytes, probe);
+            let asg = AssignmentView::decode_with(bytes, probe);
             let sub_exact = sub.as_ref().is_ok_and(|s| s.trailing_bytes() == 0);
             let asg_exact = asg.as_ref().is_ok_and(|a| a.trailing_bytes() == 0);
             let why_not = |what: &str, result: Result<usize, &DecodeError>| match result {
                 Ok(trailing) => format!("as {what} it leaves {trailing} trailing bytes"),
                 Err(e) => format!("as {what} it does not decode: {e}"),
             };
-            if sub_exact && asg_exact {
+            let (kind, notes) = if sub_exact && asg_exact {
                 let note = "--kind auto: the payload reads exactly as both a subscription and an assignment; \
                             shown as a subscription (pass --kind assignment for the other reading)";
-                return Ok((Decoded::Subscription(sub?), vec![note.to_owned()]));
-            }
-            if asg_exact {
+                (KindArg::Subscription, vec![note.to_owned()])
+            } else if asg_exact {
                 let reason = why_not("a subscription", sub.as_ref().map(|s| s.trailing_bytes()));
                 let note =
                     format!("--kind auto: read as an assignment, since {reason} (pass --kind subscription to insist)");
-                return Ok((Decoded::Assignment(asg?), vec![note]));
-            }
-            match sub {
-                Ok(s) => {
-                    let notes = if sub_exact {
-                        Vec::new()
-                    } else {
+                (KindArg::Assignment, vec![note])
+            } else {
+                match &sub {
+                    Ok(_) if sub_exact => (KindArg::Subscription, Vec::new()),
+                    Ok(_) => {
                         let reason = why_not("an assignment", asg.as_ref().map(|a| a.trailing_bytes()));
-                        vec![format!("--kind auto: read as a subscription, which reads the most; {reason}")]
-                    };
-                    Ok((Decoded::Subscription(s), notes))
+                        (
+                            KindArg::Subscription,
+                            vec![format!("--kind auto: read as a subscription, which reads the most; {reason}")],
+                        )
+                    }
+                    Err(e) if asg.is_ok() => {
+                        let reason = why_not("a subscription", Err(e));
+                        (KindArg::Assignment, vec![format!("--kind auto: read as an assignment, since {reason}")])
+                    }
+                    // Neither kind decodes: the subscription's error, read as asked.
+                    Err(_) => (KindArg::Subscription, Vec::new()),
                 }
-                Err(e) => {
-                    let a = asg.map_err(|_| e)?;
-                    let reason = why_not("a subscription", Err(&e));
-                    Ok((Decoded::Assignment(a), vec![format!("--kind auto: read as an assignment, since {reason}")]))
-                }
-            }
+            };
+            let (decoded, _) = decode_kind(bytes, kind, options)?;
+            Ok((decoded, notes))
         }
     }
 }

@@ -139,7 +139,7 @@ pub fn client_error_json(e: &ClientError) -> serde_json::Value {
 #[command(
     name = "kcp",
     version,
-    about = "Kafka consumer-group protocol tool: decode, encode, compat, assign, simulate, pcap"
+    about = "Kafka consumer-group protocol tool: decode, encode, compat, assign, simulate, pcap, group"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -167,7 +167,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run a built-in assignor on a group described in JSON.
     Assign(assign::AssignArgs),
-    /// A running cluster's consumer groups: list, describe (decoded, with diagnostics), watch.
+    /// A running cluster's consumer groups: list, describe (decoded, with diagnostics), watch,
+    /// join (a real member), reset-offsets, delete-offsets, delete.
     #[command(subcommand)]
     Group(group::GroupCommand),
 }

@@ -140,7 +140,7 @@ impl Client {
     /// Runs `describe` for the groups of each coordinator in parallel, retrying the groups it
     /// reports as retriable (`Err` with a retriable code) after finding their coordinators
     /// again, until the deadline.
-    pub(super) async fn per_coordinator<T, F, Fut>(
+    pub(in crate::client) async fn per_coordinator<T, F, Fut>(
         &self,
         names: Vec<String>,
         deadline: Deadline,

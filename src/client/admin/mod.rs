@@ -9,6 +9,7 @@ mod coordinators;
 mod groups;
 mod metadata;
 pub(crate) mod offsets;
+pub(super) mod writes;
 
 use super::StrBytes;
 

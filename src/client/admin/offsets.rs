@@ -23,7 +23,7 @@ use kafka_protocol::protocol::{Message, Request, StrBytes};
 
 use super::{opt_text, text};
 use crate::client::send::is_connection_error;
-use crate::client::{Client, ClientError, Deadline, ErrorKind, Metadata as ClusterMetadata, Node as Broker, Target};
+use crate::client::{Client, ClientError, Deadline, ErrorKind, Metadata, Node, Target};
 use crate::TopicPartitions;
 
 /// The first OffsetFetch version that carries several groups in one request (KIP-709).
@@ -62,7 +62,7 @@ pub struct GroupOffsets {
     /// does not exist (or was deleted) has none: Kafka answers it like an empty group.
     pub offsets: Vec<CommittedOffset>,
     /// The coordinator that answered.
-    pub coordinator: Broker,
+    pub coordinator: Node,
     /// The OffsetFetch version used.
     pub version: i16,
 }
@@ -222,7 +222,7 @@ impl Client {
 
     async fn offsets_on(
         &self,
-        broker: Broker,
+        broker: Node,
         batch: Vec<String>,
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<GroupOffsets, ClientError>)>, ClientError> {
@@ -266,7 +266,7 @@ impl Client {
 
     async fn offsets_batched(
         &self,
-        broker: &Broker,
+        broker: &Node,
         batch: &[String],
         deadline: Deadline,
     ) -> Result<Vec<(String, Result<GroupOffsets, ClientError>)>, ClientError> {
@@ -320,7 +320,7 @@ impl Client {
 
     async fn offsets_single(
         &self,
-        broker: &Broker,
+        broker: &Node,
         group: &str,
         deadline: Deadline,
     ) -> Result<GroupOffsets, ClientError> {
@@ -453,7 +453,7 @@ impl Client {
     /// the order of `specs`.
     async fn list_offsets_with(
         &self,
-        mut metadata: ClusterMetadata,
+        mut metadata: Metadata,
         wanted: &BTreeSet<Tp>,
         specs: &[OffsetSpec],
         isolation: IsolationLevel,
@@ -691,7 +691,7 @@ fn committed_offset(
     }
 }
 
-fn group_offsets(group_id: String, mut offsets: Vec<CommittedOffset>, broker: &Broker, version: i16) -> GroupOffsets {
+fn group_offsets(group_id: String, mut offsets: Vec<CommittedOffset>, broker: &Node, version: i16) -> GroupOffsets {
     offsets.sort_by(|a, b| (a.topic.as_str(), a.partition).cmp(&(b.topic.as_str(), b.partition)));
     offsets.dedup_by(|a, b| a.topic == b.topic && a.partition == b.partition);
     GroupOffsets { group_id, offsets, coordinator: broker.clone(), version }

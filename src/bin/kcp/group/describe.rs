@@ -75,30 +75,36 @@ pub(super) async fn describe(
 
     // Phase 1: describe every group, chunk by chunk, a few chunks in flight.
     let mut chunks = wanted.chunks(CHUNK).map(<[_]>::to_vec).collect::<VecDeque<_>>();
-    let mut running: VecDeque<tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>> = VecDeque::new();
+    let mut running: VecDeque<(Vec<String>, tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>)> =
+        VecDeque::new();
     let mut found: Vec<Found> = Vec::with_capacity(wanted.len());
     let mut fatal = None;
     loop {
         while running.len() < IN_FLIGHT {
             let Some(chunk) = chunks.pop_front() else { break };
+            let names: Vec<String> = chunk.iter().map(|(name, _)| name.clone()).collect();
             let (client, topics) = (client.clone(), topics.clone());
-            running.push_back(tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await }));
+            running.push_back((names, tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await })));
         }
-        let Some(next) = running.pop_front() else { break };
+        let Some((names, next)) = running.pop_front() else { break };
+        // A chunk that failed as a whole (the deadline passed while finding its coordinators or
+        // its topics) still gives one entry per group, with the group id and the error: the
+        // array keeps its documented shape whatever the deadline cuts.
+        let failed = |e: ClientError| {
+            names
+                .iter()
+                .map(|name| Found {
+                    name: name.clone(),
+                    result: Some(Err(e.clone())),
+                    metadata: Arc::new(ClusterMetadata::default()),
+                })
+                .collect::<Vec<_>>()
+        };
         match next.await {
             Ok(Ok(described)) => found.extend(described),
-            Ok(Err(e)) => {
-                fatal = Some(e);
-                break;
-            }
-            Err(e) => {
-                fatal = Some(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")));
-                break;
-            }
+            Ok(Err(e)) => found.extend(failed(e)),
+            Err(e) => found.extend(failed(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")))),
         }
-    }
-    for task in running {
-        task.abort();
     }
 
     // Phase 2: the offsets of every described group in one go: one OffsetFetch per coordinator,

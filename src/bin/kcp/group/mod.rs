@@ -1,21 +1,27 @@
-//! `kcp group list | describe | watch | join | upgrade-check`: a running cluster's consumer groups, decoded.
+//! `kcp group list | describe | watch | join | upgrade-check | reset-offsets | delete-offsets |
+//! delete`: a running cluster's consumer groups, decoded, and the actions that fix them.
 //!
 //! The network is `kafka_consumer_protocol::client`; the decoding and the diagnostics are
 //! `kafka_consumer_protocol::inspect`. This module holds the arguments and the client
 //! configuration and runs a subcommand; each subcommand has its file (`list`, `describe`,
-//! `watch`, `join`, `upgrade_check`), `topics` the metadata cache they share, `json` the contract's objects and
+//! `watch`, `join`, `upgrade_check`, `reset_offsets`, `delete_offsets`, `delete`; `writes` what
+//! the three write actions share, `offsets` the offsets and lag views), `topics` the metadata cache they share, `json` the contract's objects and
 //! `table` the text tables. Errors end the command through the binary's one exit policy
 //! (`crate::finish`).
 
+mod delete;
+mod delete_offsets;
 mod describe;
 mod join;
 mod json;
 mod list;
 mod offsets;
+mod reset_offsets;
 mod table;
 mod topics;
 mod upgrade_check;
 mod watch;
+mod writes;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,6 +62,20 @@ pub enum GroupCommand {
     /// for one --group, an array for several or --all-groups; exit status 1 when a group could
     /// not be judged.
     UpgradeCheck(upgrade_check::UpgradeCheckArgs),
+    /// Reset a group's committed offsets (to earliest, latest, a time, a shift, an offset or a
+    /// file), as kafka-consumer-groups.sh --reset-offsets; a dry run unless --execute.
+    ///
+    /// Refused (exit 1, error kind `active_group`, naming the members) while the group has
+    /// members. Prints every partition's offset before and after.
+    ResetOffsets(reset_offsets::ResetOffsetsArgs),
+    /// Delete a group's committed offsets of some partitions; a dry run unless --execute.
+    ///
+    /// Refused while the group has members. Prints every partition's offset before and after.
+    DeleteOffsets(delete_offsets::DeleteOffsetsArgs),
+    /// Delete groups and their committed offsets; a dry run unless --execute.
+    ///
+    /// Refused while any of the groups has members (nothing is deleted then).
+    Delete(delete::DeleteArgs),
 }
 
 /// `kcp group join`.
@@ -76,7 +96,9 @@ pub struct ConnectionArgs {
     /// A Java-client properties file: security.protocol, sasl.*, ssl.* (PEM), client.id, ...
     #[arg(long, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
-    /// The command's overall deadline, in milliseconds (for `watch`: of each poll).
+    /// Deadline in milliseconds: of the whole command for list, describe, reset-offsets,
+    /// delete-offsets and delete; of each poll for watch; for join, of the first contact with
+    /// the cluster and of the leave (not of the run, which --duration-s or a signal ends).
     #[arg(long, value_name = "N", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
 }
@@ -144,6 +166,10 @@ pub struct WatchArgs {
     /// Lag status: a sample closer than this to the previous one replaces it (Burrow's min-distance).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub lag_min_distance_ms: u64,
+    /// Wait for a group that does not exist yet (without it, such a group is `not_found`,
+    /// exit 1, as `describe` says).
+    #[arg(long)]
+    pub wait_for_group: bool,
 }
 
 impl GroupCommand {
@@ -154,6 +180,9 @@ impl GroupCommand {
             GroupCommand::Describe(a) => a.format,
             GroupCommand::UpgradeCheck(a) => a.format,
             GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
+            GroupCommand::ResetOffsets(a) => a.format,
+            GroupCommand::DeleteOffsets(a) => a.format,
+            GroupCommand::Delete(a) => a.format,
         }
     }
 }
@@ -167,6 +196,9 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
         GroupCommand::UpgradeCheck(a) => &a.connection,
+        GroupCommand::ResetOffsets(a) => &a.connection,
+        GroupCommand::DeleteOffsets(a) => &a.connection,
+        GroupCommand::Delete(a) => &a.connection,
         // A member prints its own JSON lines and runs until it leaves; an error before it starts
         // is reported as `watch`'s are (the JSON form: `join` has no --format).
         GroupCommand::Join(a) => {
@@ -188,6 +220,9 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
             GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await.map(ok),
             GroupCommand::UpgradeCheck(a) => upgrade_check::upgrade_check(&client, a, timeout, out).await.map(ok),
+            GroupCommand::ResetOffsets(a) => reset_offsets::reset_offsets(&client, a, timeout, out).await.map(ok),
+            GroupCommand::DeleteOffsets(a) => delete_offsets::delete_offsets(&client, a, timeout, out).await.map(ok),
+            GroupCommand::Delete(a) => delete::delete(&client, a, timeout, out).await.map(ok),
             GroupCommand::Join(_) => Ok(Outcome::Complete),
         }
     })?;

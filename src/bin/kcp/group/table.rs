@@ -5,9 +5,12 @@ use serde_json::Value;
 
 use crate::text::clean;
 
-/// `orders 0-2,5; audit 1` from partition groups (JSON form).
+/// `audit 1; orders 0-2,5` from partition groups (JSON form), topics sorted, so that a member's
+/// claimed and assigned partitions read alike whatever order each payload lists them in.
 fn partitions_text(groups: &Value) -> String {
     let Some(groups) = groups.as_array() else { return "-".into() };
+    let mut groups: Vec<&Value> = groups.iter().collect();
+    groups.sort_by(|a, b| a["topic"].as_str().cmp(&b["topic"].as_str()));
     let parts: Vec<String> = groups
         .iter()
         .filter_map(|g| {
@@ -96,7 +99,14 @@ pub(super) fn text_of_group(v: &Value, extra: &[Value]) -> String {
                 v["assignment_epoch"]
             )
         } else {
-            format!("protocol {}", str_of(&v["protocol"]))
+            // DescribeGroups does not report the generation: each member claims, in its
+            // subscription, the generation it joined from, so the group's is one past the highest.
+            let current = extra.iter().filter_map(|e| e["generation"].as_i64()).max();
+            format!(
+                "protocol {}, generation {}",
+                str_of(&v["protocol"]),
+                current.map_or_else(|| "unknown".to_owned(), |g| (g + 1).to_string())
+            )
         },
         c["node_id"],
         str_of(&c["host"]),
@@ -157,7 +167,7 @@ pub(super) fn text_of_group(v: &Value, extra: &[Value]) -> String {
         let header = if consumer {
             ["MEMBER", "CLIENT", "RACK", "EPOCH", "OWNED", "TARGET"]
         } else {
-            ["MEMBER", "CLIENT", "RACK", "GENERATION", "OWNED", "ASSIGNED"]
+            ["MEMBER", "CLIENT", "RACK", "JOINED FROM GEN", "OWNED AT JOIN", "ASSIGNED NOW"]
         };
         out.push_str(&table(&header, &rows, "  "));
     }
@@ -187,9 +197,35 @@ mod tests {
             partitions_text(
                 &json!([{"topic": "orders", "partitions": [0, 1, 2, 5]}, {"topic": "a\u{1b}", "partitions": [1]}])
             ),
-            "orders 0-2,5; a\\u{1b} 1"
+            "a\\u{1b} 1; orders 0-2,5"
         );
         assert_eq!(partitions_text(&json!([])), "-");
+    }
+
+    #[test]
+    fn a_classic_group_shows_its_generation_and_what_each_column_is() {
+        let member = |id: &str, owned: Value, assigned: Value| {
+            json!({"member_id": id, "group_instance_id": null, "client_id": id,
+                   "subscription": {"kind": "subscription", "rack_id": null},
+                   "assignment": {"kind": "assignment", "assigned_partitions": assigned}})
+        };
+        let group = json!({
+            "group_id": "g", "type": "classic", "state": "Stable", "protocol": "cooperative-sticky",
+            "coordinator": {"node_id": 1, "host": "h", "port": 9092},
+            "members": [member("a", json!(null), json!([{"topic": "orders", "partitions": [1]}, {"topic": "audit", "partitions": [0, 2]}]))],
+            "diagnostics": [],
+        });
+        let extra = [
+            json!({"generation": 4, "owned": [{"topic": "audit", "partitions": [0, 2]}, {"topic": "orders", "partitions": [1]}]}),
+        ];
+        let text = text_of_group(&group, &extra);
+        assert!(text.starts_with("group g (classic, Stable, protocol cooperative-sticky, generation 5;"), "{text}");
+        assert!(text.contains("JOINED FROM GEN  OWNED AT JOIN"), "{text}");
+        assert!(text.contains("ASSIGNED NOW"), "{text}");
+        // Claimed and assigned read alike although the assignment lists orders first.
+        assert_eq!(text.matches("audit 0,2; orders 1").count(), 2, "{text}");
+        let unknown = text_of_group(&group, &[json!({"generation": null, "owned": []})]);
+        assert!(unknown.contains("generation unknown;"), "{unknown}");
     }
 
     #[test]

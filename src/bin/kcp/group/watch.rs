@@ -56,15 +56,14 @@ fn event_json(ts: &str, group: &str, event: &Event) -> Value {
     v
 }
 
-/// One poll of the watched group. A group that does not exist (yet) is a `Dead` snapshot
-/// without members, so the watch sees it appear.
+/// One poll of the watched group; `None` when no group has the id (not yet, or no longer).
 async fn poll(
     client: &Client,
     topics: &Topics,
     group: &str,
     prefer_consumer: &mut bool,
     deadline: Deadline,
-) -> Result<(Snapshot, Option<Described>), ClientError> {
+) -> Result<Option<(Snapshot, Described)>, ClientError> {
     let names = [group];
     for attempt in 0..2 {
         let consumer = *prefer_consumer ^ (attempt == 1);
@@ -78,7 +77,7 @@ async fn poll(
                     let Described::Consumer(g) = &described else { unreachable!() };
                     let report = inspect_consumer(&g.group, &metadata);
                     *prefer_consumer = true;
-                    return Ok((Snapshot::from_consumer(&g.group, &report.diagnostics), Some(described)));
+                    return Ok(Some((Snapshot::from_consumer(&g.group, &report.diagnostics), described)));
                 }
                 Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
                 Some(Err(e)) => return Err(e),
@@ -94,14 +93,14 @@ async fn poll(
                     let Described::Classic(g) = &described else { unreachable!() };
                     let report = inspect_classic(&g.group, &metadata);
                     *prefer_consumer = false;
-                    return Ok((Snapshot::from_classic(&g.group, &report), Some(described)));
+                    return Ok(Some((Snapshot::from_classic(&g.group, &report), described)));
                 }
                 Some(Err(e)) if e.kind() != ErrorKind::NotFound => return Err(e),
                 _ => continue,
             }
         }
     }
-    Ok((Snapshot { state: "Dead".into(), ..Snapshot::default() }, None))
+    Ok(None)
 }
 
 /// The lag events of one poll: `lag` when the group's lag totals changed, then one
@@ -176,6 +175,7 @@ pub(super) async fn watch(
         min_distance_ms: args.lag_min_distance_ms,
     });
     let mut last_lag: Option<Value> = None;
+    let mut seen = false;
     loop {
         let poll_started = Instant::now();
         let deadline = match end {
@@ -183,8 +183,25 @@ pub(super) async fn watch(
             None => Deadline::after(timeout),
         };
         match poll(client, &topics, &args.group, &mut prefer_consumer, deadline).await {
-            Ok((snapshot, described)) => {
+            // A group that does not exist fails as `describe` fails, unless asked to wait for it.
+            Ok(None) if !seen && !args.wait_for_group => {
+                return Err(CliError::Client(ClientError::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "group '{}' does not exist: neither a classic nor a consumer group has this id \
+                         (pass --wait-for-group to watch for it)",
+                        args.group
+                    ),
+                )));
+            }
+            Ok(found) => {
                 any_success = true;
+                seen |= found.is_some();
+                // A group that is gone (or not there yet) is a `Dead` snapshot without members.
+                let (snapshot, described) = match found {
+                    Some((snapshot, described)) => (snapshot, Some(described)),
+                    None => (Snapshot { state: "Dead".into(), ..Snapshot::default() }, None),
+                };
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let ts = now_ts();
                 for event in watcher.observe(now_ms, snapshot) {
