@@ -44,12 +44,17 @@
 //! ```
 
 mod error;
+pub mod history;
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+pub mod json;
 mod record;
 mod segment;
 #[cfg(test)]
 mod tests;
 
 pub use error::{LogError, LogErrorKind};
+pub use history::{GroupHistory, HistoryBuilder};
 pub use record::{
     ClassicMemberMetadata, ConsumerGroupCurrentMemberAssignmentValue, ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataValue, ConsumerGroupPartitionMetadataValue, ConsumerGroupRegularExpressionValue,

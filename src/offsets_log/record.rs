@@ -577,8 +577,9 @@ fn member_metadata<'a>(r: &mut Reader<'a>) -> Result<ConsumerGroupMemberMetadata
         if tag != 0 {
             return Ok(false);
         }
-        // A nullable struct: an int8 presence marker first (-1 null, 1 present).
-        if r.i8("value.ClassicMemberMetadata")? < 0 {
+        // A tagged nullable struct starts with an unsigned varint: 0 for null, 1 for present
+        // (Kafka's generated readers: `readUnsignedVarint() <= 0` means null).
+        if r.wrap("value.ClassicMemberMetadata", |c| c.uvarint())? == 0 {
             return Ok(true);
         }
         let session_timeout_ms = r.i32("value.ClassicMemberMetadata.SessionTimeoutMs")?;

@@ -560,7 +560,7 @@ fn consumer_group_records_kip_848() {
     assert_eq!(p.topics[0].topic_name, "orders");
     assert_eq!(p.topics[0].partition_metadata, vec![(0, vec!["r1"])]);
 
-    let classic = W::default().i8(1).i32(45_000).uv(2).cs("range").cb(&subscription_bytes()).no_tags().no_tags().0;
+    let classic = W::default().uv(1).i32(45_000).uv(2).cs("range").cb(&subscription_bytes()).no_tags().no_tags().0;
     let r = decode(
         gm(5).0,
         W::default()
@@ -588,6 +588,28 @@ fn consumer_group_records_kip_848() {
     assert_eq!(classic.session_timeout_ms, 45_000);
     assert_eq!(classic.supported_protocols[0].0, "range");
     assert_eq!(crate::SubscriptionView::decode(classic.supported_protocols[0].1).unwrap().generation_id(), 4);
+
+    // A null ClassicMemberMetadata as 4.1 writes it: tag 0, size 1, a 0 varint.
+    let r = decode(
+        gm(5).0,
+        W::default()
+            .i16(0)
+            .cns(None)
+            .cns(None)
+            .cs("c")
+            .cs("h")
+            .uv(1)
+            .cns(Some(""))
+            .i32(1)
+            .cns(None)
+            .uv(1)
+            .uv(0)
+            .uv(1)
+            .uv(0)
+            .0,
+    );
+    let Some((0, RecordValue::ConsumerGroupMemberMetadata(m))) = r.value else { panic!() };
+    assert_eq!((m.classic_member_metadata, m.subscribed_topic_regex), (None, Some("")));
 
     let r = decode(g(6).0, W::default().i16(0).i32(3).no_tags().0);
     assert_eq!(r.value, Some((0, RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch: 3 })));

@@ -3,7 +3,7 @@
 # reference clients that join their groups. See tools/live/README.md.
 #
 #   kafka.sh fetch                                   # jars, our Java harness, the Python venv (cached)
-#   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl]
+#   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl] [--offsets-compression none|gzip|snappy|lz4|zstd]
 #   kafka.sh stop NAME | stop-all
 #   kafka.sh kill-broker NAME ID                     # SIGKILL one broker
 #   kafka.sh restart-broker NAME ID                  # stop it (if running) and start it again
@@ -250,6 +250,12 @@ auto.leader.rebalance.enable=false
 controlled.shutdown.max.retries=1
 controlled.shutdown.retry.backoff.ms=500
 EOF
+  if [ -n "$OFFSETS_CODEC" ]; then
+    # offsets.topic.compression.codec takes Kafka's codec id.
+    local codec_id
+    case $OFFSETS_CODEC in none) codec_id=0 ;; gzip) codec_id=1 ;; snappy) codec_id=2 ;; lz4) codec_id=3 ;; zstd) codec_id=4 ;; esac
+    echo "offsets.topic.compression.codec=$codec_id" >> "$dir/server.properties"
+  fi
   if [ "${VERSION%%.*}" -ge 4 ]; then
     cat >> "$dir/server.properties" <<EOF
 # KIP-848 defaults (heartbeat 5 s, session 45 s) are slow for tests. The session stays at 10 s: on
@@ -404,19 +410,24 @@ cmd_start() {
   [ $# -ge 1 ] || usage
   NAME=$1; shift
   valid_name "$NAME"
-  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0
+  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0 OFFSETS_CODEC=""
   while [ $# -gt 0 ]; do
     case $1 in
       --version) VERSION=$2; shift 2 ;;
       --port-base) PORT_BASE=$2; shift 2 ;;
       --brokers) BROKERS=$2; shift 2 ;;
       --sasl-ssl) SASL_SSL=1; shift ;;
+      --offsets-compression) OFFSETS_CODEC=$2; shift 2 ;;
       *) usage ;;
     esac
   done
   known_version "$VERSION" || die "--version: one of ${VERSIONS[*]}"
   [[ $PORT_BASE =~ ^[0-9]+$ ]] || die "--port-base: a port number"
   [[ $BROKERS =~ ^[1-9]$ ]] || die "--brokers: 1 to 9"
+  case $OFFSETS_CODEC in
+    ""|none|gzip|snappy|lz4|zstd) ;;
+    *) die "--offsets-compression: none, gzip, snappy, lz4 or zstd" ;;
+  esac
   need_fetched "$VERSION"
   local t0=$SECONDS id
   CLUSTER_DIR=$RUN/$NAME
