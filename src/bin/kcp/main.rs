@@ -8,7 +8,6 @@ mod decode;
 mod encode;
 mod group;
 mod input;
-mod join;
 mod out;
 mod pcap;
 mod shapes;
@@ -18,6 +17,7 @@ mod text;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kafka_consumer_protocol::client::{ClientError, ConfigError};
 use kafka_consumer_protocol::codec::json::{DocumentError, DocumentErrorKind};
 use kafka_consumer_protocol::DecodeError;
 use serde_json::json;
@@ -43,6 +43,12 @@ pub enum CliError {
     /// The input document has the wrong shape: an unknown key, a value of the wrong type, a
     /// document of another kind (exit 2, like the command-line usage errors).
     Usage(String),
+    /// A connection setting that cannot be honoured or is missing (exit 2, like the usage
+    /// errors; the message names the setting).
+    Config(String),
+    /// The cluster could not be reached, refused, or answered an error (exit 1, the error object
+    /// `{"kind", "message"}` of the contract's `kcp group` commands).
+    Client(ClientError),
     /// Writing the output failed.
     Output(WriteFailed),
     /// The command failed and has already said why (exit 1, nothing more to print).
@@ -52,6 +58,12 @@ pub enum CliError {
 impl From<WriteFailed> for CliError {
     fn from(e: WriteFailed) -> Self {
         CliError::Output(e)
+    }
+}
+
+impl From<ClientError> for CliError {
+    fn from(e: ClientError) -> Self {
+        CliError::Client(e)
     }
 }
 
@@ -77,6 +89,11 @@ impl CliError {
         CliError::Usage(message.into())
     }
 
+    /// A [`ConfigError`] (exit status 2).
+    pub fn config(e: ConfigError) -> Self {
+        CliError::Config(text::clean(&e.to_string()).into_owned())
+    }
+
     /// The `{"kind", "offset", "field", "message"}` object inside `{"error": ...}`.
     pub fn json_error(&self) -> serde_json::Value {
         let mut value = self.json();
@@ -90,6 +107,8 @@ impl CliError {
             CliError::Input(m) | CliError::Usage(m) => {
                 json!({"error": {"kind": "invalid_input", "offset": null, "field": null, "message": m}})
             }
+            CliError::Client(e) => client_error_json(e),
+            CliError::Config(m) => json!({"error": {"kind": "invalid_input", "message": m}}),
             CliError::Output(e) => json!({"error": {"kind": "output", "message": e.0.to_string()}}),
         }
     }
@@ -99,10 +118,17 @@ impl CliError {
             CliError::Decode(e) => e.to_string(),
             CliError::Input(m) => format!("invalid input: {m}"),
             CliError::Usage(m) => format!("error: {m}"),
+            CliError::Config(m) => m.clone(),
+            CliError::Client(e) => format!("{}: {}", e.kind(), text::clean(e.message())),
             CliError::Output(e) => format!("cannot write the output: {}", e.0),
             CliError::Reported => String::new(),
         }
     }
+}
+
+/// A client error as the contract's `kcp group` commands show it: `{"error": {"kind", "message"}}`.
+pub fn client_error_json(e: &ClientError) -> serde_json::Value {
+    json!({"error": {"kind": e.kind().as_str(), "message": e.message()}})
 }
 
 #[derive(Parser, Debug)]
@@ -142,11 +168,13 @@ enum Command {
     Group(group::GroupCommand),
 }
 
-/// Ends a command: flushes its output and maps the result to the exit status.
+/// Ends a command: flushes its output and maps the result to the exit status. The binary's one
+/// exit policy: every command, `kcp group` included, ends here.
 ///
-/// Exit status: 0 success (also when stdout is a pipe that was closed), 1 invalid input or an
-/// output that could not be written, 2 usage error. Errors go to stdout as JSON (json format) or
-/// to stderr (text); usage errors always to stderr, as clap's.
+/// Exit status: 0 success (also when stdout is a pipe that was closed), 1 invalid input, a
+/// cluster that failed, a failure the command already reported, or an output that could not be
+/// written, 2 usage error or a connection setting that cannot be honoured. Errors go to stdout as
+/// JSON (json format) or to stderr (text); usage and setting errors always to stderr, as clap's.
 pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> ExitCode {
     let error = match result.and_then(|()| out.flush().map_err(CliError::Output)) {
         Ok(()) => return ExitCode::SUCCESS,
@@ -156,7 +184,7 @@ pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> Ex
     let (reported, status) = match error {
         CliError::Output(e) => (Err(e), 0),
         CliError::Reported => (Ok(()), 1),
-        CliError::Usage(_) => {
+        CliError::Usage(_) | CliError::Config(_) => {
             out::note(&format!("kcp: {}", error.line()));
             return ExitCode::from(2);
         }
@@ -187,8 +215,7 @@ fn main() -> ExitCode {
         Command::Pcap(args) => (pcap::run_pcap(&args, &mut out), args.format),
         Command::Simulate(args) => (simulate::run_simulate(&args, &mut out), Format::Json),
         Command::Assign(args) => (assign::run_assign(&args, &mut out), Format::Json),
-        // `kcp group` streams and has exit statuses of its own (group.rs).
-        Command::Group(command) => return group::run_group(&command, &mut out),
+        Command::Group(command) => (group::run_group(&command, &mut out), command.format()),
     };
     finish(result, format, &mut out)
 }

@@ -2,13 +2,12 @@
 //! [`group_api::kafka`](crate::group_api::kafka) and sent at the highest version both sides
 //! support.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kafka_protocol::protocol::Request as KafkaRequest;
 
 use super::{GroupTransport, Lane, TransportError, TransportErrorKind};
-use crate::assignor::{ClusterMetadata, TopicInfo};
+use crate::assignor::ClusterMetadata;
 use crate::client::{Client, ClientConfig, ClientError, ConfigError, Deadline, ErrorKind, SendOptions, Target};
 use crate::coordinator::{ErrorCode, Request, Response};
 use crate::group_api::kafka::{self, ConversionError};
@@ -173,30 +172,6 @@ impl GroupTransport for ClientTransport {
 
     async fn metadata(&self, timeout: Duration) -> Result<ClusterMetadata, TransportError> {
         let cluster = self.client.metadata(None, Deadline::after(timeout)).await.map_err(|e| transport_error(&e))?;
-        let racks: BTreeMap<i32, Option<&str>> =
-            cluster.brokers.iter().map(|b| (b.node_id, b.rack.as_deref())).collect();
-        let mut out = ClusterMetadata::default();
-        for topic in cluster.topics.iter().filter(|t| t.error_code == 0 && !t.is_internal) {
-            // Java's partition count is the number of partitions Metadata lists (bounded by the
-            // response's size, unlike the ids in it).
-            let count = i32::try_from(topic.partitions.len()).unwrap_or(i32::MAX);
-            // Replica racks by partition index; none at all when no broker has a rack.
-            let mut partition_racks: Vec<Vec<String>> = Vec::new();
-            if racks.values().any(Option::is_some) {
-                partition_racks = vec![Vec::new(); topic.partitions.len()];
-                for p in &topic.partitions {
-                    let Some(slot) = usize::try_from(p.partition).ok().and_then(|i| partition_racks.get_mut(i)) else {
-                        continue;
-                    };
-                    let mut set: Vec<String> =
-                        p.replicas.iter().filter_map(|r| racks.get(r).copied().flatten().map(str::to_string)).collect();
-                    set.sort();
-                    set.dedup();
-                    *slot = set;
-                }
-            }
-            out.topics.insert(topic.name.clone(), TopicInfo { partitions: count, partition_racks });
-        }
-        Ok(out)
+        Ok(ClusterMetadata::from(&cluster))
     }
 }

@@ -1,7 +1,6 @@
 //! `kcp group join`: one real group member, the crate's coordinator on the network, printing its
 //! listener callbacks as JSON lines until `--duration-s`, SIGINT or SIGTERM.
 
-use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::assignor::{builtin, PartitionAssignor};
@@ -13,7 +12,10 @@ use kafka_consumer_protocol::coordinator::CoordinatorError;
 use kafka_consumer_protocol::TopicPartitions;
 use serde_json::{json, Map, Value};
 
-use super::out::{note, Out, WriteFailed};
+use kafka_consumer_protocol::client::{ClientError, ErrorKind};
+
+use crate::out::{Out, WriteFailed};
+use crate::CliError;
 
 /// `kcp group join`'s member options (the connection options are `group::ConnectionArgs`).
 #[derive(clap::Args, Debug)]
@@ -120,15 +122,14 @@ fn print_line(out: &mut Out, value: Value) -> Result<(), WriteFailed> {
     out.flush()
 }
 
-/// The exit status `status`, unless the output failed: a closed pipe keeps it (the reader has
-/// gone, nobody to tell), any other write error is exit 1 with a line on stderr.
-fn exit_status(status: ExitCode, output: Option<WriteFailed>) -> ExitCode {
+/// How the member ended (`ok`: it left; else a fatal error, already printed), unless the output
+/// failed: a closed pipe keeps the outcome (the reader has gone, nobody to tell), any other write
+/// error is the error to report.
+fn outcome(ok: bool, output: Option<WriteFailed>) -> Result<(), CliError> {
     match output {
-        Some(e) if !e.is_closed_pipe() => {
-            note(&format!("kcp: cannot write the output: {}", e.0));
-            ExitCode::from(1)
-        }
-        _ => status,
+        Some(e) if !e.is_closed_pipe() => Err(CliError::Output(e)),
+        _ if ok => Ok(()),
+        _ => Err(CliError::Reported),
     }
 }
 
@@ -177,34 +178,20 @@ pub fn member_config(
     Ok((config, assignors))
 }
 
-/// Runs the member until it leaves or stops; the exit status (1 after a fatal error or when the
-/// output could not be written, 0 when the reader of a pipe went away).
-pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration, out: &mut Out) -> ExitCode {
+/// Runs the member until it leaves or stops; `Err` after a fatal error (`Reported`: exit 1) or
+/// when the output could not be written (`Ok` when the reader of a pipe went away).
+pub fn run(args: &MemberArgs, mut client: ClientConfig, timeout: Duration, out: &mut Out) -> Result<(), CliError> {
     if let Some(id) = &args.client_id {
         client.client_id = id.clone();
     }
     let request_timeout_ms = client.request_timeout.as_millis() as u64;
-    let (config, assignors) = match member_config(args, request_timeout_ms, timeout) {
-        Ok(c) => c,
-        Err(UsageError(message)) => {
-            note(&format!("error: {message}"));
-            return ExitCode::from(2);
-        }
-    };
-    let transport = match ClientTransport::new(client) {
-        Ok(t) => t,
-        Err(e) => {
-            note(&format!("kcp: {e}"));
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            note(&format!("error: cannot start the runtime: {e}"));
-            return ExitCode::from(1);
-        }
-    };
+    let (config, assignors) =
+        member_config(args, request_timeout_ms, timeout).map_err(|UsageError(message)| CliError::Usage(message))?;
+    let transport = ClientTransport::new(client).map_err(CliError::config)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
     runtime.block_on(join(transport, config, assignors, args.duration_s, timeout, out))
 }
 
@@ -215,14 +202,8 @@ async fn join(
     duration_s: Option<u64>,
     leave_timeout: Duration,
     out: &mut Out,
-) -> ExitCode {
-    let mut member = match Member::start(transport, config, assignors) {
-        Ok(m) => m,
-        Err(e) => {
-            note(&format!("error: {e}"));
-            return ExitCode::from(2);
-        }
-    };
+) -> Result<(), CliError> {
+    let mut member = Member::start(transport, config, assignors).map_err(|e| CliError::Usage(e.to_string()))?;
     let stop = stop_signal(duration_s);
     tokio::pin!(stop);
     let mut leave_deadline: Option<tokio::time::Instant> = None;
@@ -242,10 +223,10 @@ async fn join(
                     output_failed = print_line(out, json!({"event": "error", "fatal": true,
                         "error": {"kind": TransportErrorKind::Timeout.as_str(), "message": "could not leave the group within --timeout-ms"}})).err();
                 }
-                return exit_status(ExitCode::from(1), output_failed);
+                return outcome(false, output_failed);
             }
         };
-        let Some(delivery) = delivery else { return exit_status(ExitCode::SUCCESS, output_failed) };
+        let Some(delivery) = delivery else { return outcome(true, output_failed) };
         if output_failed.is_none() {
             if let Err(e) = print_line(out, event_json(&delivery.event)) {
                 output_failed = Some(e);
@@ -256,8 +237,8 @@ async fn join(
             }
         }
         match delivery.event {
-            MemberEvent::Error { fatal: true, .. } => return exit_status(ExitCode::from(1), output_failed),
-            MemberEvent::Left => return exit_status(ExitCode::SUCCESS, output_failed),
+            MemberEvent::Error { fatal: true, .. } => return outcome(false, output_failed),
+            MemberEvent::Left => return outcome(true, output_failed),
             // Printing is all this member does with its partitions: acknowledge at once.
             _ => delivery.ack(),
         }
