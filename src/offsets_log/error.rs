@@ -96,6 +96,30 @@ impl LogError {
     }
 }
 
+impl LogErrorKind {
+    /// A stable snake-case name of the kind, for JSON output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LogErrorKind::Truncated => "truncated",
+            LogErrorKind::BatchBeyondFile { .. } => "batch_beyond_file",
+            LogErrorKind::BatchTooLarge { .. } => "batch_too_large",
+            LogErrorKind::InvalidBatchLength(_) => "invalid_batch_length",
+            LogErrorKind::UnsupportedMagic(_) => "unsupported_magic",
+            LogErrorKind::UnknownCompression(_) => "unknown_compression",
+            LogErrorKind::Decompression(_) => "decompression",
+            LogErrorKind::InflatedTooLarge { .. } => "inflated_too_large",
+            LogErrorKind::RecordCountBeyondBatch { .. } => "record_count_beyond_batch",
+            LogErrorKind::InvalidLength(_) => "invalid_length",
+            LogErrorKind::InvalidVarint => "invalid_varint",
+            LogErrorKind::InvalidUtf8 => "invalid_utf8",
+            LogErrorKind::MissingKey => "missing_key",
+            LogErrorKind::UnknownRecordType(_) => "unknown_record_type",
+            LogErrorKind::UnknownValueVersion { .. } => "unknown_value_version",
+            LogErrorKind::Io(_) => "io",
+        }
+    }
+}
+
 impl fmt::Display for LogErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -112,6 +112,7 @@ pub struct Generation {
 
 /// A KIP-848 consumer group event.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConsumerGroupEvent {
     /// `ConsumerGroupMetadata`: the group epoch.
     GroupEpoch(i32),

@@ -1,4 +1,5 @@
-//! `kcp group list | describe | watch | join`: a running cluster's consumer groups, decoded.
+//! `kcp group list | describe | watch | join | history`: a running cluster's consumer groups, decoded,
+//! and (`history`) their past from `__consumer_offsets` segment files.
 //!
 //! The network is `kafka_consumer_protocol::client`; the decoding and the diagnostics are
 //! `kafka_consumer_protocol::inspect`. This module holds the arguments and the client
@@ -8,6 +9,7 @@
 //! (`crate::finish`).
 
 mod describe;
+mod history;
 mod join;
 mod json;
 mod list;
@@ -44,6 +46,10 @@ pub enum GroupCommand {
     /// SIGINT or SIGTERM (a static member sends no LeaveGroup, as Java does). Exit status 1 after
     /// a fatal error (printed as an `error` event with `"fatal": true`).
     Join(JoinArgs),
+    /// What happened to groups, from `__consumer_offsets` segment files copied off a broker:
+    /// generations, members joined/left/rejoined, partitions moved, commits (`--records`: every
+    /// record decoded, as JSON lines).
+    History(history::HistoryArgs),
 }
 
 /// `kcp group join`.
@@ -121,6 +127,7 @@ impl GroupCommand {
         match self {
             GroupCommand::List(a) => a.format,
             GroupCommand::Describe(a) => a.format,
+            GroupCommand::History(a) => a.format,
             GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
         }
     }
@@ -131,6 +138,8 @@ impl GroupCommand {
 /// group, a member's fatal error): exit 1.
 pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> {
     let connection = match command {
+        // Offline: files only, no cluster.
+        GroupCommand::History(a) => return history::run(a, out),
         GroupCommand::List(a) => &a.connection,
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
@@ -153,7 +162,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| true),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
             GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await,
-            GroupCommand::Join(_) => Ok(true),
+            GroupCommand::Join(_) | GroupCommand::History(_) => Ok(true),
         }
     })?;
     out.flush()?;
