@@ -416,7 +416,7 @@ fn decode_value(type_id: i16, bytes: &[u8]) -> Result<(i16, RecordValue<'_>), Lo
     let mut r = Reader { c: Cur { buf: bytes, pos: 0 } };
     let version = r.i16("value.version")?;
     let max = match type_id {
-        0 | 1 | 2 => 4,
+        0..=2 => 4,
         9..=15 | 17..=24 => i16::MAX,
         _ => 0,
     };

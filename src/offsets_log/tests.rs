@@ -202,11 +202,11 @@ fn message(magic: i8, offset: i64, attributes: i8, key: Option<&[u8]>, value: Op
     W::default().i64(offset).i32(tail.len() as i32).raw(&tail).0
 }
 
+/// A record's offset, timestamp and decoding, or the error.
+type DecodedRecord = Result<(i64, i64, CoordinatorRecord<'static>), LogError>;
+
 /// Every batch of `bytes`: per batch, its header and its decoded records, or the error.
-fn read_all(
-    bytes: &[u8],
-    limits: Limits,
-) -> Vec<Result<(BatchHeader, Vec<Result<(i64, i64, CoordinatorRecord<'static>), LogError>>), LogError>> {
+fn read_all(bytes: &[u8], limits: Limits) -> Vec<Result<(BatchHeader, Vec<DecodedRecord>), LogError>> {
     let leaked: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
     let mut reader = SegmentReader::new(leaked, limits);
     let mut out = Vec::new();
@@ -236,7 +236,7 @@ fn commit_and_group(codec: Compression) -> Vec<u8> {
     batch_v2(100, &[record_v2(0, 0, Some(&k1), Some(&v1)), record_v2(1, 1, Some(&k2), Some(&v2))], codec)
 }
 
-fn check_commit_and_group(records: &[Result<(i64, i64, CoordinatorRecord<'static>), LogError>]) {
+fn check_commit_and_group(records: &[DecodedRecord]) {
     assert_eq!(records.len(), 2);
     let (offset, ts, commit) = records[0].as_ref().unwrap();
     assert_eq!((*offset, *ts), (100, 1_000));
