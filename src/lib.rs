@@ -113,6 +113,9 @@ pub mod codec;
 pub mod coordinator;
 pub mod group_api;
 pub mod inspect;
+#[cfg(feature = "offsets-log")]
+#[cfg_attr(docsrs, doc(cfg(feature = "offsets-log")))]
+pub mod offsets_log;
 mod partition_set;
 #[cfg(feature = "pcap")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pcap")))]

@@ -2,7 +2,7 @@
 //! share, in one place instead of modules included across folders by a path attribute:
 //!
 //! - [`codec_checks`], [`leader_checks`], [`client_checks`], [`pcap_checks`], [`sim_checks`],
-//!   [`cli_json_checks`]: the property each fuzz
+//!   [`cli_json_checks`], [`offsets_log_checks`]: the property each fuzz
 //!   target checks, called by the target (`fuzz/fuzz_targets/`) and by the corpus replays
 //!   (`tests/*_corpus.rs`, through [`replay`]), so `cargo test` re-proves what fuzzing found;
 //! - [`assignor_shapes`], [`sim_shapes`]: the benchmark shapes, also used by tests.
@@ -13,6 +13,7 @@ pub mod cli_json_checks;
 pub mod client_checks;
 pub mod codec_checks;
 pub mod leader_checks;
+pub mod offsets_log_checks;
 pub mod pcap_checks;
 pub mod sim_checks;
 pub mod sim_shapes;

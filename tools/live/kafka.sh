@@ -5,6 +5,7 @@
 #   kafka.sh fetch                                   # jars, our Java harness, the Python venv (cached)
 #   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl]
 #                [--config KEY=VALUE]... [--feature NAME=LEVEL]...   # extra server.properties / format features
+#                [--offsets-compression none|gzip|snappy|lz4|zstd]     # offsets.topic.compression.codec
 #   kafka.sh stop NAME | stop-all
 #   kafka.sh kill-broker NAME ID                     # SIGKILL one broker
 #   kafka.sh restart-broker NAME ID                  # stop it (if running) and start it again
@@ -31,7 +32,7 @@ BROKER_HEAP=${KCP_LIVE_BROKER_HEAP:-512m}
 
 log() { echo "[kafka.sh $(date -u +%H:%M:%S)] $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 known_version() {
   local v
@@ -267,6 +268,12 @@ auto.leader.rebalance.enable=false
 controlled.shutdown.max.retries=1
 controlled.shutdown.retry.backoff.ms=500
 EOF
+  if [ -n "$OFFSETS_CODEC" ]; then
+    # offsets.topic.compression.codec takes Kafka's codec id.
+    local codec_id
+    case $OFFSETS_CODEC in none) codec_id=0 ;; gzip) codec_id=1 ;; snappy) codec_id=2 ;; lz4) codec_id=3 ;; zstd) codec_id=4 ;; esac
+    echo "offsets.topic.compression.codec=$codec_id" >> "$dir/server.properties"
+  fi
   if [ "${VERSION%%.*}" -ge 4 ]; then
     cat >> "$dir/server.properties" <<EOF
 # KIP-848 defaults (heartbeat 5 s, session 45 s) are slow for tests. The session stays at 10 s: on
@@ -427,7 +434,7 @@ cmd_start() {
   [ $# -ge 1 ] || usage
   NAME=$1; shift
   valid_name "$NAME"
-  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0
+  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0 OFFSETS_CODEC=""
   EXTRA_CONFIGS=() EXTRA_FEATURES=()
   while [ $# -gt 0 ]; do
     case $1 in
@@ -441,12 +448,17 @@ cmd_start() {
       --feature)
         [[ ${2:-} =~ ^[a-z][a-z.]*=[0-9]+$ ]] || die "--feature: NAME=LEVEL, got '${2:-}'"
         EXTRA_FEATURES+=("$2"); shift 2 ;;
+      --offsets-compression) OFFSETS_CODEC=$2; shift 2 ;;
       *) usage ;;
     esac
   done
   known_version "$VERSION" || die "--version: one of ${VERSIONS[*]}"
   [[ $PORT_BASE =~ ^[0-9]+$ ]] || die "--port-base: a port number"
   [[ $BROKERS =~ ^[1-9]$ ]] || die "--brokers: 1 to 9"
+  case $OFFSETS_CODEC in
+    ""|none|gzip|snappy|lz4|zstd) ;;
+    *) die "--offsets-compression: none, gzip, snappy, lz4 or zstd" ;;
+  esac
   need_fetched "$VERSION"
   local t0=$SECONDS id
   CLUSTER_DIR=$RUN/$NAME

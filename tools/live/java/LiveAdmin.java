@@ -35,6 +35,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * LiveAdmin --bootstrap B describe-group G [G...]   # one JSON line per group
  * LiveAdmin --bootstrap B list-groups               # one JSON line
  * LiveAdmin --bootstrap B describe-cluster          # one JSON line
+ * LiveAdmin --bootstrap B commit-offsets G TOPIC PARTITION OFFSET   # AlterConsumerGroupOffsets
+ * LiveAdmin --bootstrap B delete-group G             # DeleteGroups (the group must be empty)
  * LiveAdmin --bootstrap B alter-group-config G KEY=VALUE...   # 4.x group configs (KIP-848), e.g.
  *                                                    # consumer.session.timeout.ms=3000
  * </pre>
@@ -84,6 +86,8 @@ public final class LiveAdmin {
         case "create-topic": createTopic(admin, rest); break;
         case "create-partitions": createPartitions(admin, rest); break;
         case "delete-topic": deleteTopic(admin, rest); break;
+        case "commit-offsets": commitOffsets(admin, rest); break;
+        case "delete-group": deleteGroup(admin, rest); break;
         case "describe-group": describeGroups(admin, rest); break;
         case "list-groups": listGroups(admin); break;
         case "describe-cluster": describeCluster(admin); break;
@@ -152,6 +156,27 @@ public final class LiveAdmin {
     admin.deleteTopics(List.of(a.get(0))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
     Map<String, Object> o = Json.obj();
     o.put("deleted", a.get(0));
+    Json.emit(o);
+  }
+
+  static void commitOffsets(Admin admin, List<String> a) throws Exception {
+    if (a.size() != 4) usage("commit-offsets G TOPIC PARTITION OFFSET");
+    TopicPartition tp = new TopicPartition(a.get(1), Integer.parseInt(a.get(2)));
+    long offset = Long.parseLong(a.get(3));
+    admin.alterConsumerGroupOffsets(a.get(0),
+        Map.of(tp, new org.apache.kafka.clients.consumer.OffsetAndMetadata(offset, "kcp-live")))
+        .all().get(TIMEOUT_S, TimeUnit.SECONDS);
+    Map<String, Object> o = Json.obj();
+    o.put("committed", a.get(0));
+    o.put("offset", offset);
+    Json.emit(o);
+  }
+
+  static void deleteGroup(Admin admin, List<String> a) throws Exception {
+    if (a.size() != 1) usage("delete-group G");
+    admin.deleteConsumerGroups(List.of(a.get(0))).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+    Map<String, Object> o = Json.obj();
+    o.put("deleted_group", a.get(0));
     Json.emit(o);
   }
 

@@ -1,5 +1,6 @@
 //! `kcp group list | describe | watch | join | upgrade-check | reset-offsets | delete-offsets |
-//! delete`: a running cluster's consumer groups, decoded, and the actions that fix them.
+//! delete | history`: a running cluster's consumer groups, decoded, the actions that fix them, and
+//! (`history`) their past from `__consumer_offsets` segment files.
 //!
 //! The network is `kafka_consumer_protocol::client`; the decoding and the diagnostics are
 //! `kafka_consumer_protocol::inspect`. This module holds the arguments and the client
@@ -12,6 +13,7 @@
 mod delete;
 mod delete_offsets;
 mod describe;
+mod history;
 mod join;
 mod json;
 mod list;
@@ -76,6 +78,10 @@ pub enum GroupCommand {
     ///
     /// Refused while any of the groups has members (nothing is deleted then).
     Delete(delete::DeleteArgs),
+    /// What happened to groups, from `__consumer_offsets` segment files copied off a broker:
+    /// generations, members joined/left/rejoined, partitions moved, commits (`--records`: every
+    /// record decoded, as JSON lines).
+    History(history::HistoryArgs),
 }
 
 /// `kcp group join`.
@@ -179,6 +185,7 @@ impl GroupCommand {
             GroupCommand::List(a) => a.format,
             GroupCommand::Describe(a) => a.format,
             GroupCommand::UpgradeCheck(a) => a.format,
+            GroupCommand::History(a) => a.format,
             GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
             GroupCommand::ResetOffsets(a) => a.format,
             GroupCommand::DeleteOffsets(a) => a.format,
@@ -192,6 +199,8 @@ impl GroupCommand {
 /// group, a member's fatal error): exit 1.
 pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> {
     let connection = match command {
+        // Offline: files only, no cluster.
+        GroupCommand::History(a) => return history::run(a, out),
         GroupCommand::List(a) => &a.connection,
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
@@ -223,7 +232,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::ResetOffsets(a) => reset_offsets::reset_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::DeleteOffsets(a) => delete_offsets::delete_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::Delete(a) => delete::delete(&client, a, timeout, out).await.map(ok),
-            GroupCommand::Join(_) => Ok(Outcome::Complete),
+            GroupCommand::Join(_) | GroupCommand::History(_) => Ok(Outcome::Complete),
         }
     })?;
     out.flush()?;

@@ -1,0 +1,419 @@
+//! What happened to each group, rebuilt from its records in log order: the generations of a
+//! classic group (protocol, leader, members who joined, left or came back under a new member id,
+//! partitions moved), the epochs and member assignments of a KIP-848 group, the commits per
+//! partition (count, first, last, rewinds), deletion, and where the story starts when compaction
+//! removed its beginning.
+//!
+//! ```
+//! use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, HistoryBuilder};
+//!
+//! let mut history = HistoryBuilder::new();
+//! // A commit of offset 5 then 3 (a rewind) to orders-0 by group "g".
+//! let key = [0, 1, 0, 1, b'g', 0, 6, b'o', b'r', b'd', b'e', b'r', b's', 0, 0, 0, 0];
+//! for (at, offset) in [(10, 5i64), (11, 3)] {
+//!     let mut value = vec![0, 3];
+//!     value.extend_from_slice(&offset.to_be_bytes());
+//!     value.extend_from_slice(&[255, 255, 255, 255, 0, 0]); // leaderEpoch -1, metadata ""
+//!     value.extend_from_slice(&1_000i64.to_be_bytes());
+//!     history.add(at, 1_000, &CoordinatorRecord::decode(Some(&key), Some(&value)).unwrap());
+//! }
+//! let groups = history.finish();
+//! let commits = &groups[0].commits[&("orders".to_string(), 0)];
+//! assert_eq!((commits.count, commits.last.offset, commits.rewinds.len()), (2, 3, 1));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::codec::{Assignment, AssignmentView, Subscription, SubscriptionView};
+
+use super::record::{CoordinatorRecord, RecordKey, RecordValue};
+
+/// Where a record is: its offset in the partition and its timestamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct At {
+    /// The record's offset in `__consumer_offsets`.
+    pub offset: i64,
+    /// The record's timestamp (ms).
+    pub timestamp: i64,
+}
+
+/// One member of a classic generation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenerationMember {
+    /// `memberId`.
+    pub member_id: String,
+    /// `groupInstanceId` (a static member).
+    pub group_instance_id: Option<String>,
+    /// `clientId`.
+    pub client_id: String,
+    /// `clientHost`.
+    pub client_host: String,
+    /// `sessionTimeout` (ms).
+    pub session_timeout: i32,
+    /// `rebalanceTimeout` (ms, -1 before v1).
+    pub rebalance_timeout: i32,
+    /// The subscription bytes.
+    pub subscription: Vec<u8>,
+    /// The assignment bytes.
+    pub assignment: Vec<u8>,
+}
+
+impl GenerationMember {
+    /// The subscription decoded, or the error's text.
+    pub fn decoded_subscription(&self) -> Result<Subscription, String> {
+        SubscriptionView::decode(&self.subscription).map(|v| v.to_owned()).map_err(|e| e.to_string())
+    }
+
+    /// The assignment decoded, or the error's text.
+    pub fn decoded_assignment(&self) -> Result<Assignment, String> {
+        AssignmentView::decode(&self.assignment).map(|v| v.to_owned()).map_err(|e| e.to_string())
+    }
+}
+
+/// A partition that changed owner between two generations (`None`: unowned).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PartitionMove {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: i32,
+    /// The owner in the previous generation.
+    pub from: Option<String>,
+    /// The owner in this one.
+    pub to: Option<String>,
+}
+
+/// One `GroupMetadata` record of a classic group: a generation as the coordinator stored it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generation {
+    /// Where the record is.
+    pub at: At,
+    /// `generation`.
+    pub generation: i32,
+    /// `protocolType`.
+    pub protocol_type: String,
+    /// `protocol`: the assignor chosen.
+    pub protocol: Option<String>,
+    /// `leader`.
+    pub leader: Option<String>,
+    /// `currentStateTimestamp` (-1 before v2).
+    pub current_state_timestamp: i64,
+    /// The members.
+    pub members: Vec<GenerationMember>,
+    /// Member ids new in this generation (not counting `rejoined`).
+    pub joined: Vec<String>,
+    /// Member ids of the previous generation that are gone (not counting `rejoined`).
+    pub left: Vec<String>,
+    /// Static members back under a new member id: (instance id, old member id, new member id).
+    pub rejoined: Vec<(String, String, String)>,
+    /// Partitions whose owner changed since the previous record (by the decoded assignments).
+    pub moved: Vec<PartitionMove>,
+}
+
+/// A KIP-848 consumer group event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsumerGroupEvent {
+    /// `ConsumerGroupMetadata`: the group epoch.
+    GroupEpoch(i32),
+    /// `ConsumerGroupMemberMetadata` of a member not seen before (or seen left).
+    MemberJoined {
+        /// `MemberId`.
+        member_id: String,
+        /// `InstanceId`.
+        instance_id: Option<String>,
+        /// `SubscribedTopicNames`.
+        topics: Vec<String>,
+        /// Whether it is a classic member (ClassicMemberMetadata set).
+        classic: bool,
+    },
+    /// A tombstone of `ConsumerGroupMemberMetadata`: the member left or was fenced.
+    MemberLeft(String),
+    /// `ConsumerGroupTargetAssignmentMetadata`: the assignment epoch.
+    AssignmentEpoch(i32),
+    /// `ConsumerGroupCurrentMemberAssignment`: a member's epoch and its assigned partition count.
+    MemberAssignment {
+        /// `MemberId`.
+        member_id: String,
+        /// `MemberEpoch`.
+        member_epoch: i32,
+        /// Partitions assigned (over all topics).
+        assigned: usize,
+        /// Partitions pending revocation.
+        pending_revocation: usize,
+    },
+}
+
+/// The commits of one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionCommits {
+    /// How many commit records.
+    pub count: u64,
+    /// The first commit seen.
+    pub first: CommitPoint,
+    /// The last commit seen.
+    pub last: CommitPoint,
+    /// Commits of a lower offset than the one before: (previous, this).
+    pub rewinds: Vec<(CommitPoint, CommitPoint)>,
+    /// Whether the last record is a tombstone (the offset deleted or expired).
+    pub deleted: bool,
+}
+
+/// One commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitPoint {
+    /// The committed offset.
+    pub offset: i64,
+    /// `commitTimestamp`.
+    pub commit_timestamp: i64,
+    /// Where the record is.
+    pub at: At,
+}
+
+/// Everything the log says about one group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupHistory {
+    /// The group id.
+    pub group: String,
+    /// The first record of the group in the log.
+    pub first: At,
+    /// The last record of the group in the log.
+    pub last: At,
+    /// Why earlier history is missing, when the log shows it (compaction keeps only the latest
+    /// record per key): `None` when the group's creation is in the log or nothing says otherwise.
+    pub compacted_before: Option<String>,
+    /// Classic generations in log order.
+    pub generations: Vec<Generation>,
+    /// KIP-848 events in log order.
+    pub consumer_group_events: Vec<(At, ConsumerGroupEvent)>,
+    /// Commits per (topic, partition).
+    pub commits: BTreeMap<(String, i32), PartitionCommits>,
+    /// Where a tombstone of its group metadata deleted the group (the last such).
+    pub deleted: Option<At>,
+    /// Records of share or streams groups (type id, count).
+    pub other_records: BTreeMap<i16, u64>,
+}
+
+impl GroupHistory {
+    fn new(group: &str, at: At) -> Self {
+        GroupHistory {
+            group: group.to_string(),
+            first: at,
+            last: at,
+            compacted_before: None,
+            generations: Vec::new(),
+            consumer_group_events: Vec::new(),
+            commits: BTreeMap::new(),
+            deleted: None,
+            other_records: BTreeMap::new(),
+        }
+    }
+}
+
+/// Builds [`GroupHistory`]s from records fed in log order.
+#[derive(Debug, Default)]
+pub struct HistoryBuilder {
+    groups: BTreeMap<String, GroupHistory>,
+    live_members: BTreeMap<(String, String), ()>,
+}
+
+fn owners(members: &[GenerationMember]) -> BTreeMap<(String, i32), String> {
+    let mut out = BTreeMap::new();
+    for m in members {
+        if let Ok(a) = m.decoded_assignment() {
+            for tp in a.assigned_partitions {
+                for p in tp.partitions {
+                    out.insert((tp.topic.clone(), p), m.member_id.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+impl HistoryBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one record at `offset` with `timestamp` (records must come in log order).
+    pub fn add(&mut self, offset: i64, timestamp: i64, record: &CoordinatorRecord<'_>) {
+        let Some(group) = record.key.group() else { return };
+        let at = At { offset, timestamp };
+        let h = self.groups.entry(group.to_string()).or_insert_with(|| GroupHistory::new(group, at));
+        h.last = at;
+        match (&record.key, &record.value) {
+            (RecordKey::OffsetCommit { topic, partition, .. }, value) => {
+                let key = (topic.to_string(), *partition);
+                match value {
+                    Some((_, RecordValue::OffsetCommit(c))) => {
+                        let point = CommitPoint { offset: c.offset, commit_timestamp: c.commit_timestamp, at };
+                        match h.commits.get_mut(&key) {
+                            None => {
+                                h.commits.insert(
+                                    key,
+                                    PartitionCommits {
+                                        count: 1,
+                                        first: point,
+                                        last: point,
+                                        rewinds: Vec::new(),
+                                        deleted: false,
+                                    },
+                                );
+                            }
+                            Some(pc) => {
+                                if point.offset < pc.last.offset && !pc.deleted {
+                                    pc.rewinds.push((pc.last, point));
+                                }
+                                pc.count += 1;
+                                pc.last = point;
+                                pc.deleted = false;
+                            }
+                        }
+                    }
+                    _ => {
+                        if let Some(pc) = h.commits.get_mut(&key) {
+                            pc.deleted = true;
+                        }
+                    }
+                }
+            }
+            (RecordKey::GroupMetadata { .. }, None) => h.deleted = Some(at),
+            (RecordKey::GroupMetadata { .. }, Some((_, RecordValue::GroupMetadata(g)))) => {
+                let members: Vec<GenerationMember> = g
+                    .members
+                    .iter()
+                    .map(|m| GenerationMember {
+                        member_id: m.member_id.to_string(),
+                        group_instance_id: m.group_instance_id.map(str::to_string),
+                        client_id: m.client_id.to_string(),
+                        client_host: m.client_host.to_string(),
+                        session_timeout: m.session_timeout,
+                        rebalance_timeout: m.rebalance_timeout,
+                        subscription: m.subscription.to_vec(),
+                        assignment: m.assignment.to_vec(),
+                    })
+                    .collect();
+                let previous = h.generations.last();
+                if previous.is_none() && h.compacted_before.is_none() && g.generation > 1 {
+                    h.compacted_before = Some(format!(
+                        "the first group metadata in the log is generation {}: generations before it were compacted away",
+                        g.generation
+                    ));
+                }
+                let before: Vec<&GenerationMember> = previous.map(|p| p.members.iter().collect()).unwrap_or_default();
+                let before_ids: BTreeSet<&str> = before.iter().map(|m| m.member_id.as_str()).collect();
+                let now_ids: BTreeSet<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+                let mut rejoined = Vec::new();
+                for m in &members {
+                    if let Some(instance) = &m.group_instance_id {
+                        if let Some(old) = before
+                            .iter()
+                            .find(|b| b.group_instance_id.as_ref() == Some(instance) && b.member_id != m.member_id)
+                        {
+                            rejoined.push((instance.clone(), old.member_id.clone(), m.member_id.clone()));
+                        }
+                    }
+                }
+                let renamed_old: BTreeSet<&str> = rejoined.iter().map(|r| r.1.as_str()).collect();
+                let renamed_new: BTreeSet<&str> = rejoined.iter().map(|r| r.2.as_str()).collect();
+                let joined = now_ids
+                    .difference(&before_ids)
+                    .filter(|id| !renamed_new.contains(*id))
+                    .map(|s| s.to_string())
+                    .collect();
+                let left = before_ids
+                    .difference(&now_ids)
+                    .filter(|id| !renamed_old.contains(*id))
+                    .map(|s| s.to_string())
+                    .collect();
+                let old_owners = previous.map(|p| owners(&p.members)).unwrap_or_default();
+                let new_owners = owners(&members);
+                let keys: BTreeSet<&(String, i32)> = old_owners.keys().chain(new_owners.keys()).collect();
+                let moved = keys
+                    .into_iter()
+                    .filter(|k| old_owners.get(*k) != new_owners.get(*k))
+                    .map(|k| PartitionMove {
+                        topic: k.0.clone(),
+                        partition: k.1,
+                        from: old_owners.get(k).cloned(),
+                        to: new_owners.get(k).cloned(),
+                    })
+                    .collect();
+                h.generations.push(Generation {
+                    at,
+                    generation: g.generation,
+                    protocol_type: g.protocol_type.to_string(),
+                    protocol: g.protocol.map(str::to_string),
+                    leader: g.leader.map(str::to_string),
+                    current_state_timestamp: g.current_state_timestamp,
+                    members,
+                    joined,
+                    left,
+                    rejoined,
+                    moved,
+                });
+            }
+            (RecordKey::ConsumerGroupMetadata { .. }, Some((_, RecordValue::ConsumerGroupMetadata(m)))) => {
+                if h.consumer_group_events.is_empty() && h.compacted_before.is_none() && m.epoch > 1 {
+                    h.compacted_before = Some(format!(
+                        "the first consumer group epoch in the log is {}: earlier epochs were compacted away",
+                        m.epoch
+                    ));
+                }
+                h.consumer_group_events.push((at, ConsumerGroupEvent::GroupEpoch(m.epoch)));
+            }
+            (RecordKey::ConsumerGroupMemberMetadata { member_id, .. }, value) => {
+                let key = (group.to_string(), member_id.to_string());
+                match value {
+                    Some((_, RecordValue::ConsumerGroupMemberMetadata(m))) => {
+                        if self.live_members.insert(key, ()).is_none() {
+                            h.consumer_group_events.push((
+                                at,
+                                ConsumerGroupEvent::MemberJoined {
+                                    member_id: member_id.to_string(),
+                                    instance_id: m.instance_id.map(str::to_string),
+                                    topics: m.subscribed_topic_names.iter().map(|t| t.to_string()).collect(),
+                                    classic: m.classic_member_metadata.is_some(),
+                                },
+                            ));
+                        }
+                    }
+                    _ => {
+                        self.live_members.remove(&key);
+                        h.consumer_group_events.push((at, ConsumerGroupEvent::MemberLeft(member_id.to_string())));
+                    }
+                }
+            }
+            (
+                RecordKey::ConsumerGroupTargetAssignmentMetadata { .. },
+                Some((_, RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch })),
+            ) => {
+                h.consumer_group_events.push((at, ConsumerGroupEvent::AssignmentEpoch(*assignment_epoch)));
+            }
+            (
+                RecordKey::ConsumerGroupCurrentMemberAssignment { member_id, .. },
+                Some((_, RecordValue::ConsumerGroupCurrentMemberAssignment(c))),
+            ) => {
+                let count = |l: &[super::record::TopicIdPartitions]| l.iter().map(|t| t.partitions.len()).sum();
+                h.consumer_group_events.push((
+                    at,
+                    ConsumerGroupEvent::MemberAssignment {
+                        member_id: member_id.to_string(),
+                        member_epoch: c.member_epoch,
+                        assigned: count(&c.assigned_partitions),
+                        pending_revocation: count(&c.partitions_pending_revocation),
+                    },
+                ));
+            }
+            (RecordKey::Other { type_id, .. }, _) => *h.other_records.entry(*type_id).or_default() += 1,
+            _ => {}
+        }
+    }
+
+    /// The histories, ordered by group id.
+    pub fn finish(self) -> Vec<GroupHistory> {
+        self.groups.into_values().collect()
+    }
+}

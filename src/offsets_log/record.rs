@@ -1,0 +1,752 @@
+//! The group coordinator's records: keys and values of every type Kafka 3.9 and 4.x write to
+//! `__consumer_offsets`, decoded with borrowed strings and bytes.
+//!
+//! Schemas: Apache Kafka's `group-coordinator/src/main/resources/common/message/*.json`. A key
+//! is an int16 type id followed by the key struct (never flexible); a value is an int16 version
+//! followed by the value struct (flexible, with compact strings, arrays and tagged fields, from
+//! the version the schema says).
+
+use crate::codec::{AssignmentView, DecodeError, SubscriptionView};
+
+use super::error::{LogError, LogErrorKind};
+use super::segment::Cur;
+
+/// A topic id, shown as Kafka shows it (URL-safe base64 without padding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Uuid(pub [u8; 16]);
+
+impl core::fmt::Display for Uuid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::with_capacity(22);
+        for chunk in self.0.chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            let chars = chunk.len() + 1;
+            for i in 0..chars {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 0x3F) as usize] as char);
+            }
+        }
+        f.write_str(&out)
+    }
+}
+
+/// The family of a record type this decoder reports by id without decoding its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OtherFamily {
+    /// Share groups (KIP-932): types 9 to 15.
+    Share,
+    /// Streams groups (KIP-1071): types 17 to 24.
+    Streams,
+}
+
+/// A record's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordKey<'a> {
+    /// Types 0 and 1: a committed offset (`OffsetCommitKey`; type 0 is the legacy form).
+    OffsetCommit {
+        /// The type id (0 or 1).
+        type_id: i16,
+        /// `group`.
+        group: &'a str,
+        /// `topic`.
+        topic: &'a str,
+        /// `partition`.
+        partition: i32,
+    },
+    /// Type 2: a classic group's metadata (`GroupMetadataKey`).
+    GroupMetadata {
+        /// `group`.
+        group: &'a str,
+    },
+    /// Type 3: `ConsumerGroupMetadataKey`.
+    ConsumerGroupMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 4: `ConsumerGroupPartitionMetadataKey` (no longer written from 4.1).
+    ConsumerGroupPartitionMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 5: `ConsumerGroupMemberMetadataKey`.
+    ConsumerGroupMemberMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 6: `ConsumerGroupTargetAssignmentMetadataKey`.
+    ConsumerGroupTargetAssignmentMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 7: `ConsumerGroupTargetAssignmentMemberKey`.
+    ConsumerGroupTargetAssignmentMember {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 8: `ConsumerGroupCurrentMemberAssignmentKey`.
+    ConsumerGroupCurrentMemberAssignment {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 16: `ConsumerGroupRegularExpressionKey`.
+    ConsumerGroupRegularExpression {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `RegularExpression`.
+        regular_expression: &'a str,
+    },
+    /// A share or streams group record: reported by type id, its value not decoded.
+    Other {
+        /// The type id.
+        type_id: i16,
+        /// Which group family.
+        family: OtherFamily,
+        /// The group id (every such key starts with it), when it reads.
+        group_id: Option<&'a str>,
+    },
+}
+
+impl<'a> RecordKey<'a> {
+    /// The key type id.
+    pub fn type_id(&self) -> i16 {
+        match *self {
+            RecordKey::OffsetCommit { type_id, .. } | RecordKey::Other { type_id, .. } => type_id,
+            RecordKey::GroupMetadata { .. } => 2,
+            RecordKey::ConsumerGroupMetadata { .. } => 3,
+            RecordKey::ConsumerGroupPartitionMetadata { .. } => 4,
+            RecordKey::ConsumerGroupMemberMetadata { .. } => 5,
+            RecordKey::ConsumerGroupTargetAssignmentMetadata { .. } => 6,
+            RecordKey::ConsumerGroupTargetAssignmentMember { .. } => 7,
+            RecordKey::ConsumerGroupCurrentMemberAssignment { .. } => 8,
+            RecordKey::ConsumerGroupRegularExpression { .. } => 16,
+        }
+    }
+
+    /// The group the record belongs to.
+    pub fn group(&self) -> Option<&'a str> {
+        match *self {
+            RecordKey::OffsetCommit { group, .. } | RecordKey::GroupMetadata { group } => Some(group),
+            RecordKey::ConsumerGroupMetadata { group_id }
+            | RecordKey::ConsumerGroupPartitionMetadata { group_id }
+            | RecordKey::ConsumerGroupMemberMetadata { group_id, .. }
+            | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::ConsumerGroupTargetAssignmentMember { group_id, .. }
+            | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, .. }
+            | RecordKey::ConsumerGroupRegularExpression { group_id, .. } => Some(group_id),
+            RecordKey::Other { group_id, .. } => group_id,
+        }
+    }
+
+    /// Decodes a key.
+    pub fn decode(key: &'a [u8]) -> Result<Self, LogError> {
+        let mut r = Reader { c: Cur { buf: key, pos: 0 } };
+        let type_id = r.i16("key.type")?;
+        let key = match type_id {
+            0 | 1 => RecordKey::OffsetCommit {
+                type_id,
+                group: r.string("key.group")?,
+                topic: r.string("key.topic")?,
+                partition: r.i32("key.partition")?,
+            },
+            2 => RecordKey::GroupMetadata { group: r.string("key.group")? },
+            3 => RecordKey::ConsumerGroupMetadata { group_id: r.string("key.GroupId")? },
+            4 => RecordKey::ConsumerGroupPartitionMetadata { group_id: r.string("key.GroupId")? },
+            5 => RecordKey::ConsumerGroupMemberMetadata {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            6 => RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id: r.string("key.GroupId")? },
+            7 => RecordKey::ConsumerGroupTargetAssignmentMember {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            8 => RecordKey::ConsumerGroupCurrentMemberAssignment {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            16 => RecordKey::ConsumerGroupRegularExpression {
+                group_id: r.string("key.GroupId")?,
+                regular_expression: r.string("key.RegularExpression")?,
+            },
+            9..=15 | 17..=24 => RecordKey::Other {
+                type_id,
+                family: if type_id <= 15 { OtherFamily::Share } else { OtherFamily::Streams },
+                group_id: r.string("key.GroupId").ok(),
+            },
+            other => return Err(LogError::new(LogErrorKind::UnknownRecordType(other), 0, "key.type")),
+        };
+        Ok(key)
+    }
+}
+
+/// `OffsetCommitValue` (versions 0-4; v4 is flexible).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OffsetCommitValue<'a> {
+    /// `offset`.
+    pub offset: i64,
+    /// `leaderEpoch` (v3+, else -1).
+    pub leader_epoch: i32,
+    /// `metadata`.
+    pub metadata: &'a str,
+    /// `commitTimestamp`.
+    pub commit_timestamp: i64,
+    /// `expireTimestamp` (v1 only, else -1).
+    pub expire_timestamp: i64,
+    /// `topicId` (tagged field 0 of v4, written by 4.1+ brokers).
+    pub topic_id: Option<Uuid>,
+}
+
+/// `GroupMetadataValue` (versions 0-4; v4 is flexible): a classic group after a rebalance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMetadataValue<'a> {
+    /// `protocolType` (`consumer` for consumer groups).
+    pub protocol_type: &'a str,
+    /// `generation`.
+    pub generation: i32,
+    /// `protocol`: the chosen assignor.
+    pub protocol: Option<&'a str>,
+    /// `leader`.
+    pub leader: Option<&'a str>,
+    /// `currentStateTimestamp` (v2+, else -1).
+    pub current_state_timestamp: i64,
+    /// `members`.
+    pub members: Vec<MemberMetadata<'a>>,
+}
+
+/// One member of a [`GroupMetadataValue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberMetadata<'a> {
+    /// `memberId`.
+    pub member_id: &'a str,
+    /// `groupInstanceId` (v3+): a static member's id.
+    pub group_instance_id: Option<&'a str>,
+    /// `clientId`.
+    pub client_id: &'a str,
+    /// `clientHost`.
+    pub client_host: &'a str,
+    /// `rebalanceTimeout` (v1+, else -1).
+    pub rebalance_timeout: i32,
+    /// `sessionTimeout`.
+    pub session_timeout: i32,
+    /// `subscription`: the member's protocol metadata for the chosen protocol.
+    pub subscription: &'a [u8],
+    /// `assignment`.
+    pub assignment: &'a [u8],
+}
+
+impl<'a> MemberMetadata<'a> {
+    /// The subscription decoded by the codec (meaningful when the group's protocol type is
+    /// `consumer`).
+    pub fn subscription_view(&self) -> Result<SubscriptionView<'a>, DecodeError> {
+        SubscriptionView::decode(self.subscription)
+    }
+
+    /// The assignment decoded by the codec.
+    pub fn assignment_view(&self) -> Result<AssignmentView<'a>, DecodeError> {
+        AssignmentView::decode(self.assignment)
+    }
+}
+
+/// `ConsumerGroupMetadataValue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupMetadataValue {
+    /// `Epoch`: the group epoch.
+    pub epoch: i32,
+    /// `MetadataHash` (tagged field 0, 4.1+; 0 when absent).
+    pub metadata_hash: i64,
+}
+
+/// `ConsumerGroupPartitionMetadataValue` (3.7 to 4.0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupPartitionMetadataValue<'a> {
+    /// `Topics`.
+    pub topics: Vec<TopicMetadata<'a>>,
+}
+
+/// One topic of a [`ConsumerGroupPartitionMetadataValue`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicMetadata<'a> {
+    /// `TopicId`.
+    pub topic_id: Uuid,
+    /// `TopicName`.
+    pub topic_name: &'a str,
+    /// `NumPartitions`.
+    pub num_partitions: i32,
+    /// `PartitionMetadata`: (`Partition`, `Racks`).
+    pub partition_metadata: Vec<(i32, Vec<&'a str>)>,
+}
+
+/// `ConsumerGroupMemberMetadataValue`: a KIP-848 group member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupMemberMetadataValue<'a> {
+    /// `InstanceId`.
+    pub instance_id: Option<&'a str>,
+    /// `RackId`.
+    pub rack_id: Option<&'a str>,
+    /// `ClientId`.
+    pub client_id: &'a str,
+    /// `ClientHost`.
+    pub client_host: &'a str,
+    /// `SubscribedTopicNames`.
+    pub subscribed_topic_names: Vec<&'a str>,
+    /// `SubscribedTopicRegex`.
+    pub subscribed_topic_regex: Option<&'a str>,
+    /// `RebalanceTimeoutMs`.
+    pub rebalance_timeout_ms: i32,
+    /// `ServerAssignor`.
+    pub server_assignor: Option<&'a str>,
+    /// `ClassicMemberMetadata` (tagged field 0): set for a classic member of a consumer group.
+    pub classic_member_metadata: Option<ClassicMemberMetadata<'a>>,
+}
+
+/// A classic member's metadata inside a consumer group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicMemberMetadata<'a> {
+    /// `SessionTimeoutMs`.
+    pub session_timeout_ms: i32,
+    /// `SupportedProtocols`: (`Name`, `Metadata`), the metadata a ConsumerProtocolSubscription.
+    pub supported_protocols: Vec<(&'a str, &'a [u8])>,
+}
+
+/// A topic id and partitions (`TopicPartitions` of the assignment records).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicIdPartitions {
+    /// `TopicId`.
+    pub topic_id: Uuid,
+    /// `Partitions`.
+    pub partitions: Vec<i32>,
+}
+
+/// `ConsumerGroupCurrentMemberAssignmentValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupCurrentMemberAssignmentValue {
+    /// `MemberEpoch`.
+    pub member_epoch: i32,
+    /// `PreviousMemberEpoch`.
+    pub previous_member_epoch: i32,
+    /// `State` (0 stable, 1 unrevoked partitions, 2 unreleased partitions, 3 unknown).
+    pub state: i8,
+    /// `AssignedPartitions`.
+    pub assigned_partitions: Vec<TopicIdPartitions>,
+    /// `PartitionsPendingRevocation`.
+    pub partitions_pending_revocation: Vec<TopicIdPartitions>,
+}
+
+/// `ConsumerGroupRegularExpressionValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupRegularExpressionValue<'a> {
+    /// `Topics`.
+    pub topics: Vec<&'a str>,
+    /// `Version`.
+    pub version: i64,
+    /// `Timestamp`.
+    pub timestamp: i64,
+}
+
+/// A record's value, decoded per its key's type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordValue<'a> {
+    /// Types 0, 1.
+    OffsetCommit(OffsetCommitValue<'a>),
+    /// Type 2.
+    GroupMetadata(GroupMetadataValue<'a>),
+    /// Type 3.
+    ConsumerGroupMetadata(ConsumerGroupMetadataValue),
+    /// Type 4.
+    ConsumerGroupPartitionMetadata(ConsumerGroupPartitionMetadataValue<'a>),
+    /// Type 5.
+    ConsumerGroupMemberMetadata(ConsumerGroupMemberMetadataValue<'a>),
+    /// Type 6: `AssignmentEpoch`.
+    ConsumerGroupTargetAssignmentMetadata {
+        /// `AssignmentEpoch`.
+        assignment_epoch: i32,
+    },
+    /// Type 7: `TopicPartitions`.
+    ConsumerGroupTargetAssignmentMember(Vec<TopicIdPartitions>),
+    /// Type 8.
+    ConsumerGroupCurrentMemberAssignment(ConsumerGroupCurrentMemberAssignmentValue),
+    /// Type 16.
+    ConsumerGroupRegularExpression(ConsumerGroupRegularExpressionValue<'a>),
+    /// A share or streams group value, not decoded.
+    Other(&'a [u8]),
+}
+
+/// A decoded coordinator record: its key, and its value with the value's version (`None`: a
+/// tombstone, the key's entity deleted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoordinatorRecord<'a> {
+    /// The key.
+    pub key: RecordKey<'a>,
+    /// `(version, value)`, `None` for a tombstone.
+    pub value: Option<(i16, RecordValue<'a>)>,
+}
+
+impl<'a> CoordinatorRecord<'a> {
+    /// Decodes a record's key and value.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, RecordKey};
+    ///
+    /// // GroupMetadataKey (type 2) for group "g", and a tombstone: the group was deleted.
+    /// let key = [0, 2, 0, 1, b'g'];
+    /// let record = CoordinatorRecord::decode(Some(&key), None).unwrap();
+    /// assert_eq!(record.key, RecordKey::GroupMetadata { group: "g" });
+    /// assert!(record.value.is_none());
+    /// ```
+    pub fn decode(key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> Result<Self, LogError> {
+        let key = RecordKey::decode(key.ok_or_else(|| LogError::new(LogErrorKind::MissingKey, 0, "key"))?)?;
+        let value = match value {
+            None => None,
+            Some(bytes) => Some(decode_value(key.type_id(), bytes)?),
+        };
+        Ok(CoordinatorRecord { key, value })
+    }
+}
+
+fn decode_value(type_id: i16, bytes: &[u8]) -> Result<(i16, RecordValue<'_>), LogError> {
+    let mut r = Reader { c: Cur { buf: bytes, pos: 0 } };
+    let version = r.i16("value.version")?;
+    let max = match type_id {
+        0..=2 => 4,
+        9..=15 | 17..=24 => i16::MAX,
+        _ => 0,
+    };
+    if version < 0 || version > max {
+        return Err(LogError::new(
+            LogErrorKind::UnknownValueVersion { record_type: type_id, version },
+            0,
+            "value.version",
+        ));
+    }
+    let value = match type_id {
+        0 | 1 => RecordValue::OffsetCommit(offset_commit(&mut r, version)?),
+        2 => RecordValue::GroupMetadata(group_metadata(&mut r, version)?),
+        3 => {
+            let epoch = r.i32("value.Epoch")?;
+            let mut metadata_hash = 0;
+            r.tagged("value._tagged_fields", |r, tag| {
+                if tag == 0 {
+                    metadata_hash = r.i64("value.MetadataHash")?;
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            })?;
+            RecordValue::ConsumerGroupMetadata(ConsumerGroupMetadataValue { epoch, metadata_hash })
+        }
+        4 => {
+            let topics = r.array(true, "value.Topics", |r| {
+                let topic_id = r.uuid("value.Topics[].TopicId")?;
+                let topic_name = r.cstring("value.Topics[].TopicName")?;
+                let num_partitions = r.i32("value.Topics[].NumPartitions")?;
+                let partition_metadata = r.array(true, "value.Topics[].PartitionMetadata", |r| {
+                    let partition = r.i32("value.Topics[].PartitionMetadata[].Partition")?;
+                    let racks = r.array(true, "value.Topics[].PartitionMetadata[].Racks", |r| {
+                        r.cstring("value.Topics[].PartitionMetadata[].Racks[]")
+                    })?;
+                    r.tagged("value.Topics[].PartitionMetadata[]._tagged_fields", |_, _| Ok(false))?;
+                    Ok((partition, racks))
+                })?;
+                r.tagged("value.Topics[]._tagged_fields", |_, _| Ok(false))?;
+                Ok(TopicMetadata { topic_id, topic_name, num_partitions, partition_metadata })
+            })?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ConsumerGroupPartitionMetadata(ConsumerGroupPartitionMetadataValue { topics })
+        }
+        5 => RecordValue::ConsumerGroupMemberMetadata(member_metadata(&mut r)?),
+        6 => {
+            let assignment_epoch = r.i32("value.AssignmentEpoch")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch }
+        }
+        7 => {
+            let partitions = topic_partitions(&mut r, "value.TopicPartitions")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ConsumerGroupTargetAssignmentMember(partitions)
+        }
+        8 => {
+            let member_epoch = r.i32("value.MemberEpoch")?;
+            let previous_member_epoch = r.i32("value.PreviousMemberEpoch")?;
+            let state = r.i8("value.State")?;
+            let assigned_partitions = topic_partitions(&mut r, "value.AssignedPartitions")?;
+            let partitions_pending_revocation = topic_partitions(&mut r, "value.PartitionsPendingRevocation")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ConsumerGroupCurrentMemberAssignment(ConsumerGroupCurrentMemberAssignmentValue {
+                member_epoch,
+                previous_member_epoch,
+                state,
+                assigned_partitions,
+                partitions_pending_revocation,
+            })
+        }
+        16 => {
+            let topics = r.array(true, "value.Topics", |r| r.cstring("value.Topics[]"))?;
+            let version = r.i64("value.Version")?;
+            let timestamp = r.i64("value.Timestamp")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ConsumerGroupRegularExpression(ConsumerGroupRegularExpressionValue {
+                topics,
+                version,
+                timestamp,
+            })
+        }
+        _ => RecordValue::Other(&bytes[2..]),
+    };
+    Ok((version, value))
+}
+
+fn offset_commit<'a>(r: &mut Reader<'a>, version: i16) -> Result<OffsetCommitValue<'a>, LogError> {
+    let flexible = version >= 4;
+    let offset = r.i64("value.offset")?;
+    let leader_epoch = if version >= 3 { r.i32("value.leaderEpoch")? } else { -1 };
+    let metadata = r.str_any(flexible, "value.metadata")?;
+    let commit_timestamp = r.i64("value.commitTimestamp")?;
+    let expire_timestamp = if version == 1 { r.i64("value.expireTimestamp")? } else { -1 };
+    let mut topic_id = None;
+    if flexible {
+        r.tagged("value._tagged_fields", |r, tag| {
+            if tag == 0 {
+                topic_id = Some(r.uuid("value.topicId")?);
+                Ok(true)
+            } else {
+                Ok(false)
+            }
+        })?;
+    }
+    Ok(OffsetCommitValue { offset, leader_epoch, metadata, commit_timestamp, expire_timestamp, topic_id })
+}
+
+fn group_metadata<'a>(r: &mut Reader<'a>, version: i16) -> Result<GroupMetadataValue<'a>, LogError> {
+    let flexible = version >= 4;
+    let protocol_type = r.str_any(flexible, "value.protocolType")?;
+    let generation = r.i32("value.generation")?;
+    let protocol = r.nullable_str_any(flexible, "value.protocol")?;
+    let leader = r.nullable_str_any(flexible, "value.leader")?;
+    let current_state_timestamp = if version >= 2 { r.i64("value.currentStateTimestamp")? } else { -1 };
+    let members = r.array(flexible, "value.members", |r| {
+        let member_id = r.str_any(flexible, "value.members[].memberId")?;
+        let group_instance_id =
+            if version >= 3 { r.nullable_str_any(flexible, "value.members[].groupInstanceId")? } else { None };
+        let client_id = r.str_any(flexible, "value.members[].clientId")?;
+        let client_host = r.str_any(flexible, "value.members[].clientHost")?;
+        let rebalance_timeout = if version >= 1 { r.i32("value.members[].rebalanceTimeout")? } else { -1 };
+        let session_timeout = r.i32("value.members[].sessionTimeout")?;
+        let subscription = r.bytes_any(flexible, "value.members[].subscription")?;
+        let assignment = r.bytes_any(flexible, "value.members[].assignment")?;
+        if flexible {
+            r.tagged("value.members[]._tagged_fields", |_, _| Ok(false))?;
+        }
+        Ok(MemberMetadata {
+            member_id,
+            group_instance_id,
+            client_id,
+            client_host,
+            rebalance_timeout,
+            session_timeout,
+            subscription,
+            assignment,
+        })
+    })?;
+    if flexible {
+        r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+    }
+    Ok(GroupMetadataValue { protocol_type, generation, protocol, leader, current_state_timestamp, members })
+}
+
+fn member_metadata<'a>(r: &mut Reader<'a>) -> Result<ConsumerGroupMemberMetadataValue<'a>, LogError> {
+    let instance_id = r.nullable_cstring("value.InstanceId")?;
+    let rack_id = r.nullable_cstring("value.RackId")?;
+    let client_id = r.cstring("value.ClientId")?;
+    let client_host = r.cstring("value.ClientHost")?;
+    let subscribed_topic_names =
+        r.array(true, "value.SubscribedTopicNames", |r| r.cstring("value.SubscribedTopicNames[]"))?;
+    let subscribed_topic_regex = r.nullable_cstring("value.SubscribedTopicRegex")?;
+    let rebalance_timeout_ms = r.i32("value.RebalanceTimeoutMs")?;
+    let server_assignor = r.nullable_cstring("value.ServerAssignor")?;
+    let mut classic_member_metadata = None;
+    r.tagged("value._tagged_fields", |r, tag| {
+        if tag != 0 {
+            return Ok(false);
+        }
+        // A tagged nullable struct starts with an unsigned varint: 0 for null, 1 for present
+        // (Kafka's generated readers: `readUnsignedVarint() <= 0` means null).
+        if r.wrap("value.ClassicMemberMetadata", |c| c.uvarint())? == 0 {
+            return Ok(true);
+        }
+        let session_timeout_ms = r.i32("value.ClassicMemberMetadata.SessionTimeoutMs")?;
+        let supported_protocols = r.array(true, "value.ClassicMemberMetadata.SupportedProtocols", |r| {
+            let name = r.cstring("value.ClassicMemberMetadata.SupportedProtocols[].Name")?;
+            let metadata = r.cbytes("value.ClassicMemberMetadata.SupportedProtocols[].Metadata")?;
+            r.tagged("value.ClassicMemberMetadata.SupportedProtocols[]._tagged_fields", |_, _| Ok(false))?;
+            Ok((name, metadata))
+        })?;
+        r.tagged("value.ClassicMemberMetadata._tagged_fields", |_, _| Ok(false))?;
+        classic_member_metadata = Some(ClassicMemberMetadata { session_timeout_ms, supported_protocols });
+        Ok(true)
+    })?;
+    Ok(ConsumerGroupMemberMetadataValue {
+        instance_id,
+        rack_id,
+        client_id,
+        client_host,
+        subscribed_topic_names,
+        subscribed_topic_regex,
+        rebalance_timeout_ms,
+        server_assignor,
+        classic_member_metadata,
+    })
+}
+
+fn topic_partitions(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<TopicIdPartitions>, LogError> {
+    r.array(true, field, |r| {
+        let topic_id = r.uuid(field)?;
+        let partitions = r.array(true, field, |r| r.i32(field))?;
+        r.tagged(field, |_, _| Ok(false))?;
+        Ok(TopicIdPartitions { topic_id, partitions })
+    })
+}
+
+/// Schema-level reads over a key's or a value's bytes, errors naming the field.
+struct Reader<'a> {
+    c: Cur<'a>,
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self, kind: LogErrorKind, field: &'static str) -> LogError {
+        LogError::new(kind, self.c.pos as u64, field)
+    }
+
+    fn wrap<T>(
+        &mut self,
+        field: &'static str,
+        f: impl FnOnce(&mut Cur<'a>) -> Result<T, LogErrorKind>,
+    ) -> Result<T, LogError> {
+        let at = self.c.pos as u64;
+        f(&mut self.c).map_err(|k| LogError::new(k, at, field))
+    }
+
+    fn i8(&mut self, field: &'static str) -> Result<i8, LogError> {
+        self.wrap(field, |c| c.i8())
+    }
+    fn i16(&mut self, field: &'static str) -> Result<i16, LogError> {
+        self.wrap(field, |c| c.i16())
+    }
+    fn i32(&mut self, field: &'static str) -> Result<i32, LogError> {
+        self.wrap(field, |c| c.i32())
+    }
+    fn i64(&mut self, field: &'static str) -> Result<i64, LogError> {
+        self.wrap(field, |c| c.i64())
+    }
+    fn uuid(&mut self, field: &'static str) -> Result<Uuid, LogError> {
+        self.wrap(field, |c| c.uuid()).map(Uuid)
+    }
+
+    fn utf8(&self, bytes: &'a [u8], at: u64, field: &'static str) -> Result<&'a str, LogError> {
+        core::str::from_utf8(bytes).map_err(|_| LogError::new(LogErrorKind::InvalidUtf8, at, field))
+    }
+
+    /// A length: int16 (`Some(-1)` null) for classic strings, read by the caller.
+    fn raw_nullable(&mut self, flexible: bool, wide: bool, field: &'static str) -> Result<Option<&'a [u8]>, LogError> {
+        let at = self.c.pos as u64;
+        let len: i64 = if flexible {
+            i64::from(self.wrap(field, |c| c.uvarint())?) - 1
+        } else if wide {
+            i64::from(self.i32(field)?)
+        } else {
+            i64::from(self.i16(field)?)
+        };
+        match len {
+            -1 => Ok(None),
+            n if n < 0 => Err(LogError::new(LogErrorKind::InvalidLength(n), at, field)),
+            n => self.wrap(field, |c| c.take(n as usize)).map(Some),
+        }
+    }
+
+    fn nullable_str_any(&mut self, flexible: bool, field: &'static str) -> Result<Option<&'a str>, LogError> {
+        let at = self.c.pos as u64;
+        match self.raw_nullable(flexible, false, field)? {
+            None => Ok(None),
+            Some(b) => self.utf8(b, at, field).map(Some),
+        }
+    }
+
+    fn str_any(&mut self, flexible: bool, field: &'static str) -> Result<&'a str, LogError> {
+        let at = self.c.pos as u64;
+        self.nullable_str_any(flexible, field)?.ok_or_else(|| LogError::new(LogErrorKind::InvalidLength(-1), at, field))
+    }
+
+    fn string(&mut self, field: &'static str) -> Result<&'a str, LogError> {
+        self.str_any(false, field)
+    }
+    fn cstring(&mut self, field: &'static str) -> Result<&'a str, LogError> {
+        self.str_any(true, field)
+    }
+    fn nullable_cstring(&mut self, field: &'static str) -> Result<Option<&'a str>, LogError> {
+        self.nullable_str_any(true, field)
+    }
+
+    fn bytes_any(&mut self, flexible: bool, field: &'static str) -> Result<&'a [u8], LogError> {
+        let at = self.c.pos as u64;
+        self.raw_nullable(flexible, true, field)?
+            .ok_or_else(|| LogError::new(LogErrorKind::InvalidLength(-1), at, field))
+    }
+    fn cbytes(&mut self, field: &'static str) -> Result<&'a [u8], LogError> {
+        self.bytes_any(true, field)
+    }
+
+    /// An array; the count is checked against the bytes left (every element takes at least one
+    /// byte), and the vector grows with what is read, never by the count.
+    fn array<T>(
+        &mut self,
+        flexible: bool,
+        field: &'static str,
+        mut element: impl FnMut(&mut Self) -> Result<T, LogError>,
+    ) -> Result<Vec<T>, LogError> {
+        let at = self.c.pos as u64;
+        let count: i64 =
+            if flexible { i64::from(self.wrap(field, |c| c.uvarint())?) - 1 } else { i64::from(self.i32(field)?) };
+        if count < 0 || count as usize > self.c.remaining() {
+            return Err(LogError::new(LogErrorKind::InvalidLength(count), at, field));
+        }
+        let mut out = Vec::new();
+        for _ in 0..count {
+            out.push(element(self)?);
+        }
+        Ok(out)
+    }
+
+    /// Tagged fields: `known(reader, tag)` reads a tag it knows and returns true; unknown ones
+    /// are skipped by their size.
+    fn tagged(
+        &mut self,
+        field: &'static str,
+        mut known: impl FnMut(&mut Self, u32) -> Result<bool, LogError>,
+    ) -> Result<(), LogError> {
+        let count = self.wrap(field, |c| c.uvarint())?;
+        for _ in 0..count {
+            let tag = self.wrap(field, |c| c.uvarint())?;
+            let size = self.wrap(field, |c| c.uvarint())? as usize;
+            let at = self.c.pos;
+            if size > self.c.remaining() {
+                return Err(self.err(LogErrorKind::Truncated, field));
+            }
+            // Read a known tag within its size; skip anything it did not consume.
+            let saved = self.c.buf;
+            self.c.buf = &saved[..at + size];
+            let read = known(self, tag);
+            self.c.buf = saved;
+            read?;
+            self.c.pos = at + size;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,658 @@
+//! Hand-built segments and records: every layout, codec and hostile case the decoder handles.
+
+use std::io::Write;
+
+use super::*;
+use crate::codec::{Subscription, TopicPartitions, Version};
+
+/// A writer of Kafka's primitive types.
+#[derive(Default)]
+struct W(Vec<u8>);
+
+impl W {
+    fn i8(mut self, v: i8) -> Self {
+        self.0.push(v as u8);
+        self
+    }
+    fn i16(mut self, v: i16) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn i32(mut self, v: i32) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn i64(mut self, v: i64) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn uv(mut self, mut v: u64) -> Self {
+        loop {
+            if v < 0x80 {
+                self.0.push(v as u8);
+                return self;
+            }
+            self.0.push((v as u8 & 0x7F) | 0x80);
+            v >>= 7;
+        }
+    }
+    fn zz(self, v: i64) -> Self {
+        self.uv(((v << 1) ^ (v >> 63)) as u64)
+    }
+    fn raw(mut self, b: &[u8]) -> Self {
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn s(self, v: &str) -> Self {
+        self.i16(v.len() as i16).raw(v.as_bytes())
+    }
+    fn ns(self, v: Option<&str>) -> Self {
+        match v {
+            None => self.i16(-1),
+            Some(v) => self.s(v),
+        }
+    }
+    fn b32(self, v: &[u8]) -> Self {
+        self.i32(v.len() as i32).raw(v)
+    }
+    fn cs(self, v: &str) -> Self {
+        self.uv(v.len() as u64 + 1).raw(v.as_bytes())
+    }
+    fn cns(self, v: Option<&str>) -> Self {
+        match v {
+            None => self.uv(0),
+            Some(v) => self.cs(v),
+        }
+    }
+    fn cb(self, v: &[u8]) -> Self {
+        self.uv(v.len() as u64 + 1).raw(v)
+    }
+    fn no_tags(self) -> Self {
+        self.uv(0)
+    }
+}
+
+fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Vec<u8> {
+    W::default().i16(1).s(group).s(topic).i32(partition).0
+}
+
+fn offset_commit_v3(offset: i64) -> Vec<u8> {
+    W::default().i16(3).i64(offset).i32(5).s("meta").i64(1_700_000_000_000).0
+}
+
+fn subscription_bytes() -> Vec<u8> {
+    Subscription::new(["orders"])
+        .with_owned_partitions(vec![TopicPartitions::new("orders", [0, 1])])
+        .with_generation_id(4)
+        .encode(Version::V3)
+        .unwrap()
+}
+
+fn group_metadata_v3() -> Vec<u8> {
+    W::default()
+        .i16(3)
+        .s("consumer")
+        .i32(4)
+        .ns(Some("range"))
+        .ns(Some("m1"))
+        .i64(1_700_000_000_001)
+        .i32(1)
+        .s("m1")
+        .ns(Some("static-1"))
+        .s("client")
+        .s("/127.0.0.1")
+        .i32(300_000)
+        .i32(45_000)
+        .b32(&subscription_bytes())
+        .b32(&[0, 3, 0, 0, 0, 0, 255, 255, 255, 255])
+        .0
+}
+
+fn record_v2(offset_delta: i64, ts_delta: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<u8> {
+    let mut body = W::default().i8(0).zz(ts_delta).zz(offset_delta);
+    body = match key {
+        None => body.zz(-1),
+        Some(k) => body.zz(k.len() as i64).raw(k),
+    };
+    body = match value {
+        None => body.zz(-1),
+        Some(v) => body.zz(v.len() as i64).raw(v),
+    };
+    body = body.zz(0); // headers
+    W::default().zz(body.0.len() as i64).raw(&body.0).0
+}
+
+fn compress(codec: Compression, data: &[u8]) -> Vec<u8> {
+    match codec {
+        Compression::None => data.to_vec(),
+        Compression::Gzip => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        Compression::Snappy => xerial(data),
+        Compression::Lz4 => lz4_frame(data),
+        Compression::Zstd => zstd::stream::encode_all(data, 3).unwrap(),
+    }
+}
+
+/// Kafka's Java snappy framing: the xerial header, then length-prefixed raw blocks.
+fn xerial(data: &[u8]) -> Vec<u8> {
+    let mut out = W::default().raw(&[0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0]).i32(1).i32(1);
+    for chunk in data.chunks(32 << 10) {
+        let block = snap::raw::Encoder::new().compress_vec(chunk).unwrap();
+        out = out.i32(block.len() as i32).raw(&block);
+    }
+    out.0
+}
+
+/// The LZ4 frame format: independent 64 KiB blocks, no checksums.
+fn lz4_frame(data: &[u8]) -> Vec<u8> {
+    let mut out = W::default().raw(&[0x04, 0x22, 0x4D, 0x18, 0x60, 0x40, 0x82]);
+    for chunk in data.chunks(64 << 10) {
+        let block = lz4_flex::block::compress(chunk);
+        out.0.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        out = out.raw(&block);
+    }
+    out.raw(&[0, 0, 0, 0]).0
+}
+
+fn batch_v2_with(base_offset: i64, records: &[Vec<u8>], codec: Compression, count: i32) -> Vec<u8> {
+    let payload: Vec<u8> = records.concat();
+    let codec_bits = match codec {
+        Compression::None => 0,
+        Compression::Gzip => 1,
+        Compression::Snappy => 2,
+        Compression::Lz4 => 3,
+        Compression::Zstd => 4,
+    };
+    let after_crc = W::default()
+        .i16(codec_bits)
+        .i32(records.len() as i32 - 1)
+        .i64(1_000)
+        .i64(1_000 + records.len() as i64)
+        .i64(-1)
+        .i16(-1)
+        .i32(-1)
+        .i32(count)
+        .raw(&compress(codec, &payload))
+        .0;
+    let crc = crc32c::crc32c(&after_crc);
+    let tail = W::default().i32(0).i8(2).i32(crc as i32).raw(&after_crc).0;
+    W::default().i64(base_offset).i32(tail.len() as i32).raw(&tail).0
+}
+
+fn batch_v2(base_offset: i64, records: &[Vec<u8>], codec: Compression) -> Vec<u8> {
+    batch_v2_with(base_offset, records, codec, records.len() as i32)
+}
+
+fn message(magic: i8, offset: i64, attributes: i8, key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<u8> {
+    let mut body = W::default().i8(magic).i8(attributes);
+    if magic == 1 {
+        body = body.i64(2_000);
+    }
+    for part in [key, value] {
+        body = match part {
+            None => body.i32(-1),
+            Some(b) => body.b32(b),
+        };
+    }
+    let crc = crc32fast::hash(&body.0);
+    let tail = W::default().i32(crc as i32).raw(&body.0).0;
+    W::default().i64(offset).i32(tail.len() as i32).raw(&tail).0
+}
+
+/// A record's offset, timestamp and decoding, or the error.
+type DecodedRecord = Result<(i64, i64, CoordinatorRecord<'static>), LogError>;
+
+/// Every batch of `bytes`: per batch, its header and its decoded records, or the error.
+fn read_all(bytes: &[u8], limits: Limits) -> Vec<Result<(BatchHeader, Vec<DecodedRecord>), LogError>> {
+    let leaked: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
+    let mut reader = SegmentReader::new(leaked, limits);
+    let mut out = Vec::new();
+    while let Some(batch) = reader.next_batch() {
+        out.push(batch.map(|b| {
+            let records = b
+                .records()
+                .map(|r| {
+                    r.and_then(|r| {
+                        let key: Option<&'static [u8]> = r.key.map(|k| &*Box::leak(k.to_vec().into_boxed_slice()));
+                        let value: Option<&'static [u8]> = r.value.map(|v| &*Box::leak(v.to_vec().into_boxed_slice()));
+                        CoordinatorRecord::decode(key, value).map(|d| (r.offset, r.timestamp, d))
+                    })
+                })
+                .collect();
+            (b.header.clone(), records)
+        }));
+    }
+    out
+}
+
+fn commit_and_group(codec: Compression) -> Vec<u8> {
+    let k1 = offset_commit_key("g", "orders", 1);
+    let v1 = offset_commit_v3(42);
+    let k2 = W::default().i16(2).s("g").0;
+    let v2 = group_metadata_v3();
+    batch_v2(100, &[record_v2(0, 0, Some(&k1), Some(&v1)), record_v2(1, 1, Some(&k2), Some(&v2))], codec)
+}
+
+fn check_commit_and_group(records: &[DecodedRecord]) {
+    assert_eq!(records.len(), 2);
+    let (offset, ts, commit) = records[0].as_ref().unwrap();
+    assert_eq!((*offset, *ts), (100, 1_000));
+    assert_eq!(commit.key, RecordKey::OffsetCommit { type_id: 1, group: "g", topic: "orders", partition: 1 });
+    assert_eq!(
+        commit.value,
+        Some((
+            3,
+            RecordValue::OffsetCommit(OffsetCommitValue {
+                offset: 42,
+                leader_epoch: 5,
+                metadata: "meta",
+                commit_timestamp: 1_700_000_000_000,
+                expire_timestamp: -1,
+                topic_id: None,
+            })
+        ))
+    );
+    let (offset, _, group) = records[1].as_ref().unwrap();
+    assert_eq!(*offset, 101);
+    let Some((3, RecordValue::GroupMetadata(g))) = &group.value else { panic!("{group:?}") };
+    assert_eq!((g.protocol_type, g.generation, g.protocol, g.leader), ("consumer", 4, Some("range"), Some("m1")));
+    assert_eq!(g.current_state_timestamp, 1_700_000_000_001);
+    let m = &g.members[0];
+    assert_eq!(
+        (m.member_id, m.group_instance_id, m.rebalance_timeout, m.session_timeout),
+        ("m1", Some("static-1"), 300_000, 45_000)
+    );
+    let sub = m.subscription_view().unwrap();
+    assert_eq!(sub.generation_id(), 4);
+    assert_eq!(sub.to_owned().topics, vec!["orders".to_string()]);
+    assert!(m.assignment_view().is_ok());
+}
+
+#[test]
+fn every_codec_decodes_the_same_records() {
+    for codec in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        let batches = read_all(&commit_and_group(codec), Limits::default());
+        assert_eq!(batches.len(), 1, "{codec:?}");
+        let (header, records) = batches[0].as_ref().unwrap();
+        assert_eq!(header.compression, codec);
+        assert!(header.crc_valid(), "{codec:?}");
+        check_commit_and_group(records);
+    }
+}
+
+#[test]
+fn raw_snappy_without_xerial_framing_decodes() {
+    let payload = record_v2(0, 0, Some(&W::default().i16(2).s("g").0), None);
+    let raw = snap::raw::Encoder::new().compress_vec(&payload).unwrap();
+    let mut inflated = Vec::new();
+    segment::inflate(Compression::Snappy, &raw, &mut inflated, 1 << 20, 0).unwrap();
+    assert_eq!(inflated, payload);
+}
+
+#[test]
+fn lz4_dependent_blocks_use_the_previous_output_as_dictionary() {
+    // Two blocks, the second compressed against the first (block independence flag clear).
+    let first = vec![b'a'; 1000];
+    let second = vec![b'a'; 1000];
+    let b1 = lz4_flex::block::compress(&first);
+    let b2 = lz4_flex::block::compress_with_dict(&second, &first);
+    let mut frame = vec![0x04, 0x22, 0x4D, 0x18, 0x40, 0x40, 0x00];
+    for b in [&b1, &b2] {
+        frame.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        frame.extend_from_slice(b);
+    }
+    frame.extend_from_slice(&[0; 4]);
+    let mut out = Vec::new();
+    segment::inflate(Compression::Lz4, &frame, &mut out, 1 << 20, 0).unwrap();
+    assert_eq!(out, [first, second].concat());
+}
+
+#[test]
+fn legacy_message_sets_magic_0_and_1() {
+    let key = W::default().i16(2).s("old").0;
+    let value = W::default().i16(0).s("consumer").i32(1).ns(Some("range")).ns(Some("m")).i32(0).0;
+    let mut seg = message(0, 5, 0, Some(&key), Some(&value));
+    // A gzip wrapper of magic 1 holding two messages with relative offsets 0 and 1; the wrapper
+    // carries the last one's absolute offset, 11.
+    let commit_key = offset_commit_key("old", "t", 0);
+    let v1 = W::default().i16(1).i64(9).s("").i64(10).i64(20).0;
+    let inner = [message(1, 0, 0, Some(&commit_key), Some(&v1)), message(1, 1, 0, Some(&key), None)].concat();
+    seg.extend(message(1, 11, 1, None, Some(&compress(Compression::Gzip, &inner))));
+    let batches = read_all(&seg, Limits::default());
+    assert_eq!(batches.len(), 2);
+    let (h0, r0) = batches[0].as_ref().unwrap();
+    assert_eq!((h0.magic, h0.crc_valid()), (0, true));
+    let (offset, ts, rec) = r0[0].as_ref().unwrap();
+    assert_eq!((*offset, *ts), (5, -1));
+    let Some((0, RecordValue::GroupMetadata(g))) = &rec.value else { panic!("{rec:?}") };
+    assert_eq!((g.generation, g.current_state_timestamp, g.members.len()), (1, -1, 0));
+    let (h1, r1) = batches[1].as_ref().unwrap();
+    assert_eq!((h1.magic, h1.compression, h1.crc_valid()), (1, Compression::Gzip, true));
+    let offsets: Vec<i64> = r1.iter().map(|r| r.as_ref().unwrap().0).collect();
+    assert_eq!(offsets, [10, 11]);
+    let Some((1, RecordValue::OffsetCommit(c))) = &r1[0].as_ref().unwrap().2.value else { panic!() };
+    assert_eq!((c.offset, c.expire_timestamp, c.leader_epoch), (9, 20, -1));
+    assert!(r1[1].as_ref().unwrap().2.value.is_none());
+}
+
+#[test]
+fn a_bad_crc_is_reported_and_the_records_still_read() {
+    let mut seg = commit_and_group(Compression::None);
+    let last = seg.len() - 1;
+    seg[last] ^= 0xFF; // inside the last record's assignment bytes
+    seg.extend(message(1, 200, 0, Some(&W::default().i16(2).s("g").0), None));
+    let n = seg.len() - 1;
+    seg[n - 1] ^= 0x01; // a magic 1 message's value length: its CRC-32 no longer matches
+    let batches = read_all(&seg, Limits::default());
+    let (h, records) = batches[0].as_ref().unwrap();
+    assert!(!h.crc_valid());
+    assert_eq!(records.len(), 2);
+    assert!(records[0].is_ok());
+    let h1 = &batches[1].as_ref().map(|b| b.0.clone());
+    match h1 {
+        Ok(h1) => assert!(!h1.crc_valid()),
+        Err(e) => assert_eq!(e.field(), "message.value", "{e}"),
+    }
+}
+
+#[test]
+fn a_truncated_segment_reads_what_is_whole_then_says_where_it_ends() {
+    let one = commit_and_group(Compression::None);
+    let mut seg = [one.clone(), one.clone()].concat();
+    seg.truncate(one.len() + 30);
+    let batches = read_all(&seg, Limits::default());
+    assert_eq!(batches.len(), 2);
+    assert!(batches[0].is_ok());
+    let e = batches[1].as_ref().unwrap_err();
+    assert!(matches!(e.kind(), LogErrorKind::BatchBeyondFile { available: 18, .. }), "{e}");
+    assert_eq!(e.position(), one.len() as u64 + 8);
+
+    let batches = read_all(&one[..7], Limits::default());
+    assert_eq!(batches[0].as_ref().unwrap_err().kind(), &LogErrorKind::Truncated);
+}
+
+#[test]
+fn an_invalid_batch_length_stops_the_file() {
+    let mut seg = commit_and_group(Compression::None);
+    seg[8..12].copy_from_slice(&(-5i32).to_be_bytes());
+    let batches = read_all(&seg, Limits::default());
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].as_ref().unwrap_err().kind(), &LogErrorKind::InvalidBatchLength(-5));
+}
+
+#[test]
+fn a_batch_above_the_limit_is_skipped_and_the_next_one_read() {
+    let big = commit_and_group(Compression::None);
+    let small = batch_v2(300, &[record_v2(0, 0, Some(&W::default().i16(2).s("g").0), None)], Compression::None);
+    let seg = [big.clone(), small].concat();
+    let limits = Limits { max_batch_bytes: big.len() - 13, ..Limits::default() };
+    let batches = read_all(&seg, limits);
+    assert_eq!(batches.len(), 2);
+    assert!(matches!(batches[0].as_ref().unwrap_err().kind(), LogErrorKind::BatchTooLarge { .. }));
+    assert_eq!(batches[1].as_ref().unwrap().0.base_offset, 300);
+}
+
+#[test]
+fn a_record_count_beyond_the_batch_is_an_error_and_the_next_batch_is_read() {
+    let key = W::default().i16(2).s("g").0;
+    let lying = batch_v2_with(0, &[record_v2(0, 0, Some(&key), None)], Compression::None, 3);
+    let next = batch_v2(1, &[record_v2(0, 0, Some(&key), None)], Compression::None);
+    let batches = read_all(&[lying, next].concat(), Limits::default());
+    let (_, records) = batches[0].as_ref().unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records[0].is_ok());
+    assert_eq!(records[1].as_ref().unwrap_err().kind(), &LogErrorKind::RecordCountBeyondBatch { declared: 3, read: 1 });
+    assert_eq!(batches[1].as_ref().unwrap().1.len(), 1);
+}
+
+#[test]
+fn a_batch_that_inflates_past_the_limit_is_an_error_for_every_codec() {
+    let key = W::default().i16(2).s("g").0;
+    let zeros = vec![0u8; 200_000];
+    let limits = Limits { max_inflated_bytes: 64 << 10, ..Limits::default() };
+    for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        let bomb = batch_v2(0, &[record_v2(0, 0, Some(&key), Some(&zeros))], codec);
+        let next = batch_v2(1, &[record_v2(0, 0, Some(&key), None)], codec);
+        let batches = read_all(&[bomb, next].concat(), limits);
+        let e = batches[0].as_ref().unwrap_err();
+        assert_eq!(e.kind(), &LogErrorKind::InflatedTooLarge { limit: 64 << 10 }, "{codec:?}: {e}");
+        assert_eq!(batches[1].as_ref().unwrap().1.len(), 1, "{codec:?}");
+    }
+}
+
+#[test]
+fn garbage_compressed_bytes_are_a_decompression_error() {
+    for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        let mut out = Vec::new();
+        let e = segment::inflate(codec, &[1, 2, 3, 4, 5, 6, 7, 8], &mut out, 1 << 20, 9).unwrap_err();
+        assert_eq!(e.kind(), &LogErrorKind::Decompression(codec.name()), "{codec:?}");
+        assert_eq!(e.position(), 9);
+    }
+}
+
+#[test]
+fn unknown_types_and_versions_are_typed_errors_and_share_streams_types_are_reported() {
+    let e = RecordKey::decode(&W::default().i16(99).s("g").0).unwrap_err();
+    assert_eq!(e.kind(), &LogErrorKind::UnknownRecordType(99));
+    for (type_id, family) in [(11, OtherFamily::Share), (17, OtherFamily::Streams)] {
+        let key = W::default().i16(type_id).s("sg").0;
+        let rec = CoordinatorRecord::decode(Some(&key), Some(&[0, 0, 1, 2])).unwrap();
+        assert_eq!(rec.key, RecordKey::Other { type_id, family, group_id: Some("sg") });
+        assert_eq!(rec.value, Some((0, RecordValue::Other(&[1, 2]))));
+    }
+    let key = offset_commit_key("g", "t", 0);
+    let e = CoordinatorRecord::decode(Some(&key), Some(&W::default().i16(5).0)).unwrap_err();
+    assert_eq!(e.kind(), &LogErrorKind::UnknownValueVersion { record_type: 1, version: 5 });
+    let e = CoordinatorRecord::decode(Some(&W::default().i16(3).s("g").0), Some(&W::default().i16(1).0)).unwrap_err();
+    assert_eq!(e.kind(), &LogErrorKind::UnknownValueVersion { record_type: 3, version: 1 });
+    assert_eq!(CoordinatorRecord::decode(None, None).unwrap_err().kind(), &LogErrorKind::MissingKey);
+}
+
+#[test]
+fn offset_commit_value_versions_0_to_4() {
+    let key = offset_commit_key("g", "t", 0);
+    let v0 = W::default().i16(0).i64(1).s("m").i64(2).0;
+    let v1 = W::default().i16(1).i64(1).s("m").i64(2).i64(3).0;
+    let v2 = W::default().i16(2).i64(1).s("m").i64(2).0;
+    let v4 = W::default()
+        .i16(4)
+        .i64(1)
+        .i32(7)
+        .cs("m")
+        .i64(2)
+        .uv(2) // two tagged fields: topicId and one unknown
+        .uv(0)
+        .uv(16)
+        .raw(&[1; 16])
+        .uv(9)
+        .uv(2)
+        .raw(&[0, 0])
+        .0;
+    let decode = |v: &[u8]| match CoordinatorRecord::decode(Some(&key), Some(v)).unwrap().value {
+        Some((_, RecordValue::OffsetCommit(c))) => {
+            (c.offset, c.leader_epoch, c.commit_timestamp, c.expire_timestamp, c.topic_id)
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(decode(&v0), (1, -1, 2, -1, None));
+    assert_eq!(decode(&v1), (1, -1, 2, 3, None));
+    assert_eq!(decode(&v2), (1, -1, 2, -1, None));
+    assert_eq!(decode(&v4), (1, 7, 2, -1, Some(Uuid([1; 16]))));
+}
+
+#[test]
+fn group_metadata_value_v4_is_flexible() {
+    let sub = subscription_bytes();
+    let v4 = W::default()
+        .i16(4)
+        .cs("consumer")
+        .i32(9)
+        .cns(Some("cooperative-sticky"))
+        .cns(None)
+        .i64(5)
+        .uv(2)
+        .cs("m")
+        .cns(None)
+        .cs("c")
+        .cs("h")
+        .i32(1)
+        .i32(2)
+        .cb(&sub)
+        .cb(&[])
+        .no_tags()
+        .no_tags()
+        .0;
+    let key = W::default().i16(2).s("g").0;
+    let rec = CoordinatorRecord::decode(Some(&key), Some(&v4)).unwrap();
+    let Some((4, RecordValue::GroupMetadata(g))) = rec.value else { panic!() };
+    assert_eq!((g.generation, g.protocol, g.leader), (9, Some("cooperative-sticky"), None));
+    assert_eq!(g.members[0].subscription, &sub[..]);
+    assert!(g.members[0].assignment.is_empty());
+}
+
+#[test]
+fn an_array_count_beyond_the_bytes_is_refused_before_allocating() {
+    let v = W::default().i16(3).s("consumer").i32(1).ns(None).ns(None).i64(0).i32(i32::MAX).0;
+    let e = CoordinatorRecord::decode(Some(&W::default().i16(2).s("g").0), Some(&v)).unwrap_err();
+    assert_eq!(e.kind(), &LogErrorKind::InvalidLength(i64::from(i32::MAX)));
+    assert_eq!(e.field(), "value.members");
+}
+
+#[test]
+fn consumer_group_records_kip_848() {
+    let g = |t: i16| W::default().i16(t).s("cg");
+    let gm = |t: i16| W::default().i16(t).s("cg").s("mem");
+    let tid = [7u8; 16];
+    let decode = |k: Vec<u8>, v: Vec<u8>| {
+        let k: &'static [u8] = Box::leak(k.into_boxed_slice());
+        let v: &'static [u8] = Box::leak(v.into_boxed_slice());
+        CoordinatorRecord::decode(Some(k), Some(v)).unwrap()
+    };
+
+    let r = decode(g(3).0, W::default().i16(0).i32(12).uv(1).uv(0).uv(8).i64(99).0);
+    assert_eq!(
+        r.value,
+        Some((0, RecordValue::ConsumerGroupMetadata(ConsumerGroupMetadataValue { epoch: 12, metadata_hash: 99 })))
+    );
+    assert_eq!(r.key.group(), Some("cg"));
+
+    let r = decode(
+        g(4).0,
+        W::default()
+            .i16(0)
+            .uv(2)
+            .raw(&tid)
+            .cs("orders")
+            .i32(2)
+            .uv(2)
+            .i32(0)
+            .uv(2)
+            .cs("r1")
+            .no_tags()
+            .no_tags()
+            .no_tags()
+            .0,
+    );
+    let Some((0, RecordValue::ConsumerGroupPartitionMetadata(p))) = r.value else { panic!() };
+    assert_eq!(p.topics[0].topic_name, "orders");
+    assert_eq!(p.topics[0].partition_metadata, vec![(0, vec!["r1"])]);
+
+    let classic = W::default().uv(1).i32(45_000).uv(2).cs("range").cb(&subscription_bytes()).no_tags().no_tags().0;
+    let r = decode(
+        gm(5).0,
+        W::default()
+            .i16(0)
+            .cns(Some("inst"))
+            .cns(None)
+            .cs("client")
+            .cs("/127.0.0.1")
+            .uv(2)
+            .cs("orders")
+            .cns(None)
+            .i32(60_000)
+            .cns(Some("uniform"))
+            .uv(1)
+            .uv(0)
+            .uv(classic.len() as u64)
+            .raw(&classic)
+            .0,
+    );
+    assert_eq!(r.key, RecordKey::ConsumerGroupMemberMetadata { group_id: "cg", member_id: "mem" });
+    let Some((0, RecordValue::ConsumerGroupMemberMetadata(m))) = r.value else { panic!() };
+    assert_eq!((m.instance_id, m.server_assignor, m.rebalance_timeout_ms), (Some("inst"), Some("uniform"), 60_000));
+    assert_eq!(m.subscribed_topic_names, vec!["orders"]);
+    let classic = m.classic_member_metadata.unwrap();
+    assert_eq!(classic.session_timeout_ms, 45_000);
+    assert_eq!(classic.supported_protocols[0].0, "range");
+    assert_eq!(crate::SubscriptionView::decode(classic.supported_protocols[0].1).unwrap().generation_id(), 4);
+
+    // A null ClassicMemberMetadata as 4.1 writes it: tag 0, size 1, a 0 varint.
+    let r = decode(
+        gm(5).0,
+        W::default()
+            .i16(0)
+            .cns(None)
+            .cns(None)
+            .cs("c")
+            .cs("h")
+            .uv(1)
+            .cns(Some(""))
+            .i32(1)
+            .cns(None)
+            .uv(1)
+            .uv(0)
+            .uv(1)
+            .uv(0)
+            .0,
+    );
+    let Some((0, RecordValue::ConsumerGroupMemberMetadata(m))) = r.value else { panic!() };
+    assert_eq!((m.classic_member_metadata, m.subscribed_topic_regex), (None, Some("")));
+
+    let r = decode(g(6).0, W::default().i16(0).i32(3).no_tags().0);
+    assert_eq!(r.value, Some((0, RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch: 3 })));
+
+    let tp = |w: W| w.uv(2).raw(&tid).uv(3).i32(0).i32(1).no_tags();
+    let r = decode(gm(7).0, tp(W::default().i16(0)).no_tags().0);
+    let want = vec![TopicIdPartitions { topic_id: Uuid(tid), partitions: vec![0, 1] }];
+    assert_eq!(r.value, Some((0, RecordValue::ConsumerGroupTargetAssignmentMember(want.clone()))));
+
+    let r = decode(gm(8).0, W::default().i16(0).i32(5).i32(4).i8(1).uv(1).apply(tp).no_tags().0);
+    let Some((0, RecordValue::ConsumerGroupCurrentMemberAssignment(c))) = r.value else { panic!() };
+    assert_eq!((c.member_epoch, c.previous_member_epoch, c.state), (5, 4, 1));
+    assert!(c.assigned_partitions.is_empty());
+    assert_eq!(c.partitions_pending_revocation, want);
+
+    let r = decode(
+        W::default().i16(16).s("cg").s("orders.*").0,
+        W::default().i16(0).uv(2).cs("orders").i64(8).i64(9).no_tags().0,
+    );
+    assert_eq!(r.key, RecordKey::ConsumerGroupRegularExpression { group_id: "cg", regular_expression: "orders.*" });
+    assert_eq!(
+        r.value,
+        Some((
+            0,
+            RecordValue::ConsumerGroupRegularExpression(ConsumerGroupRegularExpressionValue {
+                topics: vec!["orders"],
+                version: 8,
+                timestamp: 9
+            })
+        ))
+    );
+}
+
+impl W {
+    fn apply(self, f: impl FnOnce(W) -> W) -> W {
+        f(self)
+    }
+}
+
+#[test]
+fn uuids_print_as_kafka_prints_them() {
+    assert_eq!(Uuid([0; 16]).to_string(), "AAAAAAAAAAAAAAAAAAAAAA");
+    // Uuid.fromString("vDAdHzbnS5GBCl9h_hBWJg") in Java has these bytes.
+    let bytes = [0xbc, 0x30, 0x1d, 0x1f, 0x36, 0xe7, 0x4b, 0x91, 0x81, 0x0a, 0x5f, 0x61, 0xfe, 0x10, 0x56, 0x26];
+    assert_eq!(Uuid(bytes).to_string(), "vDAdHzbnS5GBCl9h_hBWJg");
+}
