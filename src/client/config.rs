@@ -473,12 +473,14 @@ impl ClientConfig {
         Ok(config)
     }
 
-    /// Reads a properties file from disk (see [`from_properties`](Self::from_properties)).
+    /// Reads a properties file from disk (see [`from_properties`](Self::from_properties)) as
+    /// Kafka's tools read `--command-config`: each byte is one ISO-8859-1 character
+    /// (`Properties.load(InputStream)`), so non-ASCII text is written as `\uXXXX` escapes.
     pub fn from_properties_file(path: impl AsRef<std::path::Path>) -> Result<Self, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
-        ClientConfig::from_properties(&text)
+        let bytes =
+            std::fs::read(path).map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
+        ClientConfig::from_properties(&properties::decode_file(&bytes))
     }
 }
 
