@@ -196,6 +196,49 @@ pub enum PemSource {
     Text(String),
 }
 
+/// The format of a trust or key store file (`ssl.truststore.type`, `ssl.keystore.type`).
+///
+/// As Java (`keystore.type.compat`, on by default since Java 9), a store of either type is
+/// read in the format its first bytes show, so a PKCS12 file named as JKS still works.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreFormat {
+    /// Java's own key store format (`keytool -storetype JKS`).
+    Jks,
+    /// PKCS#12 (`.p12`, `.pfx`; keytool's default since Java 9).
+    Pkcs12,
+}
+
+impl StoreFormat {
+    /// Kafka's name of the type (`JKS`, `PKCS12`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreFormat::Jks => "JKS",
+            StoreFormat::Pkcs12 => "PKCS12",
+        }
+    }
+}
+
+/// A JKS or PKCS12 store file and its password.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreFile {
+    /// The file (`ssl.truststore.location`, `ssl.keystore.location`).
+    pub path: PathBuf,
+    /// The format it is declared as.
+    pub format: StoreFormat,
+    /// The store's password (`ssl.truststore.password`, `ssl.keystore.password`); a JKS
+    /// truststore may have none, and is then read without its integrity check, as Java does.
+    pub password: Option<Secret>,
+}
+
+impl StoreFile {
+    /// A store file of `format` with an optional password.
+    pub fn new(path: impl Into<PathBuf>, format: StoreFormat, password: Option<Secret>) -> Self {
+        StoreFile { path: path.into(), format, password }
+    }
+}
+
 /// The certificate authorities the client trusts.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -206,6 +249,9 @@ pub enum TrustStore {
     /// Certificates in PEM: `ssl.truststore.type=PEM` with `ssl.truststore.location` or
     /// `ssl.truststore.certificates`.
     Pem(PemSource),
+    /// A JKS or PKCS12 store (`ssl.truststore.type=JKS`, the default, or `PKCS12`): its trusted
+    /// certificates and the certificates of its key entries, as Java's trust manager takes them.
+    Store(StoreFile),
 }
 
 /// A client certificate for mutual TLS.
@@ -222,6 +268,15 @@ pub enum ClientIdentity {
         /// The unencrypted private key.
         key: Secret,
     },
+    /// A JKS or PKCS12 keystore holding one private key with its chain
+    /// (`ssl.keystore.type`, `ssl.keystore.location`, `ssl.keystore.password`).
+    Store {
+        /// The store (its password is required).
+        store: StoreFile,
+        /// `ssl.key.password`: the key's own password where it differs from the store's (JKS
+        /// only; a PKCS12 key is protected by the store password).
+        key_password: Option<Secret>,
+    },
 }
 
 impl fmt::Debug for ClientIdentity {
@@ -230,6 +285,9 @@ impl fmt::Debug for ClientIdentity {
             ClientIdentity::PemFile(path) => f.debug_tuple("PemFile").field(path).finish(),
             ClientIdentity::PemText { key, .. } => {
                 f.debug_struct("PemText").field("certificate_chain", &"…").field("key", key).finish()
+            }
+            ClientIdentity::Store { store, key_password } => {
+                f.debug_struct("Store").field("store", store).field("key_password", key_password).finish()
             }
         }
     }
@@ -347,12 +405,6 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("ssl.cipher.suites", "kcp uses rustls's default cipher suites; remove the setting"),
     ("ssl.provider", "kcp uses rustls; remove the setting"),
     ("ssl.engine.factory.class", "kcp uses rustls; remove the setting"),
-    ("ssl.keystore.password", "kcp reads PEM keystores with an unencrypted key; remove the setting"),
-    ("ssl.truststore.password", "a PEM truststore has no password (Java refuses it too); remove the setting"),
-    (
-        "ssl.key.password",
-        "kcp reads unencrypted PEM private keys only: decrypt it (openssl pkcs8 -topk8 -nocrypt) and remove the setting",
-    ),
     ("sasl.login.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
     ("sasl.login.callback.handler.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
     ("sasl.client.callback.handler.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
@@ -369,7 +421,10 @@ const KNOWN_KEYS: &[&str] = &[
     "ssl.truststore.type",
     "ssl.truststore.location",
     "ssl.truststore.certificates",
+    "ssl.truststore.password",
     "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.key.password",
     "ssl.keystore.location",
     "ssl.keystore.certificate.chain",
     "ssl.keystore.key",
@@ -631,79 +686,116 @@ impl JaasTokens<'_> {
     }
 }
 
+/// How to convert a store kcp does not read.
+const CONVERT_HINT: &str = "convert it to PKCS12 (keytool -importkeystore -srckeystore FILE -destkeystore FILE.p12 -deststoretype PKCS12) or to PEM (keytool -exportcert -rfc; openssl pkcs12 -nodes)";
+
 fn tls_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<TlsConfig, ConfigError> {
     let mut tls = TlsConfig::default();
-    let store_type = |key: &str| -> Result<Option<String>, ConfigError> {
-        match get(key).map(|t| t.trim().to_ascii_uppercase()) {
-            None => Ok(None),
-            Some(t) if t == "PEM" => Ok(Some(t)),
+    // Java's default store type is JKS (the JVM's keystore.type).
+    let store_type = |key: &str| -> Result<Option<StoreFormat>, ConfigError> {
+        match get(key).map(|t| t.trim().to_ascii_uppercase()).as_deref() {
+            None | Some("JKS") => Ok(Some(StoreFormat::Jks)),
+            Some("PKCS12") => Ok(Some(StoreFormat::Pkcs12)),
+            Some("PEM") => Ok(None),
             Some(t) => Err(ConfigError::new(
                 key,
-                format!("{t} stores are not supported: convert the store to PEM (keytool -exportcert -rfc, openssl pkcs12 -nodes) and set {key}=PEM"),
+                format!("{t} stores are not supported (kcp reads JKS, PKCS12 and PEM): {CONVERT_HINT}"),
             )),
         }
     };
-    let trust_type = store_type("ssl.truststore.type")?;
-    match (get("ssl.truststore.location"), get("ssl.truststore.certificates")) {
-        (Some(_), Some(_)) => {
-            return Err(ConfigError::new(
-                "ssl.truststore.certificates",
-                "set either ssl.truststore.location or ssl.truststore.certificates, not both",
-            ))
-        }
-        (Some(location), None) => {
-            if trust_type.is_none() {
+    let secret = |key: &str| get(key).map(|p| Secret(p.to_string()));
+    let trust_format = store_type("ssl.truststore.type")?;
+    let (location, certificates) = (get("ssl.truststore.location"), get("ssl.truststore.certificates"));
+    match trust_format {
+        None => {
+            if get("ssl.truststore.password").is_some() {
                 return Err(ConfigError::new(
-                    "ssl.truststore.type",
-                    "not set, so Java would read ssl.truststore.location as JKS; kcp reads PEM only: set ssl.truststore.type=PEM (converting the store if needed)",
+                    "ssl.truststore.password",
+                    "a PEM truststore has no password (Java refuses it too); remove the setting",
                 ));
             }
-            tls.trust = TrustStore::Pem(PemSource::File(PathBuf::from(location.trim())));
+            tls.trust = match (location, certificates) {
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::new(
+                        "ssl.truststore.certificates",
+                        "set either ssl.truststore.location or ssl.truststore.certificates, not both",
+                    ))
+                }
+                (Some(location), None) => TrustStore::Pem(PemSource::File(PathBuf::from(location.trim()))),
+                (None, Some(text)) => TrustStore::Pem(PemSource::Text(text.to_string())),
+                (None, None) => TrustStore::PublicRoots,
+            };
         }
-        (None, Some(certificates)) => {
-            if trust_type.is_none() {
+        Some(format) => {
+            if certificates.is_some() {
                 return Err(ConfigError::new(
                     "ssl.truststore.type",
                     "ssl.truststore.certificates needs ssl.truststore.type=PEM",
                 ));
             }
-            tls.trust = TrustStore::Pem(PemSource::Text(certificates.to_string()));
-        }
-        (None, None) => {}
-    }
-    let key_type = store_type("ssl.keystore.type")?;
-    match (get("ssl.keystore.location"), get("ssl.keystore.certificate.chain"), get("ssl.keystore.key")) {
-        (Some(location), None, None) => {
-            if key_type.is_none() {
-                return Err(ConfigError::new(
-                    "ssl.keystore.type",
-                    "not set, so Java would read ssl.keystore.location as JKS; kcp reads PEM only: set ssl.keystore.type=PEM (one file with the certificate chain and the unencrypted key)",
-                ));
+            if let Some(location) = location {
+                tls.trust =
+                    TrustStore::Store(StoreFile::new(location.trim(), format, secret("ssl.truststore.password")));
             }
-            tls.identity = Some(ClientIdentity::PemFile(PathBuf::from(location.trim())));
         }
-        (None, Some(chain), Some(key)) => {
-            if key_type.is_none() {
+    }
+    let key_format = store_type("ssl.keystore.type")?;
+    let (location, chain, key) =
+        (get("ssl.keystore.location"), get("ssl.keystore.certificate.chain"), get("ssl.keystore.key"));
+    match key_format {
+        None => {
+            for (key, why) in [
+                ("ssl.keystore.password", "a PEM keystore has no store password (Java refuses it too); remove the setting"),
+                ("ssl.key.password", "kcp reads unencrypted PEM private keys only: decrypt the key (openssl pkcs8 -topk8 -nocrypt) and remove the setting"),
+            ] {
+                if get(key).is_some() {
+                    return Err(ConfigError::new(key, why));
+                }
+            }
+            match (location, chain, key) {
+                (Some(location), None, None) => {
+                    tls.identity = Some(ClientIdentity::PemFile(PathBuf::from(location.trim())))
+                }
+                (None, Some(chain), Some(key)) => {
+                    tls.identity = Some(ClientIdentity::PemText {
+                        certificate_chain: chain.to_string(),
+                        key: Secret(key.to_string()),
+                    })
+                }
+                (None, None, None) => {}
+                (Some(_), _, _) => {
+                    return Err(ConfigError::new(
+                        "ssl.keystore.location",
+                        "set either ssl.keystore.location or ssl.keystore.certificate.chain with ssl.keystore.key, not both",
+                    ))
+                }
+                (None, _, _) => {
+                    return Err(ConfigError::new(
+                        "ssl.keystore.key",
+                        "ssl.keystore.certificate.chain and ssl.keystore.key go together",
+                    ))
+                }
+            }
+        }
+        Some(format) => {
+            if chain.is_some() || key.is_some() {
                 return Err(ConfigError::new(
                     "ssl.keystore.type",
                     "ssl.keystore.certificate.chain and ssl.keystore.key need ssl.keystore.type=PEM",
                 ));
             }
-            tls.identity =
-                Some(ClientIdentity::PemText { certificate_chain: chain.to_string(), key: Secret(key.to_string()) });
-        }
-        (None, None, None) => {}
-        (Some(_), _, _) => {
-            return Err(ConfigError::new(
-                "ssl.keystore.location",
-                "set either ssl.keystore.location or ssl.keystore.certificate.chain with ssl.keystore.key, not both",
-            ))
-        }
-        (None, _, _) => {
-            return Err(ConfigError::new(
-                "ssl.keystore.key",
-                "ssl.keystore.certificate.chain and ssl.keystore.key go together",
-            ))
+            if let Some(location) = location {
+                let password = secret("ssl.keystore.password").ok_or_else(|| {
+                    ConfigError::new(
+                        "ssl.keystore.password",
+                        format!("required with a {} keystore (ssl.keystore.location)", format.as_str()),
+                    )
+                })?;
+                tls.identity = Some(ClientIdentity::Store {
+                    store: StoreFile::new(location.trim(), format, Some(password)),
+                    key_password: secret("ssl.key.password"),
+                });
+            }
         }
     }
     if let Some(algorithm) = get("ssl.endpoint.identification.algorithm") {
@@ -895,17 +987,18 @@ mod tests {
                 "unterminated",
             ),
             (sasl("SCRAM-SHA-512", &format!("{SCRAM} {SCRAM}")), "sasl.jaas.config", "exactly one"),
-            ("ssl.truststore.type=JKS\nssl.truststore.location=/a.jks".into(), "ssl.truststore.type", "PEM"),
-            ("ssl.truststore.type=PKCS12".into(), "ssl.truststore.type", "PEM"),
-            ("ssl.truststore.location=/a.jks".into(), "ssl.truststore.type", "JKS"),
+            ("ssl.truststore.type=JCEKS\nssl.truststore.location=/a.jks".into(), "ssl.truststore.type", "keytool -importkeystore"),
+            ("ssl.truststore.type=BCFKS".into(), "ssl.truststore.type", "JKS, PKCS12 and PEM"),
             ("ssl.truststore.certificates=x".into(), "ssl.truststore.type", "PEM"),
+            ("ssl.truststore.type=PKCS12\nssl.truststore.certificates=x".into(), "ssl.truststore.type", "PEM"),
             (
                 "ssl.truststore.type=PEM\nssl.truststore.location=/a\nssl.truststore.certificates=x".into(),
                 "ssl.truststore.certificates",
                 "not both",
             ),
-            ("ssl.keystore.type=JKS\nssl.keystore.location=/a".into(), "ssl.keystore.type", "PEM"),
-            ("ssl.keystore.location=/a.p12".into(), "ssl.keystore.type", "JKS"),
+            ("ssl.keystore.type=JKS\nssl.keystore.location=/a".into(), "ssl.keystore.password", "JKS keystore"),
+            ("ssl.keystore.location=/a.p12".into(), "ssl.keystore.password", "required"),
+            ("ssl.keystore.type=PKCS12\nssl.keystore.key=k".into(), "ssl.keystore.type", "PEM"),
             ("ssl.keystore.type=PEM\nssl.keystore.key=k".into(), "ssl.keystore.key", "together"),
             ("ssl.keystore.certificate.chain=c\nssl.keystore.key=k".into(), "ssl.keystore.type", "PEM"),
             (
@@ -922,9 +1015,9 @@ mod tests {
             ("ssl.cipher.suites=TLS_AES_128_GCM_SHA256".into(), "ssl.cipher.suites", "rustls"),
             ("ssl.provider=SunJSSE".into(), "ssl.provider", "rustls"),
             ("ssl.engine.factory.class=x".into(), "ssl.engine.factory.class", "rustls"),
-            ("ssl.keystore.password=pw-secret".into(), "ssl.keystore.password", "unencrypted"),
-            ("ssl.truststore.password=pw-secret".into(), "ssl.truststore.password", "remove"),
-            ("ssl.key.password=pw-secret".into(), "ssl.key.password", "openssl pkcs8"),
+            ("ssl.keystore.type=PEM\nssl.keystore.password=pw-secret".into(), "ssl.keystore.password", "PEM keystore"),
+            ("ssl.truststore.type=PEM\nssl.truststore.password=pw-secret".into(), "ssl.truststore.password", "remove"),
+            ("ssl.keystore.type=PEM\nssl.key.password=pw-secret".into(), "ssl.key.password", "openssl pkcs8"),
             ("sasl.login.class=x".into(), "sasl.login.class", "PLAIN and SCRAM"),
             ("sasl.login.callback.handler.class=x".into(), "sasl.login.callback.handler.class", "PLAIN and SCRAM"),
             ("sasl.client.callback.handler.class=x".into(), "sasl.client.callback.handler.class", "PLAIN and SCRAM"),
@@ -946,6 +1039,32 @@ mod tests {
             assert!(e.to_string().contains(hint), "{text}: {e}");
             assert!(!e.to_string().contains("pw-secret") && !e.to_string().contains("s3cr"), "{e}");
         }
+    }
+
+    /// Java's store types: JKS by default, PKCS12, PEM; a password where Java takes one.
+    #[test]
+    fn store_types() {
+        let c = ClientConfig::from_properties("ssl.truststore.location=/t.jks\nssl.truststore.password=tpw").unwrap();
+        assert_eq!(c.tls.trust, TrustStore::Store(StoreFile::new("/t.jks", StoreFormat::Jks, Some(Secret::new("tpw")))));
+        let c = ClientConfig::from_properties("ssl.truststore.type=pkcs12\nssl.truststore.location=/t.p12").unwrap();
+        assert_eq!(c.tls.trust, TrustStore::Store(StoreFile::new("/t.p12", StoreFormat::Pkcs12, None)));
+        // A store type without a location is Java's default truststore.
+        let c = ClientConfig::from_properties("ssl.truststore.type=PKCS12\nssl.truststore.password=x").unwrap();
+        assert_eq!(c.tls.trust, TrustStore::PublicRoots);
+        let c = ClientConfig::from_properties(
+            "ssl.keystore.type=PKCS12\nssl.keystore.location=/k.p12\nssl.keystore.password=kpw-secret\nssl.key.password=kk-secret",
+        )
+        .unwrap();
+        assert_eq!(
+            c.tls.identity,
+            Some(ClientIdentity::Store {
+                store: StoreFile::new("/k.p12", StoreFormat::Pkcs12, Some(Secret::new("kpw-secret"))),
+                key_password: Some(Secret::new("kk-secret")),
+            })
+        );
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("kpw-secret") && !debug.contains("kk-secret"), "{debug}");
+        assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
     }
 
     #[test]
