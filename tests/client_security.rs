@@ -421,3 +421,256 @@ async fn a_mechanism_the_broker_does_not_offer() {
     assert!(e.message().contains("UNSUPPORTED_SASL_MECHANISM (33)"), "{e}");
     assert!(e.message().contains("SCRAM-SHA-512"), "{e}");
 }
+
+// ---- JKS, PKCS12 and inline PEM, as Java-world client.properties files hold them (issue 26) ----
+
+/// Whether the live tests must run (CI): a missing tool or cluster is then a failure.
+fn required() -> bool {
+    std::env::var("KCP_LIVE_REQUIRED").as_deref() == Ok("1")
+}
+
+/// Runs a tool (keytool, openssl); `None` after a SKIP line when it is not installed.
+fn tool(program: &str, args: &[&str]) -> Option<()> {
+    match std::process::Command::new(program).args(args).output() {
+        Ok(out) if out.status.success() => Some(()),
+        Ok(out) => panic!("{program} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) if !required() => {
+            println!("SKIP: {program} is not available ({e})");
+            None
+        }
+        Err(e) => panic!("KCP_LIVE_REQUIRED=1 but {program} is not available: {e}"),
+    }
+}
+
+const TRUST_PASSWORD: &str = "trust-pw-8a1";
+const STORE_PASSWORD: &str = "store-pw-3c9";
+const KEY_PASSWORD: &str = "key-pw-77e";
+
+/// The stores a Java user has, made by keytool and openssl from PEM files: a JKS and a PKCS12
+/// truststore with the CA, a PKCS12 keystore written by openssl and one re-written by keytool
+/// (Java 17's PBES2/AES), and a JKS keystore whose key has its own password.
+struct Stores {
+    dir: std::path::PathBuf,
+}
+
+impl Stores {
+    fn make(name: &str, ca_pem: &std::path::Path, cert_pem: &std::path::Path, key_pem: &std::path::Path) -> Option<Stores> {
+        let dir = std::env::temp_dir().join(format!("kcp-stores-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = |file: &str| dir.join(file).display().to_string();
+        let ca = ca_pem.display().to_string();
+        for (file, kind) in [("trust.jks", "JKS"), ("trust.p12", "PKCS12")] {
+            tool("keytool", &["-importcert", "-noprompt", "-alias", "ca", "-file", &ca, "-keystore", &path(file),
+                "-storetype", kind, "-storepass", TRUST_PASSWORD])?;
+        }
+        tool("openssl", &["pkcs12", "-export", "-in", &cert_pem.display().to_string(), "-inkey",
+            &key_pem.display().to_string(), "-name", "client", "-out", &path("client-openssl.p12"), "-passout",
+            &format!("pass:{STORE_PASSWORD}")])?;
+        let import = |dest: &str, kind: &str, key_password: &str| {
+            tool("keytool", &["-importkeystore", "-noprompt", "-srckeystore", &path("client-openssl.p12"),
+                "-srcstoretype", "PKCS12", "-srcstorepass", STORE_PASSWORD, "-srcalias", "client", "-destkeystore",
+                &path(dest), "-deststoretype", kind, "-deststorepass", STORE_PASSWORD, "-destkeypass", key_password])
+        };
+        import("client.p12", "PKCS12", STORE_PASSWORD)?;
+        import("client.jks", "JKS", KEY_PASSWORD)?;
+        Some(Stores { dir })
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.dir.join(file).display().to_string()
+    }
+
+    fn truststore(&self, file: &str, kind: &str) -> String {
+        format!("ssl.truststore.type={kind}\nssl.truststore.location={}\nssl.truststore.password={TRUST_PASSWORD}\n", self.path(file))
+    }
+
+    fn keystore(&self, file: &str, kind: &str) -> String {
+        let mut text = format!(
+            "ssl.keystore.type={kind}\nssl.keystore.location={}\nssl.keystore.password={STORE_PASSWORD}\n",
+            self.path(file)
+        );
+        if file.ends_with(".jks") {
+            text.push_str(&format!("ssl.key.password={KEY_PASSWORD}\n"));
+        }
+        text
+    }
+}
+
+impl Drop for Stores {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A PEM text written as Kafka documents inline PEM in a properties file: one value continued
+/// over lines with `\`.
+fn continued_pem(pem: &str) -> String {
+    pem.trim().lines().collect::<Vec<_>>().join(" \\\n    ")
+}
+
+fn write_pki(pki: &Pki, dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let files = (dir.join("ca.pem"), dir.join("client.pem"), dir.join("client.key"));
+    std::fs::write(&files.0, &pki.ca_pem).unwrap();
+    std::fs::write(&files.1, &pki.client_cert_pem).unwrap();
+    std::fs::write(&files.2, &pki.client_key_pem).unwrap();
+    files
+}
+
+#[tokio::test]
+async fn jks_and_pkcs12_stores_from_keytool_and_openssl() {
+    let pki = pki(&["127.0.0.1"]);
+    let broker = tls_broker(&pki, true, answer).await;
+    let pem_dir = std::env::temp_dir().join(format!("kcp-pem-stores-{}", std::process::id()));
+    let (ca, cert, key) = write_pki(&pki, &pem_dir);
+    let Some(stores) = Stores::make("fake", &ca, &cert, &key) else { return };
+    let head = format!("bootstrap.servers={}\nsecurity.protocol=SSL\n", broker.address());
+    for (trust_file, trust_kind) in [("trust.jks", "JKS"), ("trust.p12", "PKCS12"), ("trust.p12", "JKS")] {
+        for (key_file, key_kind) in [("client.p12", "PKCS12"), ("client-openssl.p12", "PKCS12"), ("client.jks", "JKS")] {
+            let text = format!("{head}{}{}", stores.truststore(trust_file, trust_kind), stores.keystore(key_file, key_kind));
+            let what = format!("{trust_file} as {trust_kind}, {key_file} as {key_kind}");
+            let client = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+    }
+    // Java's default type is JKS, and a JKS truststore needs no password (no integrity check).
+    let text = format!("{head}ssl.truststore.location={}\n{}", stores.path("trust.jks"), stores.keystore("client.p12", "PKCS12"));
+    Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    std::fs::remove_dir_all(&pem_dir).unwrap();
+}
+
+#[test]
+fn a_store_that_cannot_be_read_says_which_file_which_format_and_why() {
+    let pki = pki(&["127.0.0.1"]);
+    let pem_dir = std::env::temp_dir().join(format!("kcp-pem-errors-{}", std::process::id()));
+    let (ca, cert, key) = write_pki(&pki, &pem_dir);
+    let Some(stores) = Stores::make("errors", &ca, &cert, &key) else { return };
+    let garbage = pem_dir.join("garbage.bin");
+    std::fs::write(&garbage, [7u8; 64]).unwrap();
+    let ca = ca.display().to_string();
+    let garbage = garbage.display().to_string();
+    let with_trust = |text: String| format!("bootstrap.servers=127.0.0.1:9\nsecurity.protocol=SSL\n{text}");
+    let cases: Vec<(String, &str, Vec<String>)> = vec![
+        (
+            with_trust(stores.truststore("trust.jks", "JKS").replace(TRUST_PASSWORD, "wrong-pw-1")),
+            "ssl.truststore.location",
+            vec![stores.path("trust.jks"), "read as JKS".into(), "wrong password".into(), "keytool -importkeystore".into()],
+        ),
+        (
+            with_trust(stores.truststore("trust.p12", "PKCS12").replace(TRUST_PASSWORD, "wrong-pw-1")),
+            "ssl.truststore.location",
+            vec![stores.path("trust.p12"), "read as PKCS12".into(), "wrong password".into()],
+        ),
+        (
+            with_trust(format!("ssl.truststore.type=PKCS12\nssl.truststore.location={}\n", stores.path("trust.p12"))),
+            "ssl.truststore.location",
+            vec!["set ssl.truststore.password".into()],
+        ),
+        (
+            // The wrong first error of before: JKS with a password given a PEM file.
+            with_trust(format!("ssl.truststore.type=JKS\nssl.truststore.location={ca}\nssl.truststore.password=wrong-pw-1\n")),
+            "ssl.truststore.location",
+            vec![ca.clone(), "read as JKS".into(), "it is a PEM file: set ssl.truststore.type=PEM".into()],
+        ),
+        (
+            with_trust(format!("ssl.truststore.location={garbage}\n")),
+            "ssl.truststore.location",
+            vec![garbage.clone(), "neither a JKS store".into()],
+        ),
+        (
+            with_trust(stores.keystore("client.jks", "JKS").replace(KEY_PASSWORD, "wrong-pw-1")),
+            "ssl.keystore.location",
+            vec![stores.path("client.jks"), "wrong key password".into(), "ssl.key.password".into()],
+        ),
+        (
+            with_trust(stores.keystore("client.p12", "PKCS12").replace(STORE_PASSWORD, "wrong-pw-1")),
+            "ssl.keystore.location",
+            vec![stores.path("client.p12"), "read as PKCS12".into(), "wrong password".into()],
+        ),
+    ];
+    for (text, key, hints) in cases {
+        let e = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_err();
+        assert_eq!(e.key(), key, "{text}\n{e}");
+        for hint in hints {
+            assert!(e.to_string().contains(&hint), "{hint:?} not in: {e}");
+        }
+        for secret in ["wrong-pw-1", TRUST_PASSWORD, STORE_PASSWORD, KEY_PASSWORD] {
+            assert!(!e.to_string().contains(secret), "{e}");
+        }
+    }
+    std::fs::remove_dir_all(&pem_dir).unwrap();
+}
+
+#[tokio::test]
+async fn inline_pem_continued_over_lines_as_kafka_documents_it() {
+    let pki = pki(&["127.0.0.1"]);
+    let broker = tls_broker(&pki, true, answer).await;
+    let text = format!(
+        "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={}\n\
+         ssl.keystore.type=PEM\nssl.keystore.certificate.chain={}\nssl.keystore.key={}\n",
+        broker.address(),
+        continued_pem(&pki.ca_pem),
+        continued_pem(&pki.client_cert_pem),
+        continued_pem(&pki.client_key_pem),
+    );
+    assert!(text.lines().count() > 20, "{text}");
+    Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    // A certificate cut short says so, without a list of bytes.
+    let cut = text.replace("-----END CERTIFICATE-----", "");
+    let e = Client::new(ClientConfig::from_properties(&cut).unwrap()).unwrap_err();
+    assert_eq!(e.key(), "ssl.truststore.certificates");
+    assert!(e.to_string().contains("no -----END CERTIFICATE----- marker") && e.to_string().len() < 300, "{e}");
+}
+
+/// The shared `k39` cluster's SASL_SSL and mTLS listeners with the stores a Java user has: a JKS
+/// truststore (SCRAM-SHA-512), a PKCS12 and a JKS keystore (mTLS), and inline PEM continued over
+/// lines. SKIP without the cluster's env (tools/live/README.md); CI sets KCP_LIVE_REQUIRED=1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_stores_and_inline_pem_on_kafka_3_9() {
+    let get = |key: &str| std::env::var(format!("KCP_LIVE_K39_{key}")).ok().filter(|v| !v.is_empty());
+    let Some(sasl_ssl) = get("SASL_SSL_BOOTSTRAP") else {
+        assert!(!required(), "KCP_LIVE_REQUIRED=1 but KCP_LIVE_K39_SASL_SSL_BOOTSTRAP is not set");
+        println!("SKIP: needs cluster k39 with --sasl-ssl (KCP_LIVE_K39_SASL_SSL_BOOTSTRAP)");
+        return;
+    };
+    let must = |key: &str| get(key).unwrap_or_else(|| panic!("KCP_LIVE_K39_{key} is not set"));
+    let (mtls, ca, cert, key) = (must("MTLS_BOOTSTRAP"), must("CA_PEM"), must("CLIENT_CERT_PEM"), must("CLIENT_KEY_PEM"));
+    let Some(stores) = Stores::make("k39", ca.as_ref(), cert.as_ref(), key.as_ref()) else { return };
+    let scram = format!(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n  username=\"{}\" \\\n  password=\"{}\";\n",
+        must("SCRAM_USER"),
+        must("SCRAM_PASSWORD")
+    );
+    let read = |path: &str| std::fs::read_to_string(path).unwrap();
+    let inline_trust = format!("ssl.truststore.type=PEM\nssl.truststore.certificates={}\n", continued_pem(&read(&ca)));
+    let cases = [
+        ("SASL_SSL, JKS truststore", format!("bootstrap.servers={sasl_ssl}\n{scram}{}", stores.truststore("trust.jks", "JKS"))),
+        ("SASL_SSL, inline PEM", format!("bootstrap.servers={sasl_ssl}\n{scram}{inline_trust}")),
+        (
+            "mTLS, JKS truststore, PKCS12 keystore",
+            format!("bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{}{}", stores.truststore("trust.jks", "JKS"), stores.keystore("client.p12", "PKCS12")),
+        ),
+        (
+            "mTLS, PKCS12 truststore, JKS keystore",
+            format!("bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{}{}", stores.truststore("trust.p12", "PKCS12"), stores.keystore("client.jks", "JKS")),
+        ),
+        (
+            "mTLS, inline PEM",
+            format!(
+                "bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{inline_trust}ssl.keystore.type=PEM\nssl.keystore.certificate.chain={}\nssl.keystore.key={}\n",
+                continued_pem(&read(&cert)),
+                continued_pem(&read(&key))
+            ),
+        ),
+    ];
+    for (what, text) in cases {
+        let client = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let metadata = client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!metadata.brokers.is_empty(), "{what}");
+    }
+    // Without the client certificate the mTLS listener refuses.
+    let text = format!("bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{}", stores.truststore("trust.jks", "JKS"));
+    let e = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(None, deadline()).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Tls | ErrorKind::Unreachable), "{e}");
+}
