@@ -411,6 +411,76 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("security.providers", "kcp uses rustls and its own SASL; remove the setting"),
 ];
 
+/// Apache Kafka's client configuration keys (consumer, producer, admin and their shared SASL and
+/// SSL keys) that kcp does not read: a file may hold them, and they are ignored
+/// ([`ClientConfig::ignored_keys`]) rather than taken for misspellings of the keys kcp reads.
+const KAFKA_CLIENT_KEYS: &[&str] = &[
+    "acks", "allow.auto.create.topics", "auto.commit.interval.ms", "auto.include.jmx.reporter",
+    "auto.offset.reset", "batch.size", "buffer.memory", "check.crcs", "client.dns.lookup", "client.rack",
+    "compression.gzip.level", "compression.lz4.level", "compression.type", "compression.zstd.level",
+    "connections.max.idle.ms", "default.api.timeout.ms", "delivery.timeout.ms", "enable.auto.commit",
+    "enable.idempotence", "enable.metrics.push", "exclude.internal.topics", "fetch.max.bytes",
+    "fetch.max.wait.ms", "fetch.min.bytes", "group.id", "group.instance.id", "group.protocol",
+    "group.remote.assignor", "heartbeat.interval.ms", "interceptor.classes", "isolation.level",
+    "key.deserializer", "key.serializer", "linger.ms", "max.block.ms", "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes", "max.poll.interval.ms", "max.poll.records", "max.request.size",
+    "metadata.max.age.ms", "metadata.max.idle.ms", "metadata.recovery.strategy",
+    "metadata.recovery.rebootstrap.trigger.ms", "metric.reporters", "metrics.num.samples",
+    "metrics.recording.level", "metrics.sample.window.ms", "partition.assignment.strategy", "partitioner.class",
+    "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
+    "partitioner.ignore.keys", "receive.buffer.bytes", "reconnect.backoff.max.ms", "reconnect.backoff.ms",
+    "retries", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
+    "sasl.kerberos.service.name", "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor",
+    "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms", "sasl.login.refresh.buffer.seconds",
+    "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.window.factor",
+    "sasl.login.refresh.window.jitter", "sasl.login.retry.backoff.max.ms", "sasl.login.retry.backoff.ms",
+    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
+    "sasl.oauthbearer.token.endpoint.url", "security.providers", "send.buffer.bytes",
+    "session.timeout.ms", "socket.connection.setup.timeout.max.ms", "ssl.secure.random.implementation",
+    "transaction.timeout.ms", "transactional.id", "value.deserializer", "value.serializer",
+    "enable.ssl.certificate.verification",
+];
+
+/// The key kcp reads that an unknown `key` is most likely a misspelling of: within two edits
+/// (insertions, deletions, substitutions or swaps of neighbours) and nearer to it than to any
+/// of Kafka's other client keys. A key of Kafka's list is never a misspelling.
+fn mistyped_key(key: &str) -> Option<&'static str> {
+    if KAFKA_CLIENT_KEYS.contains(&key) {
+        return None;
+    }
+    let nearest = |keys: &[&'static str]| keys.iter().map(|k| (edit_distance(key, k), *k)).min();
+    let (distance, meant) = nearest(KNOWN_KEYS)?;
+    let others = nearest(KAFKA_CLIENT_KEYS).map_or(usize::MAX, |(d, _)| d);
+    (distance <= 2 && distance < others).then_some(meant)
+}
+
+/// The optimal-string-alignment distance: Levenshtein's edits plus the swap of two neighbours
+/// (`mechansim` is one edit from `mechanism`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        rows[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
 /// Keys read by [`ClientConfig::from_properties`].
 const KNOWN_KEYS: &[&str] = &[
     "bootstrap.servers",
@@ -482,6 +552,12 @@ impl ClientConfig {
                 return Err(ConfigError::new(key.as_str(), *instead));
             }
             if !KNOWN_KEYS.contains(&key.as_str()) {
+                if let Some(meant) = mistyped_key(key) {
+                    return Err(ConfigError::new(
+                        key.as_str(),
+                        format!("unknown key {key}: did you mean {meant}?"),
+                    ));
+                }
                 config.ignored_keys.push(key.clone());
             }
         }
@@ -1039,6 +1115,34 @@ mod tests {
             assert!(e.to_string().contains(hint), "{text}: {e}");
             assert!(!e.to_string().contains("pw-secret") && !e.to_string().contains("s3cr"), "{e}");
         }
+    }
+
+    /// A misspelt key that kcp reads is named with the key meant; Kafka's other keys and keys far
+    /// from every known one stay ignored.
+    #[test]
+    fn mistyped_keys() {
+        for (text, meant) in [
+            ("sasl.mechansim=PLAIN", "sasl.mechanism"),
+            ("security.protcol=SSL", "security.protocol"),
+            ("bootstrap.server=a:1", "bootstrap.servers"),
+            ("ssl.truststore.locaton=/x", "ssl.truststore.location"),
+            ("sasl.jass.config=x", "sasl.jaas.config"),
+            ("ssl.keystore.pasword=x", "ssl.keystore.password"),
+        ] {
+            let e = refused(text);
+            let key = text.split('=').next().unwrap();
+            assert_eq!(e.key(), key);
+            assert_eq!(e.to_string(), format!("{key}: unknown key {key}: did you mean {meant}?"), "{text}");
+        }
+        let c = ClientConfig::from_properties("group.id=g\nclient.rack=r\nretries=3\nmy.own.setting=1").unwrap();
+        assert_eq!(c.ignored_keys, ["group.id", "client.rack", "retries", "my.own.setting"]);
+        // No key of Kafka's list is within reach of a key kcp reads unless nearer another.
+        for key in KAFKA_CLIENT_KEYS {
+            assert_eq!(mistyped_key(key), None, "{key}");
+            assert!(!KNOWN_KEYS.contains(key), "{key}");
+        }
+        assert_eq!(edit_distance("mechansim", "mechanism"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     /// Java's store types: JKS by default, PKCS12, PEM; a password where Java takes one.
