@@ -143,6 +143,9 @@ pub enum SaslMechanism {
     ScramSha256,
     /// `SCRAM-SHA-512`.
     ScramSha512,
+    /// `OAUTHBEARER` (RFC 7628) with a token from an OIDC token endpoint by the client
+    /// credentials grant (KIP-768); see [`OAuthBearerConfig`].
+    OAuthBearer,
 }
 
 impl SaslMechanism {
@@ -152,27 +155,31 @@ impl SaslMechanism {
             SaslMechanism::Plain => "PLAIN",
             SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
             SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+            SaslMechanism::OAuthBearer => "OAUTHBEARER",
         }
     }
 }
 
 /// SASL credentials: a mechanism, a user and a password (from `sasl.mechanism` and
-/// `sasl.jaas.config`).
+/// `sasl.jaas.config`). For OAUTHBEARER the user is the OAuth client id, the password its
+/// secret, and [`oauth`](Self::oauth) says where to get tokens.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SaslConfig {
     /// The mechanism.
     pub mechanism: SaslMechanism,
-    /// The user name.
+    /// The user name (OAUTHBEARER: the client id).
     pub username: String,
-    /// The password.
+    /// The password (OAUTHBEARER: the client secret).
     pub password: Secret,
+    /// The token endpoint and claims, for [`SaslMechanism::OAuthBearer`].
+    pub oauth: Option<OAuthBearerConfig>,
 }
 
 impl SaslConfig {
     /// Credentials for `mechanism`.
     pub fn new(mechanism: SaslMechanism, username: impl Into<String>, password: Secret) -> Self {
-        SaslConfig { mechanism, username: username.into(), password }
+        SaslConfig { mechanism, username: username.into(), password, oauth: None }
     }
 }
 
@@ -182,7 +189,89 @@ impl fmt::Debug for SaslConfig {
             .field("mechanism", &self.mechanism)
             .field("username", &self.username)
             .field("password", &self.password)
+            .field("oauth", &self.oauth)
             .finish()
+    }
+}
+
+/// SASL/OAUTHBEARER with the OIDC client credentials grant, as Java's
+/// `OAuthBearerLoginCallbackHandler` (KIP-768): the client POSTs
+/// `grant_type=client_credentials` (and the scope) to the token endpoint with its id and secret
+/// in HTTP Basic authentication, keeps the access token until near its expiry, and sends it to
+/// each broker in the OAUTHBEARER initial response.
+///
+/// ```
+/// use kafka_consumer_protocol::client::{ClientConfig, SaslMechanism};
+///
+/// let config = ClientConfig::from_properties(r#"
+/// security.protocol=SASL_SSL
+/// sasl.mechanism=OAUTHBEARER
+/// sasl.oauthbearer.token.endpoint.url=https://idp.example.com/oauth2/token
+/// sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler
+/// sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \
+///     clientId="kcp" clientSecret="s3cret" scope="kafka";
+/// "#)?;
+/// let sasl = config.sasl.as_ref().unwrap();
+/// assert_eq!(sasl.mechanism, SaslMechanism::OAuthBearer);
+/// let oauth = sasl.oauth.as_ref().unwrap();
+/// assert_eq!(oauth.token_endpoint, "https://idp.example.com/oauth2/token");
+/// assert_eq!(oauth.scope.as_deref(), Some("kafka"));
+/// assert!(!format!("{config:?}").contains("s3cret"));
+/// # Ok::<(), kafka_consumer_protocol::client::ConfigError>(())
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthBearerConfig {
+    /// `sasl.oauthbearer.token.endpoint.url`: `https://...` (or `http://` to a loopback address).
+    pub token_endpoint: String,
+    /// The `scope` JAAS option, sent with the token request when given.
+    pub scope: Option<String>,
+    /// `sasl.oauthbearer.scope.claim.name` (default `scope`).
+    pub scope_claim_name: String,
+    /// `sasl.oauthbearer.sub.claim.name` (default `sub`): the token must have this claim.
+    pub sub_claim_name: String,
+    /// SASL extensions (`extension_NAME="value"` JAAS options), sent in the initial response.
+    pub extensions: Vec<(String, String)>,
+    /// The token in use, shared by the connections of clients made from this configuration.
+    pub(crate) cache: TokenCache,
+}
+
+impl OAuthBearerConfig {
+    /// Tokens from `token_endpoint`, with Java's default claim names.
+    pub fn new(token_endpoint: impl Into<String>) -> Self {
+        OAuthBearerConfig {
+            token_endpoint: token_endpoint.into(),
+            scope: None,
+            scope_claim_name: "scope".to_string(),
+            sub_claim_name: "sub".to_string(),
+            extensions: Vec::new(),
+            cache: TokenCache::default(),
+        }
+    }
+}
+
+/// The access token last fetched and when to fetch a new one; shared by clones.
+#[derive(Clone, Default)]
+pub(crate) struct TokenCache(pub(crate) std::sync::Arc<tokio::sync::Mutex<Option<CachedToken>>>);
+
+/// An access token and the instant after which it is fetched again.
+pub(crate) struct CachedToken {
+    pub(crate) token: Secret,
+    pub(crate) refresh_after: std::time::Instant,
+}
+
+impl PartialEq for TokenCache {
+    /// A cache is not part of what a configuration says.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for TokenCache {}
+
+impl fmt::Debug for TokenCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenCache")
     }
 }
 
@@ -405,9 +494,8 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("ssl.cipher.suites", "kcp uses rustls's default cipher suites; remove the setting"),
     ("ssl.provider", "kcp uses rustls; remove the setting"),
     ("ssl.engine.factory.class", "kcp uses rustls; remove the setting"),
-    ("sasl.login.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
-    ("sasl.login.callback.handler.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
-    ("sasl.client.callback.handler.class", "kcp supports the built-in PLAIN and SCRAM logins only; remove the setting"),
+    ("sasl.login.class", "kcp supports the built-in PLAIN, SCRAM and OAUTHBEARER logins only; remove the setting"),
+    ("sasl.client.callback.handler.class", "kcp supports the built-in PLAIN, SCRAM and OAUTHBEARER logins only; remove the setting"),
     ("security.providers", "kcp uses rustls and its own SASL; remove the setting"),
 ];
 
@@ -437,8 +525,7 @@ const KAFKA_CLIENT_KEYS: &[&str] = &[
     "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
     "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
     "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
-    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
-    "sasl.oauthbearer.token.endpoint.url", "security.providers", "send.buffer.bytes",
+    "sasl.oauthbearer.jwks.endpoint.url", "security.providers", "send.buffer.bytes",
     "session.timeout.ms", "socket.connection.setup.timeout.max.ms", "ssl.secure.random.implementation",
     "transaction.timeout.ms", "transactional.id", "value.deserializer", "value.serializer",
     "enable.ssl.certificate.verification",
@@ -488,6 +575,10 @@ const KNOWN_KEYS: &[&str] = &[
     "security.protocol",
     "sasl.mechanism",
     "sasl.jaas.config",
+    "sasl.login.callback.handler.class",
+    "sasl.oauthbearer.token.endpoint.url",
+    "sasl.oauthbearer.scope.claim.name",
+    "sasl.oauthbearer.sub.claim.name",
     "ssl.truststore.type",
     "ssl.truststore.location",
     "ssl.truststore.certificates",
@@ -583,7 +674,7 @@ impl ClientConfig {
             };
         }
         if config.security_protocol.uses_sasl() {
-            config.sasl = Some(sasl_from(get("sasl.mechanism"), get("sasl.jaas.config"))?);
+            config.sasl = Some(sasl_from(&get)?);
         }
         config.tls = tls_from(&get)?;
 
@@ -615,38 +706,40 @@ impl ClientConfig {
     }
 }
 
-fn sasl_from(mechanism: Option<&str>, jaas: Option<&str>) -> Result<SaslConfig, ConfigError> {
-    let mechanism = match mechanism.map(str::trim) {
-        None => return Err(ConfigError::new(
-            "sasl.mechanism",
-            "not set, and Java's default GSSAPI (Kerberos) is not supported: set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-        )),
+fn sasl_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SaslConfig, ConfigError> {
+    const USE: &str = "use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER";
+    let mechanism = match get("sasl.mechanism").map(str::trim) {
+        None => {
+            return Err(ConfigError::new(
+                "sasl.mechanism",
+                format!("not set, and Java's default GSSAPI (Kerberos) is not supported: {USE}"),
+            ))
+        }
         Some("PLAIN") => SaslMechanism::Plain,
         Some("SCRAM-SHA-256") => SaslMechanism::ScramSha256,
         Some("SCRAM-SHA-512") => SaslMechanism::ScramSha512,
-        Some(other @ ("GSSAPI" | "OAUTHBEARER")) => {
+        Some("OAUTHBEARER") => SaslMechanism::OAuthBearer,
+        Some("GSSAPI") => {
             return Err(ConfigError::new(
                 "sasl.mechanism",
-                format!("{other} is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
+                format!("GSSAPI (Kerberos) is not supported: {USE}"),
             ))
         }
         Some(other) => {
-            return Err(ConfigError::new(
-                "sasl.mechanism",
-                format!("unknown mechanism '{other}': use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
-            ))
+            return Err(ConfigError::new("sasl.mechanism", format!("unknown mechanism '{other}': {USE}")))
         }
     };
-    let jaas = jaas.ok_or_else(|| {
+    let jaas = get("sasl.jaas.config").ok_or_else(|| {
         ConfigError::new(
             "sasl.jaas.config",
-            "required with SASL: a PlainLoginModule or ScramLoginModule line with username and password",
+            "required with SASL: a PlainLoginModule, ScramLoginModule or OAuthBearerLoginModule line",
         )
     })?;
     let login = parse_jaas(jaas)?;
     let expected = match mechanism {
         SaslMechanism::Plain => PLAIN_MODULE,
         SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => SCRAM_MODULE,
+        SaslMechanism::OAuthBearer => OAUTH_MODULE,
     };
     if login.module != expected {
         return Err(ConfigError::new(
@@ -655,15 +748,74 @@ fn sasl_from(mechanism: Option<&str>, jaas: Option<&str>) -> Result<SaslConfig, 
         ));
     }
     let option = |name: &str| login.options.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let username = option("username")
-        .ok_or_else(|| ConfigError::new("sasl.jaas.config", format!("{} has no username option", login.module)))?;
-    let password = option("password")
-        .ok_or_else(|| ConfigError::new("sasl.jaas.config", format!("{} has no password option", login.module)))?;
-    Ok(SaslConfig { mechanism, username, password: Secret(password) })
+    let (user_option, password_option) =
+        if mechanism == SaslMechanism::OAuthBearer { ("clientId", "clientSecret") } else { ("username", "password") };
+    let username = option(user_option).ok_or_else(|| {
+        ConfigError::new("sasl.jaas.config", format!("{} has no {user_option} option", login.module))
+    })?;
+    let password = option(password_option).ok_or_else(|| {
+        ConfigError::new("sasl.jaas.config", format!("{} has no {password_option} option", login.module))
+    })?;
+    let mut sasl = SaslConfig { mechanism, username, password: Secret(password), oauth: None };
+    let handler = get("sasl.login.callback.handler.class").map(str::trim);
+    if mechanism != SaslMechanism::OAuthBearer {
+        if handler.is_some() {
+            return Err(ConfigError::new(
+                "sasl.login.callback.handler.class",
+                "only OAUTHBEARER's OAuthBearerLoginCallbackHandler is supported; remove the setting",
+            ));
+        }
+        return Ok(sasl);
+    }
+    if let Some(handler) = handler.filter(|h| !OAUTH_LOGIN_HANDLERS.contains(h)) {
+        return Err(ConfigError::new(
+            "sasl.login.callback.handler.class",
+            format!("{handler} is not supported: kcp gets tokens as {} does", OAUTH_LOGIN_HANDLERS[0]),
+        ));
+    }
+    let endpoint = get("sasl.oauthbearer.token.endpoint.url").map(str::trim).ok_or_else(|| {
+        ConfigError::new(
+            "sasl.oauthbearer.token.endpoint.url",
+            "required with OAUTHBEARER: kcp gets tokens by the client credentials grant (Java's unsecured test tokens are not supported)",
+        )
+    })?;
+    if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
+        return Err(ConfigError::new(
+            "sasl.oauthbearer.token.endpoint.url",
+            format!("'{endpoint}' is not an https:// URL (kcp does not read tokens from files)"),
+        ));
+    }
+    let mut oauth = OAuthBearerConfig::new(endpoint);
+    oauth.scope = option("scope");
+    if let Some(name) = get("sasl.oauthbearer.scope.claim.name") {
+        oauth.scope_claim_name = name.trim().to_string();
+    }
+    if let Some(name) = get("sasl.oauthbearer.sub.claim.name") {
+        oauth.sub_claim_name = name.trim().to_string();
+    }
+    for (key, value) in &login.options {
+        if let Some(name) = key.strip_prefix("extension_") {
+            // RFC 7628: a key is letters only, and "auth" is the token's own.
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) || name == "auth" {
+                return Err(ConfigError::new("sasl.jaas.config", format!("{key}: an extension name is letters only, not auth")));
+            }
+            oauth.extensions.push((name.to_string(), value.clone()));
+        }
+    }
+    sasl.oauth = Some(oauth);
+    Ok(sasl)
 }
+
+/// Java's names of the client credentials login handler (KIP-768 put it in `secured`, Kafka
+/// 3.4 moved it).
+const OAUTH_LOGIN_HANDLERS: &[&str] = &[
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+];
 
 const PLAIN_MODULE: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
 const SCRAM_MODULE: &str = "org.apache.kafka.common.security.scram.ScramLoginModule";
+const OAUTH_MODULE: &str = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule";
 
 struct JaasLogin {
     module: String,
@@ -680,13 +832,13 @@ fn parse_jaas(text: &str) -> Result<JaasLogin, ConfigError> {
         Some(Token::Word(w)) => w,
         _ => return Err(err("expected a login module class name".into())),
     };
-    if module != PLAIN_MODULE && module != SCRAM_MODULE {
-        let instead = if module.contains("Krb5") || module.contains("OAuthBearer") {
+    if module != PLAIN_MODULE && module != SCRAM_MODULE && module != OAUTH_MODULE {
+        let instead = if module.contains("Krb5") {
             "this login is not supported"
         } else {
             "unknown login module"
         };
-        return Err(err(format!("{module}: {instead}: use {PLAIN_MODULE} or {SCRAM_MODULE}")));
+        return Err(err(format!("{module}: {instead}: use {PLAIN_MODULE}, {SCRAM_MODULE} or {OAUTH_MODULE}")));
     }
     match tokens.next().map_err(err)? {
         Some(Token::Word(flag)) if ["required", "requisite", "sufficient", "optional"].contains(&flag.as_str()) => {}
@@ -1016,7 +1168,27 @@ mod tests {
             ("security.protocol=SASL_GSS".into(), "security.protocol", "SASL_SSL"),
             ("security.protocol=SASL_SSL".into(), "sasl.mechanism", "GSSAPI"),
             (sasl("GSSAPI", SCRAM), "sasl.mechanism", "not supported"),
-            (sasl("OAUTHBEARER", SCRAM), "sasl.mechanism", "SCRAM-SHA-256"),
+            (sasl("OAUTHBEARER", SCRAM), "sasl.jaas.config", "needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"),
+            (
+                sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientId=c clientSecret=pw-secret;")),
+                "sasl.oauthbearer.token.endpoint.url",
+                "client credentials",
+            ),
+            (
+                format!("{}\nsasl.oauthbearer.token.endpoint.url=file:///t", sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientId=c clientSecret=pw-secret;"))),
+                "sasl.oauthbearer.token.endpoint.url",
+                "https://",
+            ),
+            (
+                sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientSecret=pw-secret;")),
+                "sasl.jaas.config",
+                "no clientId",
+            ),
+            (
+                format!("{}\nsasl.login.callback.handler.class=x.Y", sasl("SCRAM-SHA-512", SCRAM)),
+                "sasl.login.callback.handler.class",
+                "OAUTHBEARER",
+            ),
             (sasl("SCRAM-SHA-1", SCRAM), "sasl.mechanism", "unknown"),
             ("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN".into(), "sasl.jaas.config", "PlainLoginModule"),
             (sasl("PLAIN", SCRAM), "sasl.jaas.config", "needs org.apache.kafka.common.security.plain.PlainLoginModule"),
@@ -1094,9 +1266,8 @@ mod tests {
             ("ssl.keystore.type=PEM\nssl.keystore.password=pw-secret".into(), "ssl.keystore.password", "PEM keystore"),
             ("ssl.truststore.type=PEM\nssl.truststore.password=pw-secret".into(), "ssl.truststore.password", "remove"),
             ("ssl.keystore.type=PEM\nssl.key.password=pw-secret".into(), "ssl.key.password", "openssl pkcs8"),
-            ("sasl.login.class=x".into(), "sasl.login.class", "PLAIN and SCRAM"),
-            ("sasl.login.callback.handler.class=x".into(), "sasl.login.callback.handler.class", "PLAIN and SCRAM"),
-            ("sasl.client.callback.handler.class=x".into(), "sasl.client.callback.handler.class", "PLAIN and SCRAM"),
+            ("sasl.login.class=x".into(), "sasl.login.class", "OAUTHBEARER logins only"),
+            ("sasl.client.callback.handler.class=x".into(), "sasl.client.callback.handler.class", "OAUTHBEARER logins only"),
             ("security.providers=x".into(), "security.providers", "rustls"),
             ("request.timeout.ms=soon".into(), "request.timeout.ms", "milliseconds"),
             ("socket.connection.setup.timeout.ms=-1".into(), "socket.connection.setup.timeout.ms", "milliseconds"),
@@ -1169,6 +1340,31 @@ mod tests {
         let debug = format!("{c:?}");
         assert!(!debug.contains("kpw-secret") && !debug.contains("kk-secret"), "{debug}");
         assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
+    }
+
+    #[test]
+    fn oauthbearer() {
+        let text = format!(
+            "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n\
+             sasl.login.callback.handler.class={}\n\
+             sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:8080/token\n\
+             sasl.oauthbearer.scope.claim.name=scp\nsasl.oauthbearer.sub.claim.name=client_id\n\
+             sasl.jaas.config={OAUTH_MODULE} required clientId=\"me\" clientSecret=\"pw-secret\" extension_traceId=\"t1\";\n",
+            OAUTH_LOGIN_HANDLERS[1]
+        );
+        let c = ClientConfig::from_properties(&text).unwrap();
+        let sasl = c.sasl.clone().unwrap();
+        assert_eq!((sasl.mechanism, sasl.username.as_str(), sasl.password.expose()), (SaslMechanism::OAuthBearer, "me", "pw-secret"));
+        let oauth = sasl.oauth.unwrap();
+        assert_eq!(oauth.token_endpoint, "http://127.0.0.1:8080/token");
+        assert_eq!((oauth.scope, oauth.scope_claim_name.as_str(), oauth.sub_claim_name.as_str()), (None, "scp", "client_id"));
+        assert_eq!(oauth.extensions, [("traceId".to_string(), "t1".to_string())]);
+        assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
+        assert!(!format!("{c:?}").contains("pw-secret"));
+        let bad = text.replace("extension_traceId", "extension_auth");
+        assert_eq!(refused(&bad).key(), "sasl.jaas.config");
+        let bad = text.replace(OAUTH_LOGIN_HANDLERS[1], "com.example.Handler");
+        assert_eq!(refused(&bad).key(), "sasl.login.callback.handler.class");
     }
 
     #[test]

@@ -67,7 +67,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 pub use config::{
-    BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol, StoreFile, StoreFormat,
+    BrokerAddress, ClientConfig, ClientIdentity, PemSource, OAuthBearerConfig, SaslConfig, SaslMechanism, Secret, SecurityProtocol, StoreFile, StoreFormat,
     TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
