@@ -13,6 +13,7 @@ use client_support::*;
 use hmac::{Hmac, Mac};
 use kafka_consumer_protocol::client::messages::metadata_response::MetadataResponseBroker;
 use kafka_consumer_protocol::client::messages::*;
+use kafka_consumer_protocol::client::ListGroupsFilter;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, ClientIdentity, Deadline, ErrorKind, PemSource, SaslConfig, SaslMechanism, Secret,
     SecurityProtocol, TrustStore,
@@ -623,20 +624,31 @@ async fn inline_pem_continued_over_lines_as_kafka_documents_it() {
     assert!(e.to_string().contains("no -----END CERTIFICATE----- marker") && e.to_string().len() < 300, "{e}");
 }
 
-/// The shared `k39` cluster's SASL_SSL and mTLS listeners with the stores a Java user has: a JKS
-/// truststore (SCRAM-SHA-512), a PKCS12 and a JKS keystore (mTLS), and inline PEM continued over
-/// lines. SKIP without the cluster's env (tools/live/README.md); CI sets KCP_LIVE_REQUIRED=1.
+/// The live cluster for these tests: `k39` (CI's, started with `--sasl-ssl --oauth`) unless
+/// `KCP_LIVE_SECURITY_CLUSTER` names another; `None` after a SKIP line when it is not there or
+/// lacks `needs` (an env key), a failure when KCP_LIVE_REQUIRED=1.
+fn live_cluster(needs: &str) -> Option<impl Fn(&str) -> String> {
+    let name = std::env::var("KCP_LIVE_SECURITY_CLUSTER").unwrap_or_else(|_| "k39".to_string());
+    let prefix = format!("KCP_LIVE_{}_", name.to_ascii_uppercase());
+    let get = move |key: &str| std::env::var(format!("{prefix}{key}")).ok().filter(|v| !v.is_empty());
+    if get(needs).is_none() {
+        let why = format!("needs cluster {name} started with --sasl-ssl --oauth (KCP_LIVE_{}_{needs})", name.to_ascii_uppercase());
+        assert!(!required(), "KCP_LIVE_REQUIRED=1 but the test {why}");
+        println!("SKIP: {why}");
+        return None;
+    }
+    Some(move |key: &str| get(key).unwrap_or_else(|| panic!("{key} of the live cluster is not set")))
+}
+
+/// The live cluster's SASL_SSL and mTLS listeners with the stores a Java user has: a JKS
+/// truststore (SCRAM-SHA-512), PKCS12 and JKS keystores (mTLS), and inline PEM continued over
+/// lines, made here with keytool and openssl.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_stores_and_inline_pem_on_kafka_3_9() {
-    let get = |key: &str| std::env::var(format!("KCP_LIVE_K39_{key}")).ok().filter(|v| !v.is_empty());
-    let Some(sasl_ssl) = get("SASL_SSL_BOOTSTRAP") else {
-        assert!(!required(), "KCP_LIVE_REQUIRED=1 but KCP_LIVE_K39_SASL_SSL_BOOTSTRAP is not set");
-        println!("SKIP: needs cluster k39 with --sasl-ssl (KCP_LIVE_K39_SASL_SSL_BOOTSTRAP)");
-        return;
-    };
-    let must = |key: &str| get(key).unwrap_or_else(|| panic!("KCP_LIVE_K39_{key} is not set"));
-    let (mtls, ca, cert, key) = (must("MTLS_BOOTSTRAP"), must("CA_PEM"), must("CLIENT_CERT_PEM"), must("CLIENT_KEY_PEM"));
-    let Some(stores) = Stores::make("k39", ca.as_ref(), cert.as_ref(), key.as_ref()) else { return };
+async fn live_stores_and_inline_pem() {
+    let Some(must) = live_cluster("SASL_SSL_BOOTSTRAP") else { return };
+    let (sasl_ssl, mtls) = (must("SASL_SSL_BOOTSTRAP"), must("MTLS_BOOTSTRAP"));
+    let (ca, cert, key) = (must("CA_PEM"), must("CLIENT_CERT_PEM"), must("CLIENT_KEY_PEM"));
+    let Some(stores) = Stores::make("live", ca.as_ref(), cert.as_ref(), key.as_ref()) else { return };
     let scram = format!(
         "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n  username=\"{}\" \\\n  password=\"{}\";\n",
         must("SCRAM_USER"),
@@ -673,4 +685,137 @@ async fn live_stores_and_inline_pem_on_kafka_3_9() {
     let text = format!("bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{}", stores.truststore("trust.jks", "JKS"));
     let e = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(None, deadline()).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Tls | ErrorKind::Unreachable), "{e}");
+}
+
+/// The properties files `kafka.sh start --sasl-ssl` writes for CI (JKS truststore with SCRAM,
+/// PKCS12 and JKS keystores, inline PEM continued over lines) work unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_properties_files_written_by_kafka_sh() {
+    let Some(must) = live_cluster("STORE_PASSWORD") else { return };
+    let run_dir = std::path::PathBuf::from(must("RUN_DIR"));
+    for (file, bootstrap) in [
+        ("client-scram-sha-512-jks", must("SASL_SSL_BOOTSTRAP")),
+        ("client-mtls-pkcs12", must("MTLS_BOOTSTRAP")),
+        ("client-mtls-jks", must("MTLS_BOOTSTRAP")),
+        ("client-mtls-inline-pem", must("MTLS_BOOTSTRAP")),
+    ] {
+        let path = run_dir.join(format!("{file}.properties"));
+        let mut config = ClientConfig::from_properties_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(config.ignored_keys.is_empty(), "{file}: {:?}", config.ignored_keys);
+        config.set_bootstrap([&bootstrap]).unwrap();
+        let client = Client::new(config).unwrap_or_else(|e| panic!("{file}: {e}"));
+        client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
+
+/// What the test's token endpoint was asked: the Authorization header and the form body.
+type TokenRequests = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A token endpoint on loopback answering every POST with `status` and `body`.
+async fn token_endpoint(status: u16, body: String) -> (String, TokenRequests) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/oauth2/token", listener.local_addr().unwrap());
+    let seen: TokenRequests = Arc::default();
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Bounded: a request is a few hundred bytes.
+            while raw.len() < 65536 {
+                let n = stream.read(&mut buf).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                raw.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&raw).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        let auth = head.lines().find_map(|l| l.strip_prefix("Authorization: ")).unwrap_or("").to_string();
+                        log.lock().unwrap().push((auth, body.to_string()));
+                        break;
+                    }
+                }
+            }
+            let reply = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = stream.write_all(reply.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    (url, seen)
+}
+
+/// An RS256 JWT signed with the cluster's key (`kafka.sh --oauth` wrote its JWKS for the broker).
+fn signed_jwt(pkcs8: &[u8], audience: &str) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"RS256","typ":"JWT","kid":"kcp-live"}"#);
+    let claims = URL_SAFE_NO_PAD.encode(format!(
+        r#"{{"sub":"kcp-oauth-client","aud":"{audience}","iat":{now},"exp":{},"scope":"kafka"}}"#,
+        now + 300
+    ));
+    let signing_input = format!("{header}.{claims}");
+    let key = ring::signature::RsaKeyPair::from_pkcs8(pkcs8).unwrap();
+    let mut signature = vec![0u8; key.public().modulus_len()];
+    key.sign(&ring::signature::RSA_PKCS1_SHA256, &ring::rand::SystemRandom::new(), signing_input.as_bytes(), &mut signature)
+        .unwrap();
+    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))
+}
+
+/// SASL/OAUTHBEARER against a real broker validating JWTs (Kafka's
+/// OAuthBearerValidatorCallbackHandler with the JWKS file of `kafka.sh --oauth`), the token from
+/// an endpoint served here: one token request for a client's connections, Java's request shape;
+/// a token the broker refuses and an endpoint that refuses are authentication errors saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_oauthbearer_with_a_token_endpoint() {
+    let Some(must) = live_cluster("OAUTH_JWT_KEY") else { return };
+    let pkcs8 = std::fs::read(must("OAUTH_JWT_KEY")).unwrap();
+    let properties = |url: &str| {
+        format!(
+            "bootstrap.servers={}\nsecurity.protocol=SASL_SSL\nssl.truststore.type=PEM\nssl.truststore.location={}\n\
+             sasl.mechanism=OAUTHBEARER\nsasl.oauthbearer.token.endpoint.url={url}\n\
+             sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n\
+             sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \\\n\
+             \x20   clientId=\"kcp-client\" clientSecret=\"oauth-secret-5d2\" scope=\"kafka\";\n",
+            must("SASL_SSL_BOOTSTRAP"),
+            must("CA_PEM")
+        )
+    };
+    let token = signed_jwt(&pkcs8, &must("OAUTH_AUDIENCE"));
+    let (url, seen) = token_endpoint(200, format!(r#"{{"access_token":"{token}","token_type":"Bearer","expires_in":300}}"#)).await;
+    let client = Client::new(ClientConfig::from_properties(&properties(&url)).unwrap()).unwrap();
+    let metadata = client.metadata(Some(&[]), deadline()).await.unwrap();
+    assert!(!metadata.brokers.is_empty());
+    client.list_groups(&ListGroupsFilter::default(), deadline()).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "one token for the client's connections: {seen:?}");
+    assert_eq!(seen[0].0, format!("Basic {}", BASE64.encode("kcp-client:oauth-secret-5d2")));
+    assert_eq!(seen[0].1, "grant_type=client_credentials&scope=kafka");
+
+    // A well-signed token for another audience: the broker refuses it.
+    let other = signed_jwt(&pkcs8, "not-kcp-live");
+    let (url, _) = token_endpoint(200, format!(r#"{{"access_token":"{other}"}}"#)).await;
+    let e = Client::new(ClientConfig::from_properties(&properties(&url)).unwrap())
+        .unwrap()
+        .metadata(None, deadline())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Authentication, "{e}");
+    assert!(!e.to_string().contains("oauth-secret-5d2"), "{e}");
+
+    // The endpoint refuses the client.
+    let (url, _) = token_endpoint(401, r#"{"error":"invalid_client"}"#.to_string()).await;
+    let e = Client::new(ClientConfig::from_properties(&properties(&url)).unwrap())
+        .unwrap()
+        .metadata(None, deadline())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Authentication, "{e}");
+    assert!(e.to_string().contains("HTTP 401") && e.to_string().contains("invalid_client"), "{e}");
+    assert!(!e.to_string().contains("oauth-secret-5d2"), "{e}");
 }

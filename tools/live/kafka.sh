@@ -212,8 +212,9 @@ make_oauth() {  # make_oauth DIR: an RSA key signing the test's JWTs and the JWK
   mkdir -p "$d"
   (
     cd "$d"
-    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -outform DER -out jwt-key.pk8
-    modulus=$(openssl rsa -inform DER -in jwt-key.pk8 -noout -modulus | cut -d= -f2)
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out jwt-key.pem
+    openssl pkcs8 -topk8 -nocrypt -in jwt-key.pem -outform DER -out jwt-key.pk8  # PKCS#8 DER, for ring
+    modulus=$(openssl rsa -in jwt-key.pem -noout -modulus | cut -d= -f2)
     printf '{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"kcp-live","e":"AQAB","n":"%s"}]}\n' \
       "$(printf '%s' "$modulus" | xxd -r -p | base64 -w0 | tr '+/' '-_' | tr -d '=')" > jwks.json
   ) > "$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; die "openssl failed"; }
