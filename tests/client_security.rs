@@ -455,23 +455,77 @@ struct Stores {
 }
 
 impl Stores {
-    fn make(name: &str, ca_pem: &std::path::Path, cert_pem: &std::path::Path, key_pem: &std::path::Path) -> Option<Stores> {
+    fn make(
+        name: &str,
+        ca_pem: &std::path::Path,
+        cert_pem: &std::path::Path,
+        key_pem: &std::path::Path,
+    ) -> Option<Stores> {
         let dir = std::env::temp_dir().join(format!("kcp-stores-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = |file: &str| dir.join(file).display().to_string();
         let ca = ca_pem.display().to_string();
         for (file, kind) in [("trust.jks", "JKS"), ("trust.p12", "PKCS12")] {
-            tool("keytool", &["-importcert", "-noprompt", "-alias", "ca", "-file", &ca, "-keystore", &path(file),
-                "-storetype", kind, "-storepass", TRUST_PASSWORD])?;
+            tool(
+                "keytool",
+                &[
+                    "-importcert",
+                    "-noprompt",
+                    "-alias",
+                    "ca",
+                    "-file",
+                    &ca,
+                    "-keystore",
+                    &path(file),
+                    "-storetype",
+                    kind,
+                    "-storepass",
+                    TRUST_PASSWORD,
+                ],
+            )?;
         }
-        tool("openssl", &["pkcs12", "-export", "-in", &cert_pem.display().to_string(), "-inkey",
-            &key_pem.display().to_string(), "-name", "client", "-out", &path("client-openssl.p12"), "-passout",
-            &format!("pass:{STORE_PASSWORD}")])?;
+        tool(
+            "openssl",
+            &[
+                "pkcs12",
+                "-export",
+                "-in",
+                &cert_pem.display().to_string(),
+                "-inkey",
+                &key_pem.display().to_string(),
+                "-name",
+                "client",
+                "-out",
+                &path("client-openssl.p12"),
+                "-passout",
+                &format!("pass:{STORE_PASSWORD}"),
+            ],
+        )?;
         let import = |dest: &str, kind: &str, key_password: &str| {
-            tool("keytool", &["-importkeystore", "-noprompt", "-srckeystore", &path("client-openssl.p12"),
-                "-srcstoretype", "PKCS12", "-srcstorepass", STORE_PASSWORD, "-srcalias", "client", "-destkeystore",
-                &path(dest), "-deststoretype", kind, "-deststorepass", STORE_PASSWORD, "-destkeypass", key_password])
+            tool(
+                "keytool",
+                &[
+                    "-importkeystore",
+                    "-noprompt",
+                    "-srckeystore",
+                    &path("client-openssl.p12"),
+                    "-srcstoretype",
+                    "PKCS12",
+                    "-srcstorepass",
+                    STORE_PASSWORD,
+                    "-srcalias",
+                    "client",
+                    "-destkeystore",
+                    &path(dest),
+                    "-deststoretype",
+                    kind,
+                    "-deststorepass",
+                    STORE_PASSWORD,
+                    "-destkeypass",
+                    key_password,
+                ],
+            )
         };
         import("client.p12", "PKCS12", STORE_PASSWORD)?;
         import("client.jks", "JKS", KEY_PASSWORD)?;
@@ -483,7 +537,10 @@ impl Stores {
     }
 
     fn truststore(&self, file: &str, kind: &str) -> String {
-        format!("ssl.truststore.type={kind}\nssl.truststore.location={}\nssl.truststore.password={TRUST_PASSWORD}\n", self.path(file))
+        format!(
+            "ssl.truststore.type={kind}\nssl.truststore.location={}\nssl.truststore.password={TRUST_PASSWORD}\n",
+            self.path(file)
+        )
     }
 
     fn keystore(&self, file: &str, kind: &str) -> String {
@@ -528,15 +585,22 @@ async fn jks_and_pkcs12_stores_from_keytool_and_openssl() {
     let Some(stores) = Stores::make("fake", &ca, &cert, &key) else { return };
     let head = format!("bootstrap.servers={}\nsecurity.protocol=SSL\n", broker.address());
     for (trust_file, trust_kind) in [("trust.jks", "JKS"), ("trust.p12", "PKCS12"), ("trust.p12", "JKS")] {
-        for (key_file, key_kind) in [("client.p12", "PKCS12"), ("client-openssl.p12", "PKCS12"), ("client.jks", "JKS")] {
-            let text = format!("{head}{}{}", stores.truststore(trust_file, trust_kind), stores.keystore(key_file, key_kind));
+        for (key_file, key_kind) in [("client.p12", "PKCS12"), ("client-openssl.p12", "PKCS12"), ("client.jks", "JKS")]
+        {
+            let text =
+                format!("{head}{}{}", stores.truststore(trust_file, trust_kind), stores.keystore(key_file, key_kind));
             let what = format!("{trust_file} as {trust_kind}, {key_file} as {key_kind}");
-            let client = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let client =
+                Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
             client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
         }
     }
     // Java's default type is JKS, and a JKS truststore needs no password (no integrity check).
-    let text = format!("{head}ssl.truststore.location={}\n{}", stores.path("trust.jks"), stores.keystore("client.p12", "PKCS12"));
+    let text = format!(
+        "{head}ssl.truststore.location={}\n{}",
+        stores.path("trust.jks"),
+        stores.keystore("client.p12", "PKCS12")
+    );
     Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
     std::fs::remove_dir_all(&pem_dir).unwrap();
 }
@@ -556,7 +620,12 @@ fn a_store_that_cannot_be_read_says_which_file_which_format_and_why() {
         (
             with_trust(stores.truststore("trust.jks", "JKS").replace(TRUST_PASSWORD, "wrong-pw-1")),
             "ssl.truststore.location",
-            vec![stores.path("trust.jks"), "read as JKS".into(), "wrong password".into(), "keytool -importkeystore".into()],
+            vec![
+                stores.path("trust.jks"),
+                "read as JKS".into(),
+                "wrong password".into(),
+                "keytool -importkeystore".into(),
+            ],
         ),
         (
             with_trust(stores.truststore("trust.p12", "PKCS12").replace(TRUST_PASSWORD, "wrong-pw-1")),
@@ -570,7 +639,9 @@ fn a_store_that_cannot_be_read_says_which_file_which_format_and_why() {
         ),
         (
             // The wrong first error of before: JKS with a password given a PEM file.
-            with_trust(format!("ssl.truststore.type=JKS\nssl.truststore.location={ca}\nssl.truststore.password=wrong-pw-1\n")),
+            with_trust(format!(
+                "ssl.truststore.type=JKS\nssl.truststore.location={ca}\nssl.truststore.password=wrong-pw-1\n"
+            )),
             "ssl.truststore.location",
             vec![ca.clone(), "read as JKS".into(), "it is a PEM file: set ssl.truststore.type=PEM".into()],
         ),
@@ -632,7 +703,10 @@ fn live_cluster(needs: &str) -> Option<impl Fn(&str) -> String> {
     let prefix = format!("KCP_LIVE_{}_", name.to_ascii_uppercase());
     let get = move |key: &str| std::env::var(format!("{prefix}{key}")).ok().filter(|v| !v.is_empty());
     if get(needs).is_none() {
-        let why = format!("needs cluster {name} started with --sasl-ssl --oauth (KCP_LIVE_{}_{needs})", name.to_ascii_uppercase());
+        let why = format!(
+            "needs cluster {name} started with --sasl-ssl --oauth (KCP_LIVE_{}_{needs})",
+            name.to_ascii_uppercase()
+        );
         assert!(!required(), "KCP_LIVE_REQUIRED=1 but the test {why}");
         println!("SKIP: {why}");
         return None;
@@ -677,13 +751,18 @@ async fn live_stores_and_inline_pem() {
         ),
     ];
     for (what, text) in cases {
-        let client = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let client =
+            Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
         let metadata = client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(!metadata.brokers.is_empty(), "{what}");
     }
     // Without the client certificate the mTLS listener refuses.
     let text = format!("bootstrap.servers={mtls}\nsecurity.protocol=SSL\n{}", stores.truststore("trust.jks", "JKS"));
-    let e = Client::new(ClientConfig::from_properties(&text).unwrap()).unwrap().metadata(None, deadline()).await.unwrap_err();
+    let e = Client::new(ClientConfig::from_properties(&text).unwrap())
+        .unwrap()
+        .metadata(None, deadline())
+        .await
+        .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Tls | ErrorKind::Unreachable), "{e}");
 }
 
@@ -733,10 +812,15 @@ async fn token_endpoint(status: u16, body: String) -> (String, TokenRequests) {
                 if let Some((head, body)) = text.split_once("\r\n\r\n") {
                     let length = head
                         .lines()
-                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
                         .unwrap_or(0);
                     if body.len() >= length {
-                        let auth = head.lines().find_map(|l| l.strip_prefix("Authorization: ")).unwrap_or("").to_string();
+                        let auth =
+                            head.lines().find_map(|l| l.strip_prefix("Authorization: ")).unwrap_or("").to_string();
                         log.lock().unwrap().push((auth, body.to_string()));
                         break;
                     }
@@ -762,8 +846,13 @@ fn signed_jwt(pkcs8: &[u8], audience: &str) -> String {
     let signing_input = format!("{header}.{claims}");
     let key = ring::signature::RsaKeyPair::from_pkcs8(pkcs8).unwrap();
     let mut signature = vec![0u8; key.public().modulus_len()];
-    key.sign(&ring::signature::RSA_PKCS1_SHA256, &ring::rand::SystemRandom::new(), signing_input.as_bytes(), &mut signature)
-        .unwrap();
+    key.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &ring::rand::SystemRandom::new(),
+        signing_input.as_bytes(),
+        &mut signature,
+    )
+    .unwrap();
     format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))
 }
 
@@ -787,7 +876,8 @@ async fn live_oauthbearer_with_a_token_endpoint() {
         )
     };
     let token = signed_jwt(&pkcs8, &must("OAUTH_AUDIENCE"));
-    let (url, seen) = token_endpoint(200, format!(r#"{{"access_token":"{token}","token_type":"Bearer","expires_in":300}}"#)).await;
+    let (url, seen) =
+        token_endpoint(200, format!(r#"{{"access_token":"{token}","token_type":"Bearer","expires_in":300}}"#)).await;
     let client = Client::new(ClientConfig::from_properties(&properties(&url)).unwrap()).unwrap();
     let metadata = client.metadata(Some(&[]), deadline()).await.unwrap();
     assert!(!metadata.brokers.is_empty());

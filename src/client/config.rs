@@ -495,7 +495,10 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("ssl.provider", "kcp uses rustls; remove the setting"),
     ("ssl.engine.factory.class", "kcp uses rustls; remove the setting"),
     ("sasl.login.class", "kcp supports the built-in PLAIN, SCRAM and OAUTHBEARER logins only; remove the setting"),
-    ("sasl.client.callback.handler.class", "kcp supports the built-in PLAIN, SCRAM and OAUTHBEARER logins only; remove the setting"),
+    (
+        "sasl.client.callback.handler.class",
+        "kcp supports the built-in PLAIN, SCRAM and OAUTHBEARER logins only; remove the setting",
+    ),
     ("security.providers", "kcp uses rustls and its own SASL; remove the setting"),
 ];
 
@@ -503,31 +506,92 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
 /// SSL keys) that kcp does not read: a file may hold them, and they are ignored
 /// ([`ClientConfig::ignored_keys`]) rather than taken for misspellings of the keys kcp reads.
 const KAFKA_CLIENT_KEYS: &[&str] = &[
-    "acks", "allow.auto.create.topics", "auto.commit.interval.ms", "auto.include.jmx.reporter",
-    "auto.offset.reset", "batch.size", "buffer.memory", "check.crcs", "client.dns.lookup", "client.rack",
-    "compression.gzip.level", "compression.lz4.level", "compression.type", "compression.zstd.level",
-    "connections.max.idle.ms", "default.api.timeout.ms", "delivery.timeout.ms", "enable.auto.commit",
-    "enable.idempotence", "enable.metrics.push", "exclude.internal.topics", "fetch.max.bytes",
-    "fetch.max.wait.ms", "fetch.min.bytes", "group.id", "group.instance.id", "group.protocol",
-    "group.remote.assignor", "heartbeat.interval.ms", "interceptor.classes", "isolation.level",
-    "key.deserializer", "key.serializer", "linger.ms", "max.block.ms", "max.in.flight.requests.per.connection",
-    "max.partition.fetch.bytes", "max.poll.interval.ms", "max.poll.records", "max.request.size",
-    "metadata.max.age.ms", "metadata.max.idle.ms", "metadata.recovery.strategy",
-    "metadata.recovery.rebootstrap.trigger.ms", "metric.reporters", "metrics.num.samples",
-    "metrics.recording.level", "metrics.sample.window.ms", "partition.assignment.strategy", "partitioner.class",
-    "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
-    "partitioner.ignore.keys", "receive.buffer.bytes", "reconnect.backoff.max.ms", "reconnect.backoff.ms",
-    "retries", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
-    "sasl.kerberos.service.name", "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor",
-    "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms", "sasl.login.refresh.buffer.seconds",
-    "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.window.factor",
-    "sasl.login.refresh.window.jitter", "sasl.login.retry.backoff.max.ms", "sasl.login.retry.backoff.ms",
-    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
-    "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
-    "sasl.oauthbearer.jwks.endpoint.url", "security.providers", "send.buffer.bytes",
-    "session.timeout.ms", "socket.connection.setup.timeout.max.ms", "ssl.secure.random.implementation",
-    "transaction.timeout.ms", "transactional.id", "value.deserializer", "value.serializer",
+    "acks",
+    "allow.auto.create.topics",
+    "auto.commit.interval.ms",
+    "auto.include.jmx.reporter",
+    "auto.offset.reset",
+    "batch.size",
+    "buffer.memory",
+    "check.crcs",
+    "client.dns.lookup",
+    "client.rack",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.type",
+    "compression.zstd.level",
+    "connections.max.idle.ms",
+    "default.api.timeout.ms",
+    "delivery.timeout.ms",
+    "enable.auto.commit",
+    "enable.idempotence",
+    "enable.metrics.push",
+    "exclude.internal.topics",
+    "fetch.max.bytes",
+    "fetch.max.wait.ms",
+    "fetch.min.bytes",
+    "group.id",
+    "group.instance.id",
+    "group.protocol",
+    "group.remote.assignor",
+    "heartbeat.interval.ms",
+    "interceptor.classes",
+    "isolation.level",
+    "key.deserializer",
+    "key.serializer",
+    "linger.ms",
+    "max.block.ms",
+    "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes",
+    "max.poll.interval.ms",
+    "max.poll.records",
+    "max.request.size",
+    "metadata.max.age.ms",
+    "metadata.max.idle.ms",
+    "metadata.recovery.strategy",
+    "metadata.recovery.rebootstrap.trigger.ms",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.recording.level",
+    "metrics.sample.window.ms",
+    "partition.assignment.strategy",
+    "partitioner.class",
+    "partitioner.adaptive.partitioning.enable",
+    "partitioner.availability.timeout.ms",
+    "partitioner.ignore.keys",
+    "receive.buffer.bytes",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "retries",
+    "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.min.time.before.relogin",
+    "sasl.kerberos.service.name",
+    "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.ticket.renew.window.factor",
+    "sasl.login.connect.timeout.ms",
+    "sasl.login.read.timeout.ms",
+    "sasl.login.refresh.buffer.seconds",
+    "sasl.login.refresh.min.period.seconds",
+    "sasl.login.refresh.window.factor",
+    "sasl.login.refresh.window.jitter",
+    "sasl.login.retry.backoff.max.ms",
+    "sasl.login.retry.backoff.ms",
+    "sasl.oauthbearer.clock.skew.seconds",
+    "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer",
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.url",
+    "security.providers",
+    "send.buffer.bytes",
+    "session.timeout.ms",
+    "socket.connection.setup.timeout.max.ms",
+    "ssl.secure.random.implementation",
+    "transaction.timeout.ms",
+    "transactional.id",
+    "value.deserializer",
+    "value.serializer",
     "enable.ssl.certificate.verification",
 ];
 
@@ -552,8 +616,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in rows.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        rows[0][j] = j;
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -644,10 +708,7 @@ impl ClientConfig {
             }
             if !KNOWN_KEYS.contains(&key.as_str()) {
                 if let Some(meant) = mistyped_key(key) {
-                    return Err(ConfigError::new(
-                        key.as_str(),
-                        format!("unknown key {key}: did you mean {meant}?"),
-                    ));
+                    return Err(ConfigError::new(key.as_str(), format!("unknown key {key}: did you mean {meant}?")));
                 }
                 config.ignored_keys.push(key.clone());
             }
@@ -720,14 +781,9 @@ fn sasl_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SaslConfig, C
         Some("SCRAM-SHA-512") => SaslMechanism::ScramSha512,
         Some("OAUTHBEARER") => SaslMechanism::OAuthBearer,
         Some("GSSAPI") => {
-            return Err(ConfigError::new(
-                "sasl.mechanism",
-                format!("GSSAPI (Kerberos) is not supported: {USE}"),
-            ))
+            return Err(ConfigError::new("sasl.mechanism", format!("GSSAPI (Kerberos) is not supported: {USE}")))
         }
-        Some(other) => {
-            return Err(ConfigError::new("sasl.mechanism", format!("unknown mechanism '{other}': {USE}")))
-        }
+        Some(other) => return Err(ConfigError::new("sasl.mechanism", format!("unknown mechanism '{other}': {USE}"))),
     };
     let jaas = get("sasl.jaas.config").ok_or_else(|| {
         ConfigError::new(
@@ -750,9 +806,8 @@ fn sasl_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SaslConfig, C
     let option = |name: &str| login.options.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let (user_option, password_option) =
         if mechanism == SaslMechanism::OAuthBearer { ("clientId", "clientSecret") } else { ("username", "password") };
-    let username = option(user_option).ok_or_else(|| {
-        ConfigError::new("sasl.jaas.config", format!("{} has no {user_option} option", login.module))
-    })?;
+    let username = option(user_option)
+        .ok_or_else(|| ConfigError::new("sasl.jaas.config", format!("{} has no {user_option} option", login.module)))?;
     let password = option(password_option).ok_or_else(|| {
         ConfigError::new("sasl.jaas.config", format!("{} has no {password_option} option", login.module))
     })?;
@@ -797,7 +852,10 @@ fn sasl_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SaslConfig, C
         if let Some(name) = key.strip_prefix("extension_") {
             // RFC 7628: a key is letters only, and "auth" is the token's own.
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) || name == "auth" {
-                return Err(ConfigError::new("sasl.jaas.config", format!("{key}: an extension name is letters only, not auth")));
+                return Err(ConfigError::new(
+                    "sasl.jaas.config",
+                    format!("{key}: an extension name is letters only, not auth"),
+                ));
             }
             oauth.extensions.push((name.to_string(), value.clone()));
         }
@@ -833,11 +891,7 @@ fn parse_jaas(text: &str) -> Result<JaasLogin, ConfigError> {
         _ => return Err(err("expected a login module class name".into())),
     };
     if module != PLAIN_MODULE && module != SCRAM_MODULE && module != OAUTH_MODULE {
-        let instead = if module.contains("Krb5") {
-            "this login is not supported"
-        } else {
-            "unknown login module"
-        };
+        let instead = if module.contains("Krb5") { "this login is not supported" } else { "unknown login module" };
         return Err(err(format!("{module}: {instead}: use {PLAIN_MODULE}, {SCRAM_MODULE} or {OAUTH_MODULE}")));
     }
     match tokens.next().map_err(err)? {
@@ -1168,14 +1222,21 @@ mod tests {
             ("security.protocol=SASL_GSS".into(), "security.protocol", "SASL_SSL"),
             ("security.protocol=SASL_SSL".into(), "sasl.mechanism", "GSSAPI"),
             (sasl("GSSAPI", SCRAM), "sasl.mechanism", "not supported"),
-            (sasl("OAUTHBEARER", SCRAM), "sasl.jaas.config", "needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"),
+            (
+                sasl("OAUTHBEARER", SCRAM),
+                "sasl.jaas.config",
+                "needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+            ),
             (
                 sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientId=c clientSecret=pw-secret;")),
                 "sasl.oauthbearer.token.endpoint.url",
                 "client credentials",
             ),
             (
-                format!("{}\nsasl.oauthbearer.token.endpoint.url=file:///t", sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientId=c clientSecret=pw-secret;"))),
+                format!(
+                    "{}\nsasl.oauthbearer.token.endpoint.url=file:///t",
+                    sasl("OAUTHBEARER", &format!("{OAUTH_MODULE} required clientId=c clientSecret=pw-secret;"))
+                ),
                 "sasl.oauthbearer.token.endpoint.url",
                 "https://",
             ),
@@ -1235,7 +1296,11 @@ mod tests {
                 "unterminated",
             ),
             (sasl("SCRAM-SHA-512", &format!("{SCRAM} {SCRAM}")), "sasl.jaas.config", "exactly one"),
-            ("ssl.truststore.type=JCEKS\nssl.truststore.location=/a.jks".into(), "ssl.truststore.type", "keytool -importkeystore"),
+            (
+                "ssl.truststore.type=JCEKS\nssl.truststore.location=/a.jks".into(),
+                "ssl.truststore.type",
+                "keytool -importkeystore",
+            ),
             ("ssl.truststore.type=BCFKS".into(), "ssl.truststore.type", "JKS, PKCS12 and PEM"),
             ("ssl.truststore.certificates=x".into(), "ssl.truststore.type", "PEM"),
             ("ssl.truststore.type=PKCS12\nssl.truststore.certificates=x".into(), "ssl.truststore.type", "PEM"),
@@ -1267,7 +1332,11 @@ mod tests {
             ("ssl.truststore.type=PEM\nssl.truststore.password=pw-secret".into(), "ssl.truststore.password", "remove"),
             ("ssl.keystore.type=PEM\nssl.key.password=pw-secret".into(), "ssl.key.password", "openssl pkcs8"),
             ("sasl.login.class=x".into(), "sasl.login.class", "OAUTHBEARER logins only"),
-            ("sasl.client.callback.handler.class=x".into(), "sasl.client.callback.handler.class", "OAUTHBEARER logins only"),
+            (
+                "sasl.client.callback.handler.class=x".into(),
+                "sasl.client.callback.handler.class",
+                "OAUTHBEARER logins only",
+            ),
             ("security.providers=x".into(), "security.providers", "rustls"),
             ("request.timeout.ms=soon".into(), "request.timeout.ms", "milliseconds"),
             ("socket.connection.setup.timeout.ms=-1".into(), "socket.connection.setup.timeout.ms", "milliseconds"),
@@ -1320,7 +1389,10 @@ mod tests {
     #[test]
     fn store_types() {
         let c = ClientConfig::from_properties("ssl.truststore.location=/t.jks\nssl.truststore.password=tpw").unwrap();
-        assert_eq!(c.tls.trust, TrustStore::Store(StoreFile::new("/t.jks", StoreFormat::Jks, Some(Secret::new("tpw")))));
+        assert_eq!(
+            c.tls.trust,
+            TrustStore::Store(StoreFile::new("/t.jks", StoreFormat::Jks, Some(Secret::new("tpw"))))
+        );
         let c = ClientConfig::from_properties("ssl.truststore.type=pkcs12\nssl.truststore.location=/t.p12").unwrap();
         assert_eq!(c.tls.trust, TrustStore::Store(StoreFile::new("/t.p12", StoreFormat::Pkcs12, None)));
         // A store type without a location is Java's default truststore.
@@ -1354,10 +1426,16 @@ mod tests {
         );
         let c = ClientConfig::from_properties(&text).unwrap();
         let sasl = c.sasl.clone().unwrap();
-        assert_eq!((sasl.mechanism, sasl.username.as_str(), sasl.password.expose()), (SaslMechanism::OAuthBearer, "me", "pw-secret"));
+        assert_eq!(
+            (sasl.mechanism, sasl.username.as_str(), sasl.password.expose()),
+            (SaslMechanism::OAuthBearer, "me", "pw-secret")
+        );
         let oauth = sasl.oauth.unwrap();
         assert_eq!(oauth.token_endpoint, "http://127.0.0.1:8080/token");
-        assert_eq!((oauth.scope, oauth.scope_claim_name.as_str(), oauth.sub_claim_name.as_str()), (None, "scp", "client_id"));
+        assert_eq!(
+            (oauth.scope, oauth.scope_claim_name.as_str(), oauth.sub_claim_name.as_str()),
+            (None, "scp", "client_id")
+        );
         assert_eq!(oauth.extensions, [("traceId".to_string(), "t1".to_string())]);
         assert!(c.ignored_keys.is_empty(), "{:?}", c.ignored_keys);
         assert!(!format!("{c:?}").contains("pw-secret"));

@@ -67,8 +67,9 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 pub use config::{
-    BrokerAddress, ClientConfig, ClientIdentity, PemSource, OAuthBearerConfig, SaslConfig, SaslMechanism, Secret, SecurityProtocol, StoreFile, StoreFormat,
-    TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
+    BrokerAddress, ClientConfig, ClientIdentity, OAuthBearerConfig, PemSource, SaslConfig, SaslMechanism, Secret,
+    SecurityProtocol, StoreFile, StoreFormat, TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
 /// `kafka-protocol`'s request and response messages, for [`Client::send`].

@@ -29,8 +29,8 @@ pub(crate) fn parse(text: &str) -> Result<Vec<(String, String)>, ConfigError> {
     let mut reader = LineReader { chars: &chars, at: 0, line: 1 };
     let mut pairs: Vec<(String, String)> = Vec::new();
     while let Some((line, logical)) = reader.read_line() {
-        let (key, value) = split_pair(&logical)
-            .map_err(|what| ConfigError::new("", format!("properties line {line}: {what}")))?;
+        let (key, value) =
+            split_pair(&logical).map_err(|what| ConfigError::new("", format!("properties line {line}: {what}")))?;
         match pairs.iter_mut().find(|(k, _)| *k == key) {
             Some(pair) => pair.1 = value,
             None => pairs.push((key, value)),

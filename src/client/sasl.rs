@@ -83,9 +83,10 @@ pub(crate) async fn authenticate(
             verify_server_final(&server_final, &expected)?;
         }
         SaslMechanism::OAuthBearer => {
-            let config = sasl.oauth.as_ref().ok_or_else(|| {
-                auth_error("sasl.mechanism=OAUTHBEARER needs a token endpoint (SaslConfig::oauth)")
-            })?;
+            let config = sasl
+                .oauth
+                .as_ref()
+                .ok_or_else(|| auth_error("sasl.mechanism=OAUTHBEARER needs a token endpoint (SaslConfig::oauth)"))?;
             let token = oauth::access_token(sasl, config, deadline).await?;
             let challenge = exchange(oauth::initial_response(token.expose(), &config.extensions)).await?;
             if !challenge.is_empty() {

@@ -177,7 +177,8 @@ fn pem_blocks(text: &str) -> Result<Vec<PemBlock>, String> {
 /// Base64 as Java's basic decoder takes it: padding optional.
 const PEM_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
     &base64::alphabet::STANDARD,
-    base64::engine::GeneralPurposeConfig::new().with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
 );
 
 fn certificates(pem: &str, key: &str) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
@@ -251,10 +252,16 @@ fn read_store(
             let pkcs8 = match (is_keystore, key_password.or(password)) {
                 (false, _) => None,
                 (true, Some(key_password)) => Some(entry.recover(key_password).map_err(|e| {
-                    let hint = if key_password_given(key_password, password) { "ssl.key.password" } else { "ssl.keystore.password (set ssl.key.password if the key has its own)" };
+                    let hint = if key_password_given(key_password, password) {
+                        "ssl.key.password"
+                    } else {
+                        "ssl.keystore.password (set ssl.key.password if the key has its own)"
+                    };
                     fail("JKS", format!("{e} (tried {hint})"))
                 })?),
-                (true, None) => return Err(fail("JKS", format!("{prefix}.password is required to recover the private key"))),
+                (true, None) => {
+                    return Err(fail("JKS", format!("{prefix}.password is required to recover the private key")))
+                }
             };
             keys.push(KeyEntry { pkcs8, chain: entry.chain });
         }

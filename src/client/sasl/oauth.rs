@@ -42,9 +42,8 @@ pub(crate) async fn access_token(
     }
     let body = fetch(sasl, oauth, deadline).await?;
     let token = access_token_of(&body).map_err(|why| token_error(format!("{}: {why}", oauth.token_endpoint)))?;
-    let lifetime = validate(&token, oauth).map_err(|why| {
-        token_error(format!("the access token from {} is not usable: {why}", oauth.token_endpoint))
-    })?;
+    let lifetime = validate(&token, oauth)
+        .map_err(|why| token_error(format!("the access token from {} is not usable: {why}", oauth.token_endpoint)))?;
     let refresh_after = std::time::Instant::now() + lifetime.mul_f64(REFRESH_FACTOR);
     *cache = Some(CachedToken { token: Secret::new(token.clone()), refresh_after });
     Ok(Secret::new(token))
@@ -128,7 +127,7 @@ fn is_loopback(host: &str) -> bool {
 async fn fetch(sasl: &SaslConfig, oauth: &OAuthBearerConfig, deadline: Instant) -> Result<Vec<u8>, ClientError> {
     let url = &oauth.token_endpoint;
     let fail = |why: String| token_error(format!("OAUTHBEARER token request to {url}: {why}"));
-    let endpoint = parse_url(url).map_err(|e| fail(e))?;
+    let endpoint = parse_url(url).map_err(&fail)?;
     if !endpoint.https && !is_loopback(&endpoint.host) {
         return Err(fail("http:// is allowed to a loopback host only: use https://".into()));
     }
@@ -166,7 +165,12 @@ async fn fetch(sasl: &SaslConfig, oauth: &OAuthBearerConfig, deadline: Instant) 
     };
     let raw = match tokio::time::timeout_at(deadline, exchange).await {
         Ok(result) => result.map_err(fail)?,
-        Err(_) => return Err(ClientError::new(ErrorKind::Timeout, format!("OAUTHBEARER token request to {url}: no answer before the deadline"))),
+        Err(_) => {
+            return Err(ClientError::new(
+                ErrorKind::Timeout,
+                format!("OAUTHBEARER token request to {url}: no answer before the deadline"),
+            ))
+        }
     };
     let (status, body) = parse_response(&raw).map_err(fail)?;
     if !(200..300).contains(&status) {
@@ -236,11 +240,8 @@ fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
 
 /// Up to 200 printable characters of an error body (an identity provider's explanation).
 fn printable(body: &[u8]) -> String {
-    let text: String = String::from_utf8_lossy(body)
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(200)
-        .collect();
+    let text: String =
+        String::from_utf8_lossy(body).chars().map(|c| if c.is_control() { ' ' } else { c }).take(200).collect();
     if text.trim().is_empty() {
         "(no body)".to_string()
     } else {
@@ -249,8 +250,7 @@ fn printable(body: &[u8]) -> String {
 }
 
 fn access_token_of(body: &[u8]) -> Result<String, String> {
-    let json: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let json: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON ({e})"))?;
     match json.get("access_token") {
         Some(serde_json::Value::String(token)) if !token.is_empty() => Ok(token.clone()),
         Some(_) => Err("access_token is not a non-empty string".into()),
@@ -279,7 +279,9 @@ fn validate(token: &str, oauth: &OAuthBearerConfig) -> Result<Duration, String> 
     match claims.get(&oauth.scope_claim_name) {
         None | Some(serde_json::Value::String(_)) => {}
         Some(serde_json::Value::Array(items)) if items.iter().all(serde_json::Value::is_string) => {}
-        Some(_) => return Err(format!("the JWT's {} claim is not a string or a list of strings", oauth.scope_claim_name)),
+        Some(_) => {
+            return Err(format!("the JWT's {} claim is not a string or a list of strings", oauth.scope_claim_name))
+        }
     }
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
     if exp <= now {
@@ -326,7 +328,8 @@ mod tests {
     fn http_answers() {
         let (status, body) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}xx").unwrap();
         assert_eq!((status, body.as_slice()), (200, b"{}".as_slice()));
-        let chunked = b"HTTP/1.1 401 Unauthorized\r\ntransfer-encoding: Chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
+        let chunked =
+            b"HTTP/1.1 401 Unauthorized\r\ntransfer-encoding: Chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
         assert_eq!(parse_response(chunked).unwrap(), (401, b"abcde".to_vec()));
         assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}").is_err());
         assert!(parse_response(b"garbage").is_err());
@@ -335,7 +338,10 @@ mod tests {
         assert!(access_token_of(br#"{"error":"invalid_client"}"#).unwrap_err().contains("no access_token"));
         assert_eq!(form_encode("kafka read:all ä"), "kafka+read%3Aall+%C3%A4");
         let e = parse_url("https://idp.example.com/oauth2/token?x=1").unwrap();
-        assert_eq!((e.https, e.host.as_str(), e.port, e.path.as_str()), (true, "idp.example.com", 443, "/oauth2/token?x=1"));
+        assert_eq!(
+            (e.https, e.host.as_str(), e.port, e.path.as_str()),
+            (true, "idp.example.com", 443, "/oauth2/token?x=1")
+        );
         let e = parse_url("http://[::1]:8080").unwrap();
         assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("::1", 8080, "/"));
         assert!(is_loopback("127.0.0.1") && is_loopback("::1") && !is_loopback("10.0.0.1"));

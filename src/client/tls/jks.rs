@@ -98,7 +98,8 @@ impl<'a> Reader<'a> {
             self.utf("certificate type")?;
         }
         let len = self.u32("certificate length")?;
-        let len = usize::try_from(len).map_err(|_| JksError::Malformed { offset: self.at, what: "certificate length" })?;
+        let len =
+            usize::try_from(len).map_err(|_| JksError::Malformed { offset: self.at, what: "certificate length" })?;
         Ok(self.take(len, "certificate longer than the file")?.to_vec())
     }
 }
@@ -171,7 +172,8 @@ impl JksKey {
     /// `SHA-1(password || key)`.
     pub(crate) fn recover(&self, password: &str) -> Result<Vec<u8>, JksError> {
         let malformed = |what| JksError::Malformed { offset: 0, what };
-        let protected = encrypted_private_key(&self.protected).ok_or(malformed("the key is not an EncryptedPrivateKeyInfo"))?;
+        let protected =
+            encrypted_private_key(&self.protected).ok_or(malformed("the key is not an EncryptedPrivateKeyInfo"))?;
         let (algorithm, encrypted) = protected;
         if algorithm != KEY_PROTECTOR_OID {
             return Err(malformed("the key is not protected by the JKS key protector"));
