@@ -708,7 +708,7 @@ impl ClientConfig {
             }
             if !KNOWN_KEYS.contains(&key.as_str()) {
                 if let Some(meant) = mistyped_key(key) {
-                    return Err(ConfigError::new(key.as_str(), format!("unknown key {key}: did you mean {meant}?")));
+                    return Err(ConfigError::new(key.as_str(), format!("unknown key: did you mean {meant}?")));
                 }
                 config.ignored_keys.push(key.clone());
             }
@@ -1372,7 +1372,7 @@ mod tests {
             let e = refused(text);
             let key = text.split('=').next().unwrap();
             assert_eq!(e.key(), key);
-            assert_eq!(e.to_string(), format!("{key}: unknown key {key}: did you mean {meant}?"), "{text}");
+            assert_eq!(e.to_string(), format!("{key}: unknown key: did you mean {meant}?"), "{text}");
         }
         let c = ClientConfig::from_properties("group.id=g\nclient.rack=r\nretries=3\nmy.own.setting=1").unwrap();
         assert_eq!(c.ignored_keys, ["group.id", "client.rack", "retries", "my.own.setting"]);

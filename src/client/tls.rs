@@ -243,6 +243,9 @@ fn read_store(
             ),
         )
     };
+    let not_a_store = |tried: &str, why: String| {
+        ConfigError::new(key, format!("{} ({prefix}.type={declared}) read as {tried}: {why}", store_name(&store.path)))
+    };
     let password = store.password.as_ref().map(|p| p.expose());
     let is_keystore = prefix == "ssl.keystore";
     if data.starts_with(&jks::MAGIC) {
@@ -310,7 +313,7 @@ fn read_store(
         StoreFormat::Pkcs12 => "PKCS12",
     };
     if String::from_utf8_lossy(&data[..data.len().min(4096)]).contains("-----BEGIN") {
-        return Err(fail(tried, format!("it is a PEM file: set {prefix}.type=PEM")));
+        return Err(not_a_store(tried, format!("it is a PEM file: set {prefix}.type=PEM")));
     }
     Err(fail(tried, "neither a JKS store (which starts with FEEDFEED) nor a PKCS12 one (a DER SEQUENCE)".to_string()))
 }
