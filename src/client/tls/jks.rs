@@ -228,3 +228,96 @@ fn encrypted_private_key(data: &[u8]) -> Option<(&[u8], &[u8])> {
     let (0x04, encrypted, _) = der(rest)? else { return None };
     Some((oid, encrypted))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A JKS store written as Java writes it (version 2): one trusted certificate and one key
+    /// entry protected by the key protector, with the integrity digest for `password`.
+    fn store(password: &str, key_password: &str, key: &[u8]) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&MAGIC);
+        body.extend_from_slice(&2u32.to_be_bytes());
+        body.extend_from_slice(&2u32.to_be_bytes());
+        let utf = |out: &mut Vec<u8>, s: &str| {
+            out.extend_from_slice(&(s.len() as u16).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        };
+        // Trusted certificate entry.
+        body.extend_from_slice(&2u32.to_be_bytes());
+        utf(&mut body, "ca");
+        body.extend_from_slice(&0u64.to_be_bytes());
+        utf(&mut body, "X.509");
+        body.extend_from_slice(&3u32.to_be_bytes());
+        body.extend_from_slice(b"CA!");
+        // Private key entry: salt, key XOR stream, check.
+        let salt = [7u8; 20];
+        let pw = password_bytes(key_password);
+        let mut block = salt.to_vec();
+        let mut protected = salt.to_vec();
+        for chunk in key.chunks(20) {
+            block = Sha1::new().chain_update(&pw).chain_update(&block).finalize().to_vec();
+            protected.extend(chunk.iter().zip(&block).map(|(k, s)| k ^ s));
+        }
+        protected.extend_from_slice(&Sha1::new().chain_update(&pw).chain_update(key).finalize());
+        let mut info = vec![0x04, protected.len() as u8];
+        info.extend_from_slice(&protected);
+        let mut algorithm = vec![0x06, KEY_PROTECTOR_OID.len() as u8];
+        algorithm.extend_from_slice(&KEY_PROTECTOR_OID);
+        algorithm.extend_from_slice(&[0x05, 0x00]);
+        let mut der = vec![0x30, (algorithm.len() + 2 + info.len()) as u8, 0x30, algorithm.len() as u8];
+        der.extend_from_slice(&algorithm);
+        der.extend_from_slice(&info);
+        body.extend_from_slice(&1u32.to_be_bytes());
+        utf(&mut body, "client");
+        body.extend_from_slice(&0u64.to_be_bytes());
+        body.extend_from_slice(&(der.len() as u32).to_be_bytes());
+        body.extend_from_slice(&der);
+        body.extend_from_slice(&1u32.to_be_bytes());
+        utf(&mut body, "X.509");
+        body.extend_from_slice(&4u32.to_be_bytes());
+        body.extend_from_slice(b"LEAF");
+        let digest = Sha1::new()
+            .chain_update(password_bytes(password))
+            .chain_update(b"Mighty Aphrodite")
+            .chain_update(&body)
+            .finalize();
+        body.extend_from_slice(&digest);
+        body
+    }
+
+    #[test]
+    fn reads_entries_checks_the_digest_and_recovers_the_key() {
+        let key = b"a PKCS#8 key longer than one SHA-1 block of twenty bytes";
+        let data = store("storepass", "keypass", key);
+        let jks = read(&data, Some("storepass")).unwrap();
+        assert_eq!(jks.trusted, [b"CA!".to_vec()]);
+        assert_eq!(jks.keys.len(), 1);
+        assert_eq!(jks.keys[0].chain, [b"LEAF".to_vec()]);
+        assert_eq!(jks.keys[0].recover("keypass").unwrap(), key);
+        assert_eq!(jks.keys[0].recover("storepass").unwrap_err(), JksError::WrongKeyPassword);
+        assert_eq!(read(&data, Some("wrong")).unwrap_err(), JksError::WrongPassword);
+        // Without a password the digest is not checked, as Java does for a truststore.
+        assert_eq!(read(&data, None).unwrap().trusted.len(), 1);
+    }
+
+    #[test]
+    fn hostile_stores_are_errors_not_panics() {
+        let data = store("p", "p", b"key");
+        assert!(matches!(read(b"\xCE\xCE\xCE\xCE....", None), Err(JksError::NotJks(why)) if why.contains("JCEKS")));
+        assert!(matches!(read(b"-----BEGIN", None), Err(JksError::NotJks(_))));
+        // Every truncation, read without a password so that the parser itself is reached.
+        for len in 0..data.len() {
+            assert!(read(&data[..len], None).is_err(), "{len}");
+        }
+        // Counts and lengths far beyond the file allocate nothing and fail.
+        let mut huge = data.clone();
+        huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(matches!(read(&huge, None), Err(JksError::Malformed { .. })));
+        let mut bad_tag = data;
+        bad_tag[12..16].copy_from_slice(&9u32.to_be_bytes());
+        let e = read(&bad_tag, None).unwrap_err();
+        assert!(e.to_string().contains("unknown entry tag"), "{e}");
+    }
+}
