@@ -692,10 +692,24 @@ impl ClientConfig {
         Ok(())
     }
 
-    /// Reads a Java-client properties file's text (see the module documentation for the keys).
-    /// A setting that cannot be honoured (a JKS or PKCS12 store, GSSAPI or OAUTHBEARER, an
-    /// unknown security protocol, ...) is a [`ConfigError`] naming the key and what to use
-    /// instead. Keys that do not concern the connection are listed in
+    /// Reads a Java-client properties file's text, parsed as Java's `Properties.load(Reader)`
+    /// parses it. The keys read: `bootstrap.servers`, `client.id`, `security.protocol`,
+    /// `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), `sasl.jaas.config`,
+    /// `sasl.login.callback.handler.class` (OAuth's), `sasl.oauthbearer.token.endpoint.url`,
+    /// `sasl.oauthbearer.scope.claim.name`, `sasl.oauthbearer.sub.claim.name`,
+    /// `ssl.truststore.type` (JKS, PKCS12, PEM), `ssl.truststore.location`,
+    /// `ssl.truststore.password`, `ssl.truststore.certificates`, `ssl.keystore.type`,
+    /// `ssl.keystore.location`, `ssl.keystore.password`, `ssl.key.password`,
+    /// `ssl.keystore.certificate.chain`, `ssl.keystore.key`,
+    /// `ssl.endpoint.identification.algorithm`, `ssl.protocol`, `ssl.enabled.protocols`,
+    /// `ssl.keymanager.algorithm`, `ssl.trustmanager.algorithm`, `request.timeout.ms`,
+    /// `socket.connection.setup.timeout.ms`, `retry.backoff.ms`, `retry.backoff.max.ms`.
+    ///
+    /// A setting that cannot be honoured (GSSAPI, a JCEKS store, an unknown security protocol,
+    /// ...) or a misspelling of a key read here (`sasl.mechansim`) is a [`ConfigError`] naming
+    /// the key and what to use instead. Stores are opened by [`Client::new`](super::Client::new),
+    /// whose error names the file, the format tried and why. Kafka's other client keys
+    /// (`group.id`, ...) and keys far from any read here are listed in
     /// [`ignored_keys`](Self::ignored_keys).
     pub fn from_properties(text: &str) -> Result<Self, ConfigError> {
         let pairs = properties::parse(text)?;
