@@ -605,6 +605,70 @@ async fn jks_and_pkcs12_stores_from_keytool_and_openssl() {
     std::fs::remove_dir_all(&pem_dir).unwrap();
 }
 
+/// An encrypted PKCS#8 PEM key with `ssl.key.password`, as Kafka's PEM keystore takes it.
+#[tokio::test]
+async fn an_encrypted_pem_key_with_ssl_key_password() {
+    let pki = pki(&["127.0.0.1"]);
+    let broker = tls_broker(&pki, true, answer).await;
+    let dir = std::env::temp_dir().join(format!("kcp-pem-encrypted-{}", std::process::id()));
+    let (_, cert, key) = write_pki(&pki, &dir);
+    let encrypted = dir.join("client-encrypted.key");
+    let encrypted_path = encrypted.display().to_string();
+    let args = [
+        "pkcs8",
+        "-topk8",
+        "-v2",
+        "aes-256-cbc",
+        "-in",
+        &key.display().to_string(),
+        "-out",
+        &encrypted_path,
+        "-passout",
+        "pass:key-pw-91",
+    ];
+    if tool("openssl", &args).is_none() {
+        return;
+    }
+    let keystore = dir.join("client-keystore.pem");
+    let chain = std::fs::read_to_string(&cert).unwrap();
+    let encrypted_pem = std::fs::read_to_string(&encrypted).unwrap();
+    std::fs::write(&keystore, format!("{encrypted_pem}{chain}")).unwrap();
+    let text = |password: &str| {
+        format!(
+            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={}\n\
+             ssl.keystore.type=PEM\nssl.keystore.location={}\n{password}",
+            broker.address(),
+            continued_pem(&pki.ca_pem),
+            keystore.display()
+        )
+    };
+    let client = Client::new(ClientConfig::from_properties(&text("ssl.key.password=key-pw-91\n")).unwrap()).unwrap();
+    client.metadata(Some(&[]), deadline()).await.unwrap();
+    // Inline too.
+    let inline = format!(
+        "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={}\n\
+         ssl.keystore.type=PEM\nssl.keystore.certificate.chain={}\nssl.keystore.key={}\nssl.key.password=key-pw-91\n",
+        broker.address(),
+        continued_pem(&pki.ca_pem),
+        continued_pem(&chain),
+        continued_pem(&encrypted_pem)
+    );
+    Client::new(ClientConfig::from_properties(&inline).unwrap())
+        .unwrap()
+        .metadata(Some(&[]), deadline())
+        .await
+        .unwrap();
+    for (password, key, why) in [
+        ("ssl.key.password=wrong-pw-7\n", "ssl.keystore.location", "wrong ssl.key.password"),
+        ("", "ssl.key.password", "the private key is encrypted: set ssl.key.password"),
+    ] {
+        let e = Client::new(ClientConfig::from_properties(&text(password)).unwrap()).unwrap_err();
+        assert_eq!(e.key(), key, "{e}");
+        assert!(e.to_string().contains(why) && !e.to_string().contains("wrong-pw-7"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_store_that_cannot_be_read_says_which_file_which_format_and_why() {
     let pki = pki(&["127.0.0.1"]);

@@ -397,6 +397,9 @@ pub struct TlsConfig {
     pub allow_tls12: bool,
     /// Allow TLS 1.3.
     pub allow_tls13: bool,
+    /// `ssl.key.password` with a PEM keystore: the password of its encrypted PKCS#8 private key
+    /// (`-----BEGIN ENCRYPTED PRIVATE KEY-----`, PBES2), as Kafka's PEM keystore takes it.
+    pub pem_key_password: Option<Secret>,
 }
 
 impl Default for TlsConfig {
@@ -407,6 +410,7 @@ impl Default for TlsConfig {
             verify_hostname: true,
             allow_tls12: true,
             allow_tls13: true,
+            pem_key_password: None,
         }
     }
 }
@@ -1040,14 +1044,13 @@ fn tls_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<TlsConfig, Con
         (get("ssl.keystore.location"), get("ssl.keystore.certificate.chain"), get("ssl.keystore.key"));
     match key_format {
         None => {
-            for (key, why) in [
-                ("ssl.keystore.password", "a PEM keystore has no store password (Java refuses it too); remove the setting"),
-                ("ssl.key.password", "kcp reads unencrypted PEM private keys only: decrypt the key (openssl pkcs8 -topk8 -nocrypt) and remove the setting"),
-            ] {
-                if get(key).is_some() {
-                    return Err(ConfigError::new(key, why));
-                }
+            if get("ssl.keystore.password").is_some() {
+                return Err(ConfigError::new(
+                    "ssl.keystore.password",
+                    "a PEM keystore has no store password (Java refuses it too): the key's is ssl.key.password",
+                ));
             }
+            tls.pem_key_password = secret("ssl.key.password");
             match (location, chain, key) {
                 (Some(location), None, None) => {
                     tls.identity = Some(ClientIdentity::PemFile(PathBuf::from(location.trim())))
@@ -1344,7 +1347,6 @@ mod tests {
             ("ssl.engine.factory.class=x".into(), "ssl.engine.factory.class", "rustls"),
             ("ssl.keystore.type=PEM\nssl.keystore.password=pw-secret".into(), "ssl.keystore.password", "PEM keystore"),
             ("ssl.truststore.type=PEM\nssl.truststore.password=pw-secret".into(), "ssl.truststore.password", "remove"),
-            ("ssl.keystore.type=PEM\nssl.key.password=pw-secret".into(), "ssl.key.password", "openssl pkcs8"),
             ("sasl.login.class=x".into(), "sasl.login.class", "OAUTHBEARER logins only"),
             (
                 "sasl.client.callback.handler.class=x".into(),

@@ -80,11 +80,13 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>
                 ClientIdentity::PemFile(path) => {
                     let key_name = "ssl.keystore.location";
                     let pem = read_pem(&PemSource::File(path.clone()), key_name)?;
-                    (key_name, certificates(&pem, key_name)?, private_key(&pem, key_name)?)
+                    let key = private_key(&pem, key_name, tls.pem_key_password.as_ref())?;
+                    (key_name, certificates(&pem, key_name)?, key)
                 }
                 ClientIdentity::PemText { certificate_chain, key } => {
                     let chain = certificates(certificate_chain, "ssl.keystore.certificate.chain")?;
-                    ("ssl.keystore.key", chain, private_key(key.expose(), "ssl.keystore.key")?)
+                    let key = private_key(key.expose(), "ssl.keystore.key", tls.pem_key_password.as_ref())?;
+                    ("ssl.keystore.key", chain, key)
                 }
                 ClientIdentity::Store { store, key_password } => {
                     let key_name = "ssl.keystore.location";
@@ -191,23 +193,60 @@ fn certificates(pem: &str, key: &str) -> Result<Vec<CertificateDer<'static>>, Co
     Ok(certificates)
 }
 
-fn private_key(pem: &str, key: &str) -> Result<PrivateKeyDer<'static>, ConfigError> {
+/// The private key of a PEM keystore: unencrypted (PKCS#8, PKCS#1 or SEC1), or an encrypted
+/// PKCS#8 key (PBES2) with `ssl.key.password`, as Kafka's PEM keystore reads it.
+fn private_key(
+    pem: &str,
+    key: &str,
+    password: Option<&super::config::Secret>,
+) -> Result<PrivateKeyDer<'static>, ConfigError> {
     let blocks = pem_blocks(pem).map_err(|why| ConfigError::new(key, format!("malformed PEM: {why}")))?;
     for block in blocks {
+        let encrypted = block.label == "ENCRYPTED PRIVATE KEY";
+        if password.is_some() != encrypted
+            && matches!(
+                block.label.as_str(),
+                "PRIVATE KEY" | "RSA PRIVATE KEY" | "EC PRIVATE KEY" | "ENCRYPTED PRIVATE KEY"
+            )
+        {
+            return Err(ConfigError::new(
+                "ssl.key.password",
+                if encrypted {
+                    "the private key is encrypted: set ssl.key.password (or decrypt it: openssl pkcs8 -topk8 -nocrypt)"
+                } else {
+                    "set, but the private key is not encrypted (Java refuses it too): remove the setting"
+                },
+            ));
+        }
         return Ok(match block.label.as_str() {
             "PRIVATE KEY" => PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(block.der)),
             "RSA PRIVATE KEY" => PrivateKeyDer::Pkcs1(PrivatePkcs1KeyDer::from(block.der)),
             "EC PRIVATE KEY" => PrivateKeyDer::Sec1(PrivateSec1KeyDer::from(block.der)),
             "ENCRYPTED PRIVATE KEY" => {
-                return Err(ConfigError::new(
-                    key,
-                    "the private key is encrypted: kcp reads unencrypted keys only (openssl pkcs8 -topk8 -nocrypt), or put it in a PKCS12 keystore (openssl pkcs12 -export)",
-                ))
+                let password = password.map(|p| p.expose()).unwrap_or_default();
+                let pkcs8 = decrypt_pkcs8(&block.der, password).map_err(|why| ConfigError::new(key, why))?;
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8))
             }
             _ => continue,
         });
     }
-    Err(ConfigError::new(key, "no unencrypted PRIVATE KEY (PKCS#8, PKCS#1 or SEC1) in the PEM"))
+    Err(ConfigError::new(key, "no PRIVATE KEY (PKCS#8, PKCS#1 or SEC1) in the PEM"))
+}
+
+/// `EncryptedPrivateKeyInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING }` decrypted
+/// with PBES2 (PBKDF2 or scrypt, AES-CBC): what `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes.
+fn decrypt_pkcs8(der: &[u8], password: &str) -> Result<Vec<u8>, String> {
+    let malformed = || "the ENCRYPTED PRIVATE KEY is not an EncryptedPrivateKeyInfo".to_string();
+    let (0x30, info, _) = jks::der(der).ok_or_else(malformed)? else { return Err(malformed()) };
+    let (0x30, _, after_algorithm) = jks::der(info).ok_or_else(malformed)? else { return Err(malformed()) };
+    let algorithm = &info[..info.len() - after_algorithm.len()];
+    let (0x04, encrypted, _) = jks::der(after_algorithm).ok_or_else(malformed)? else { return Err(malformed()) };
+    let scheme = pkcs5::EncryptionScheme::try_from(algorithm).map_err(|_| {
+        "the private key is encrypted with a scheme kcp does not read (PBES2 with AES is): re-encrypt it with openssl pkcs8 -topk8 -v2 aes-256-cbc".to_string()
+    })?;
+    scheme
+        .decrypt(password, encrypted)
+        .map_err(|_| "wrong ssl.key.password: the private key does not decrypt".to_string())
 }
 
 /// What a JKS or PKCS12 store holds, as DER.
@@ -427,8 +466,12 @@ mod tests {
             assert!(text.contains(why), "{text}");
             assert!(!text.contains("[67, 69") && text.len() < 300, "{text}");
         }
-        let e = private_key("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----", "k")
-            .unwrap_err();
+        let encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----";
+        let e = private_key(encrypted, "k", None).unwrap_err();
+        assert_eq!(e.key(), "ssl.key.password");
         assert!(e.to_string().contains("openssl pkcs8"), "{e}");
+        let password = crate::client::Secret::new("pw");
+        let e = private_key(encrypted, "k", Some(&password)).unwrap_err();
+        assert!(e.to_string().contains("not an EncryptedPrivateKeyInfo"), "{e}");
     }
 }

@@ -204,7 +204,7 @@ impl JksKey {
 }
 
 /// One DER element: (tag, contents, rest).
-fn der(data: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(super) fn der(data: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = data.split_first()?;
     let (&first, rest) = rest.split_first()?;
     let (len, rest) = if first < 0x80 {
