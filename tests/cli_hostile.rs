@@ -536,7 +536,7 @@ fn group_setting_and_argument_errors_are_a_message_and_exit_2_in_every_subcomman
     // them through its own copy of the error handling (with a catch-all that exited 1 without a
     // word); every subcommand now shares one, and says the same thing for the same mistake.
     let jks =
-        temp("jks.properties", b"bootstrap.servers=127.0.0.1:1\nsecurity.protocol=SSL\nssl.truststore.type=JKS\n");
+        temp("jceks.properties", b"bootstrap.servers=127.0.0.1:1\nsecurity.protocol=SSL\nssl.truststore.type=JCEKS\n");
     let jks = jks.to_str().unwrap();
     let bad_server = "no\u{1b}[2Jport";
     let subcommands: [&[&str]; 7] = [
@@ -552,8 +552,9 @@ fn group_setting_and_argument_errors_are_a_message_and_exit_2_in_every_subcomman
         (&[], "kcp: no brokers to connect to: pass --bootstrap-server HOST:PORT or set bootstrap.servers in --command-config"),
         (
             &["--command-config", jks],
-            "kcp: ssl.truststore.type: JKS stores are not supported: convert the store to PEM (keytool -exportcert \
-             -rfc, openssl pkcs12 -nodes) and set ssl.truststore.type=PEM",
+            "kcp: ssl.truststore.type: JCEKS stores are not supported (kcp reads JKS, PKCS12 and PEM): convert it \
+             to PKCS12 (keytool -importkeystore -srckeystore FILE -destkeystore FILE.p12 -deststoretype PKCS12) or \
+             to PEM (keytool -exportcert -rfc; openssl pkcs12 -nodes)",
         ),
         (&["--bootstrap-server", bad_server], "kcp: bootstrap.servers: 'no\\u{1b}[2Jport' is not HOST:PORT: no port"),
     ];

@@ -374,7 +374,7 @@ fn sasl_ssl_and_the_error_kinds_on_kafka_3_9() {
         assert!(run.elapsed < Duration::from_millis(8000 + 2000), "{what}: took {:?}", run.elapsed);
         no_secret(&run, what);
     }
-    // A JKS truststore cannot be honoured: a usage error naming the key.
+    // A PEM file declared a JKS truststore: a usage error naming the key, the type and the file.
     let run = kcp(&["group", "list", "--bootstrap-server", &sasl.bootstrap, "--command-config", &jks], limit);
     assert_eq!(run.status, Some(2), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("ssl.truststore.type"), "{}", run.stderr);

@@ -72,8 +72,9 @@ pub use admin::offsets::{
 };
 pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 pub use config::{
-    BrokerAddress, ClientConfig, ClientIdentity, PemSource, SaslConfig, SaslMechanism, Secret, SecurityProtocol,
-    TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_REQUEST_TIMEOUT,
+    BrokerAddress, ClientConfig, ClientIdentity, OAuthBearerConfig, PemSource, SaslConfig, SaslMechanism, Secret,
+    SecurityProtocol, StoreFile, StoreFormat, TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
 /// `kafka-protocol`'s request and response messages, for [`Client::send`].

@@ -1,7 +1,10 @@
 //! SASL authentication on a fresh connection: SaslHandshake v1 then SaslAuthenticate (v0-v2)
 //! with PLAIN (RFC 4616) or SCRAM-SHA-256/512 (RFC 5802, RFC 7677), as Java's
 //! `SaslClientAuthenticator` does. The server's SCRAM signature is verified, so a broker that
-//! does not know the password cannot pretend to.
+//! does not know the password cannot pretend to. OAUTHBEARER (RFC 7628) sends a token from an
+//! OIDC token endpoint (`oauth`).
+
+mod oauth;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -78,6 +81,24 @@ pub(crate) async fn authenticate(
             let (client_final, expected) = scram.client_final(&server_first)?;
             let server_final = exchange(client_final.into_bytes()).await?;
             verify_server_final(&server_final, &expected)?;
+        }
+        SaslMechanism::OAuthBearer => {
+            let config = sasl
+                .oauth
+                .as_ref()
+                .ok_or_else(|| auth_error("sasl.mechanism=OAUTHBEARER needs a token endpoint (SaslConfig::oauth)"))?;
+            let token = oauth::access_token(sasl, config, deadline).await?;
+            let challenge = exchange(oauth::initial_response(token.expose(), &config.extensions)).await?;
+            if !challenge.is_empty() {
+                // RFC 7628 3.2.2: the broker refused the token with a JSON error; the client
+                // answers ^A and the broker then fails the authentication with its reason.
+                let reason = String::from_utf8_lossy(&challenge).chars().take(300).collect::<String>();
+                exchange(vec![0x01]).await?;
+                return Err(auth_error(format!(
+                    "SASL OAUTHBEARER authentication of '{}' with {}: the broker refused the token: {reason}",
+                    sasl.username, conn.label
+                )));
+            }
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 # reference clients that join their groups. See tools/live/README.md.
 #
 #   kafka.sh fetch                                   # jars, our Java harness, the Python venv (cached)
-#   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl]
+#   kafka.sh start NAME --version 3.9.1|4.1.1 --port-base P [--brokers 1|3] [--sasl-ssl [--oauth]]
 #                [--config KEY=VALUE]... [--feature NAME=LEVEL]...   # extra server.properties / format features
 #                [--offsets-compression none|gzip|snappy|lz4|zstd]     # offsets.topic.compression.codec
 #   kafka.sh stop NAME | stop-all
@@ -151,6 +151,9 @@ stop_pid() {
 
 java_opts_for() {  # java_opts_for VERSION BROKER_DIR
   local v=$1 dir=$2
+  # With --oauth the brokers read the JWKS from a file: Kafka 4 (and 3.9.1) refuses any
+  # sasl.oauthbearer URL not in this system property.
+  [ -f "$dir/../oauth/jwks.json" ] && echo "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=file://$(cd "$dir/../oauth" && pwd)/jwks.json"
   if [ "${v%%.*}" -ge 4 ]; then
     echo "-Dlog4j2.configurationFile=$dir/log4j2.properties"
   else
@@ -208,6 +211,30 @@ make_tls() {  # make_tls DIR: a CA, a server cert for 127.0.0.1/localhost, a cli
     cat server.key server.pem ca.pem > server-keystore.pem
     cat client.key client.pem > client-keystore.pem
     rm -f ./*.csr ./*.ext ./*.srl
+    # The stores a Java-world client.properties names (issue 26): JKS and PKCS12 truststores with
+    # the CA, a PKCS12 keystore (openssl) and a JKS one (keytool) with the client key.
+    keytool -importcert -noprompt -alias ca -file ca.pem -keystore truststore.jks -storetype JKS \
+      -storepass "$STORE_PASSWORD"
+    keytool -importcert -noprompt -alias ca -file ca.pem -keystore truststore.p12 -storetype PKCS12 \
+      -storepass "$STORE_PASSWORD"
+    openssl pkcs12 -export -in client.pem -inkey client.key -name client -out client-keystore.p12 \
+      -passout "pass:$STORE_PASSWORD"
+    keytool -importkeystore -noprompt -srckeystore client-keystore.p12 -srcstoretype PKCS12 \
+      -srcstorepass "$STORE_PASSWORD" -srcalias client -destkeystore client-keystore.jks -deststoretype JKS \
+      -deststorepass "$STORE_PASSWORD" -destkeypass "$STORE_PASSWORD"
+  ) > "$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; die "openssl/keytool failed"; }
+}
+
+make_oauth() {  # make_oauth DIR: an RSA key signing the test's JWTs and the JWKS the brokers verify with
+  local d=$1
+  mkdir -p "$d"
+  (
+    cd "$d"
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out jwt-key.pem
+    openssl pkcs8 -topk8 -nocrypt -in jwt-key.pem -outform DER -out jwt-key.pk8  # PKCS#8 DER, for ring
+    modulus=$(openssl rsa -in jwt-key.pem -noout -modulus | cut -d= -f2)
+    printf '{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"kcp-live","e":"AQAB","n":"%s"}]}\n' \
+      "$(printf '%s' "$modulus" | xxd -r -p | base64 -w0 | tr '+/' '-_' | tr -d '=')" > jwks.json
   ) > "$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; die "openssl failed"; }
 }
 
@@ -306,6 +333,17 @@ listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.se
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$PLAIN_USER="$PLAIN_PASSWORD";
 EOF
   fi
+  if [ "$OAUTH" = 1 ]; then
+    # SASL/OAUTHBEARER on the SASL_SSL listener: JWTs signed by the key of make_oauth, with
+    # audience kcp-live, validated by Kafka's OAuthBearerValidatorCallbackHandler (KIP-768).
+    sed -i 's/^sasl.enabled.mechanisms=.*/&,OAUTHBEARER/' "$dir/server.properties"
+    cat >> "$dir/server.properties" <<EOF
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+sasl.oauthbearer.jwks.endpoint.url=file://$CLUSTER_DIR/oauth/jwks.json
+sasl.oauthbearer.expected.audience=kcp-live
+EOF
+  fi
 }
 
 format_broker() {  # format_broker DIR: StorageTool format (with the SCRAM users when SASL is on)
@@ -384,6 +422,11 @@ write_env() {
       echo "${P}OTHER_CA_PEM=$tls/other-ca.pem"
       echo "${P}CLIENT_CERT_PEM=$tls/client.pem"
       echo "${P}CLIENT_KEY_PEM=$tls/client.key"
+      echo "${P}STORE_PASSWORD=$STORE_PASSWORD"
+      if [ -f "$CLUSTER_DIR/oauth/jwks.json" ]; then
+        echo "${P}OAUTH_JWT_KEY=$CLUSTER_DIR/oauth/jwt-key.pk8"
+        echo "${P}OAUTH_AUDIENCE=kcp-live"
+      fi
       echo "${P}SCRAM_USER=$SCRAM_USER"
       echo "${P}SCRAM_PASSWORD=$SCRAM_PASSWORD"
       echo "${P}PLAIN_USER=$PLAIN_USER"
@@ -428,13 +471,52 @@ ssl.truststore.location=$tls/ca.pem
 ssl.keystore.type=PEM
 ssl.keystore.location=$tls/client-keystore.pem
 EOF
+  # As most Java-world files are written (issue 26): JKS and PKCS12 stores, and inline PEM
+  # continued over lines with a backslash.
+  cat > "$CLUSTER_DIR/client-scram-sha-512-jks.properties" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$SCRAM_USER" password="$SCRAM_PASSWORD";
+ssl.truststore.type=JKS
+ssl.truststore.location=$tls/truststore.jks
+ssl.truststore.password=$STORE_PASSWORD
+EOF
+  cat > "$CLUSTER_DIR/client-mtls-pkcs12.properties" <<EOF
+security.protocol=SSL
+ssl.truststore.type=PKCS12
+ssl.truststore.location=$tls/truststore.p12
+ssl.truststore.password=$STORE_PASSWORD
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$tls/client-keystore.p12
+ssl.keystore.password=$STORE_PASSWORD
+EOF
+  cat > "$CLUSTER_DIR/client-mtls-jks.properties" <<EOF
+security.protocol=SSL
+ssl.truststore.location=$tls/truststore.jks
+ssl.truststore.password=$STORE_PASSWORD
+ssl.keystore.location=$tls/client-keystore.jks
+ssl.keystore.password=$STORE_PASSWORD
+ssl.key.password=$STORE_PASSWORD
+EOF
+  {
+    echo security.protocol=SSL
+    echo ssl.truststore.type=PEM
+    printf 'ssl.truststore.certificates='; continued_pem "$tls/ca.pem"
+    echo ssl.keystore.type=PEM
+    printf 'ssl.keystore.certificate.chain='; continued_pem "$tls/client.pem"
+    printf 'ssl.keystore.key='; continued_pem "$tls/client.key"
+  } > "$CLUSTER_DIR/client-mtls-inline-pem.properties"
+}
+
+continued_pem() {  # continued_pem FILE: the file as one properties value, each line but the last ended by " \"
+  sed -e '$!s/$/ \\/' -e '2,$s/^/    /' "$1"
 }
 
 cmd_start() {
   [ $# -ge 1 ] || usage
   NAME=$1; shift
   valid_name "$NAME"
-  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0 OFFSETS_CODEC=""
+  VERSION="" PORT_BASE="" BROKERS=1 SASL_SSL=0 OAUTH=0 OFFSETS_CODEC=""
   EXTRA_CONFIGS=() EXTRA_FEATURES=()
   while [ $# -gt 0 ]; do
     case $1 in
@@ -449,6 +531,7 @@ cmd_start() {
         [[ ${2:-} =~ ^[a-z][a-z.]*=[0-9]+$ ]] || die "--feature: NAME=LEVEL, got '${2:-}'"
         EXTRA_FEATURES+=("$2"); shift 2 ;;
       --offsets-compression) OFFSETS_CODEC=$2; shift 2 ;;
+      --oauth) OAUTH=1; shift ;;
       *) usage ;;
     esac
   done
@@ -459,6 +542,7 @@ cmd_start() {
     ""|none|gzip|snappy|lz4|zstd) ;;
     *) die "--offsets-compression: none, gzip, snappy, lz4 or zstd" ;;
   esac
+  [ "$OAUTH" = 0 ] || [ "$SASL_SSL" = 1 ] || die "--oauth needs --sasl-ssl (OAUTHBEARER is served on the SASL_SSL listener)"
   need_fetched "$VERSION"
   local t0=$SECONDS id
   CLUSTER_DIR=$RUN/$NAME
@@ -485,7 +569,10 @@ cmd_start() {
   if [ "$SASL_SSL" = 1 ]; then
     SCRAM_USER=kcp-scram SCRAM_PASSWORD=scram-$(openssl rand -hex 12)
     PLAIN_USER=kcp-plain PLAIN_PASSWORD=plain-$(openssl rand -hex 12)
+    STORE_PASSWORD=store-$(openssl rand -hex 8)
+    command -v keytool >/dev/null || die "keytool (a JDK) is needed for --sasl-ssl's stores"
     make_tls "$CLUSTER_DIR/tls"
+    if [ "$OAUTH" = 1 ]; then make_oauth "$CLUSTER_DIR/oauth"; fi
     write_client_configs
   fi
   local pids=()
