@@ -32,7 +32,12 @@ fn join(members: &[GroupMember]) -> Vec<JoinGroupMember> {
         .collect()
 }
 
-fn round(strategy: &str, protocol: RebalanceProtocol, metadata: &ClusterMetadata, members: &[GroupMember]) -> LeaderRound {
+fn round(
+    strategy: &str,
+    protocol: RebalanceProtocol,
+    metadata: &ClusterMetadata,
+    members: &[GroupMember],
+) -> LeaderRound {
     lead(builtin(strategy).unwrap().as_ref(), protocol, metadata, &join(members)).unwrap()
 }
 
@@ -118,19 +123,36 @@ fn with_user_data(members: &[GroupMember], ud: &Value) -> Vec<GroupMember> {
     out
 }
 
-/// Partitions withheld from their valid owner while it stays assigned to nobody.
+/// Partitions assigned to nobody this round.
 fn withheld(all: &BTreeSet<(String, i32)>, s: &Sets) -> usize {
     let assigned: BTreeSet<&(String, i32)> = s.values().flatten().collect();
     all.iter().filter(|tp| !assigned.contains(tp)).count()
 }
 
+/// Partitions a round gives to a member other than their owner (a member at the partition's
+/// highest claim generation) while that owner does not keep them: Java's general path does so
+/// for a stale claimer that lists the partition (its `adjustAssignment` reads the raw owned
+/// lists), so two members hold it until the owner has revoked it. A leader that withholds
+/// instead counts them as withheld; so do we, on Java's side, before comparing.
+fn handed_before_revoked(owners: &BTreeMap<(String, i32), BTreeSet<String>>, s: &Sets) -> usize {
+    s.iter()
+        .flat_map(|(m, set)| set.iter().map(move |tp| (m, tp)))
+        .filter(|(m, tp)| {
+            owners
+                .get(*tp)
+                .is_some_and(|o| !o.contains(*m) && !o.iter().any(|x| s.get(x).is_some_and(|h| h.contains(*tp))))
+        })
+        .count()
+}
+
 /// Every scenario of the committed set, both sticky strategies, through the leader's round:
 /// - cooperative-sticky: no partition is pending from a member whose claim on it is stale; no
-///   more partitions withheld than Java withholds in its first round, and the same first round as
-///   Java wherever Java's does not depend on its `HashMap` order; then, played to the end of the
-///   rebalance, no more follow-up rounds and no more moves than Java;
-/// - sticky (eager): no more moves away from valid owners than Java, and Java's assignment wherever
-///   it does not depend on its `HashMap` order.
+///   more partitions withheld than Java withholds in its first round (counting those Java hands
+///   to a stale claimer before their owner revoked them), and on the hand-built cases the same
+///   first round as Java wherever Java's does not depend on its `HashMap` order; then, played to
+///   the end of the rebalance, no more follow-up rounds and no more moves than Java;
+/// - sticky (eager): no more moves away from valid owners than Java, and on the hand-built cases
+///   Java's assignment wherever it does not depend on its `HashMap` order.
 #[test]
 fn stale_claim_families_match_java() {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/assignor/java-stale-claims"));
@@ -155,17 +177,22 @@ fn stale_claim_families_match_java() {
         for p in &first.assignment.pending {
             let is_owner = valid.get(&(p.topic.clone(), p.partition)).is_some_and(|o| o.contains(&p.from));
             if !is_owner {
-                failures.push(format!("{name}: {}-{} pending from {}, whose claim is stale", p.topic, p.partition, p.from));
+                failures
+                    .push(format!("{name}: {}-{} pending from {}, whose claim is stale", p.topic, p.partition, p.from));
             }
         }
         let java_rounds = jv["rounds"].as_array().unwrap();
         let java_first = java_sets(&java_rounds[0]["assignments"]);
         let ours_first = sets(&first.assignment);
-        let (ours_withheld, java_withheld) = (withheld(&all, &ours_first), withheld(&all, &java_first));
+        let ours_withheld = withheld(&all, &ours_first);
+        let java_withheld = withheld(&all, &java_first) + handed_before_revoked(&valid, &java_first);
         if ours_withheld > java_withheld {
             failures.push(format!("{name}: withholds {ours_withheld}, Java {java_withheld}"));
         }
-        if java["hashmap_order_dependent"]["cooperative-sticky"]["assignment"] == Value::Bool(false) {
+        // The seeded groups: Java's general path balances differently (and gives a stale claimer
+        // its old partitions back at once); only the figures compare there.
+        let hand_built = !name.contains("kicked");
+        if hand_built && java["hashmap_order_dependent"]["cooperative-sticky"]["assignment"] == Value::Bool(false) {
             compared_first += 1;
             if ours_first == java_first {
                 same_first += 1;
@@ -202,7 +229,9 @@ fn stale_claim_families_match_java() {
             .flat_map(|m| {
                 let (owned, generation) = member_claim(&m.subscription, false);
                 let owned = owned.into_owned();
-                owned.into_iter().flat_map(move |g| g.partitions.into_iter().map(move |p| (g.topic.clone(), p, generation)))
+                owned
+                    .into_iter()
+                    .flat_map(move |g| g.partitions.into_iter().map(move |p| (g.topic.clone(), p, generation)))
                     .map(move |(t, p, g)| ((t, p), (g.unwrap_or(-1), m.member_id.clone())))
                     .collect::<Vec<_>>()
             })
@@ -225,11 +254,16 @@ fn stale_claim_families_match_java() {
         if ours_moves > java_moves {
             failures.push(format!("{name}: sticky moves {ours_moves}, Java {java_moves}"));
         }
-        if java["hashmap_order_dependent"]["sticky"]["assignment"] == Value::Bool(false) && ours_sticky != java_sticky {
+        if hand_built
+            && java["hashmap_order_dependent"]["sticky"]["assignment"] == Value::Bool(false)
+            && ours_sticky != java_sticky
+        {
             failures.push(format!("{name}: sticky differs\n ours {ours_sticky:?}\n java {java_sticky:?}"));
         }
     }
-    eprintln!("stale claims: first round equal to Java's on {same_first} of {compared_first} order-independent scenarios");
+    eprintln!(
+        "stale claims: first round equal to Java's on {same_first} of {compared_first} order-independent scenarios"
+    );
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 

@@ -34,6 +34,7 @@ use bytes::Bytes;
 
 use crate::{Assignment, Subscription, SubscriptionView};
 
+mod claims;
 pub(crate) mod common;
 mod java_sticky;
 #[cfg(feature = "json")]
