@@ -15,8 +15,10 @@
 //!    [`validate_cooperative_assignment`] (the built-in `cooperative-sticky` is trusted, as in
 //!    Java);
 //! 5. the KIP-429 hand-over ([`apply_cooperative_handover`]): a partition another member still
-//!    claims is withheld from its new owner this round. It runs under the cooperative protocol
-//!    (every claim), and under the eager protocol only for an assignor that also supports the
+//!    owns is withheld from its new owner this round. Owners are read as `cooperative-sticky`
+//!    reads them: per partition, the claimers at its highest claim generation (a claim at an
+//!    older generation than another on the same partition is stale and withholds nothing, as in
+//!    Java). It runs under the cooperative protocol (every claim), and under the eager protocol only for an assignor that also supports the
 //!    cooperative one (`cooperative-sticky` chosen by a group whose leader still rebalances
 //!    eagerly, during an upgrade: claims at the group's highest claim generation only, as Java's
 //!    `CooperativeStickyAssignor` withholds what changes owner whatever the leader's protocol).
