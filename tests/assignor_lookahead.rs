@@ -98,13 +98,7 @@ fn our_end(metadata: &ClusterMetadata, input: &[GroupMember]) -> (Sets, usize) {
     let assignor = builtin("cooperative-sticky").unwrap();
     let mut members = input.to_vec();
     let mut round = assignor.assign(metadata, &members).unwrap();
-    // The first round's target (hand-overs at their destination) is balanced, whichever first
-    // round the look-ahead took (the module's first goal holds for every candidate).
-    let mut target = sets(&round);
-    for p in &round.pending {
-        target.entry(p.to.clone().unwrap()).or_default().insert((p.topic.clone(), p.partition));
-    }
-    check_balanced(&subscribed_sets(metadata, input), &target).unwrap();
+    let first = round.pending.clone();
     let mut follow_ups = 0;
     while !round.pending.is_empty() {
         follow_ups += 1;
@@ -115,6 +109,19 @@ fn our_end(metadata: &ClusterMetadata, input: &[GroupMember]) -> (Sets, usize) {
         check_cooperative(&members, &round).unwrap();
     }
     check_complete(metadata, &members, &round).unwrap();
+    // Every first-round `to` is where the partition is once the rebalance is over, and the end
+    // is balanced (the module's first goal).
+    let end = sets(&round);
+    for p in &first {
+        let to = p.to.as_ref().expect("the leader plays at most 8 rounds ahead; these groups end sooner");
+        assert!(
+            end[to].contains(&(p.topic.clone(), p.partition)),
+            "{}-{} pending to {to} ends elsewhere",
+            p.topic,
+            p.partition
+        );
+    }
+    check_balanced(&subscribed_sets(metadata, input), &end).unwrap();
     (known_sets(metadata, &round), follow_ups)
 }
 

@@ -21,9 +21,9 @@
 //! order the model does not follow (a `HashSet` bin turned into a tree), and past its work
 //! budget, the model answers `None` and ours stands.
 
+use super::claims::Claim;
 use super::common::{member_id_order, rank_of, FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
-use crate::{CooperativeStickyUserData, StickyUserData};
 use std::collections::{BTreeSet, HashMap};
 
 /// Java's `DEFAULT_GENERATION`.
@@ -1123,26 +1123,9 @@ fn member_data(topics: &Topics<'_>, m: Member<'_>, cooperative: bool) -> Option<
             }
         }
     };
-    let generation = if cooperative {
-        m.owned().for_each(&mut add);
-        if m.generation_id() >= 0 {
-            Some(m.generation_id())
-        } else {
-            CooperativeStickyUserData::java_generation(m.user_data())
-        }
-    } else {
-        match m.user_data() {
-            None | Some([]) => None,
-            Some(bytes) => {
-                let (list, generation) = StickyUserData::view_java(bytes);
-                for group in list.iter().flat_map(|l| l.iter()) {
-                    add(group.topic, &mut group.partitions.iter());
-                }
-                generation
-            }
-        }
-    };
-    (!bad).then_some((parts, generation))
+    let claim = Claim::of(m, cooperative);
+    claim.for_each(&mut add);
+    (!bad).then_some((parts, claim.generation))
 }
 
 #[cfg(test)]

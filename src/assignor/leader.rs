@@ -15,8 +15,10 @@
 //!    [`validate_cooperative_assignment`] (the built-in `cooperative-sticky` is trusted, as in
 //!    Java);
 //! 5. the KIP-429 hand-over ([`apply_cooperative_handover`]): a partition another member still
-//!    claims is withheld from its new owner this round. It runs under the cooperative protocol
-//!    (every claim), and under the eager protocol only for an assignor that also supports the
+//!    owns is withheld from its new owner this round. Owners are read as `cooperative-sticky`
+//!    reads them: per partition, the claimers at its highest claim generation (a claim at an
+//!    older generation than another on the same partition is stale and withholds nothing, as in
+//!    Java). It runs under the cooperative protocol (every claim), and under the eager protocol only for an assignor that also supports the
 //!    cooperative one (`cooperative-sticky` chosen by a group whose leader still rebalances
 //!    eagerly, during an upgrade: claims at the group's highest claim generation only, as Java's
 //!    `CooperativeStickyAssignor` withholds what changes owner whatever the leader's protocol).
@@ -65,14 +67,15 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use super::common::OwnedList;
+use super::claims::{Claim, Owners};
+use super::common::Member;
 use super::{
     AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PartitionAssignor, PendingPartition,
     RebalanceProtocol,
 };
 use crate::group_api::{JoinGroupMember, SyncGroupAssignment};
 use crate::partition_set::PartitionSet;
-use crate::{CooperativeStickyUserData, DecodeError, EncodeError, SubscriptionView, Version};
+use crate::{DecodeError, EncodeError, SubscriptionView, Version};
 
 /// The name of the built-in cooperative assignor, whose assignments are not validated (Java
 /// skips them too, KAFKA-13406).
@@ -198,9 +201,8 @@ pub fn assign(
     let Some(claims) = handover_claims(assignor, protocol) else {
         return Ok(result);
     };
-    let claims: Vec<(&str, OwnedList<'_>)> = handover_claimers(group, claims)
-        .map(|m| (m.member_id, OwnedList::Wire(m.subscription.owned_partitions())))
-        .collect();
+    let claims: Vec<(&str, Claim<'_>)> =
+        handover_claimers(group, claims).map(|m| (m.member_id, Claim::of(Member::View(m), true))).collect();
     handover(&claims, &mut result);
     Ok(result)
 }
@@ -208,7 +210,8 @@ pub fn assign(
 /// Which claims the hand-over honours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HandoverClaims {
-    /// Every member's (the cooperative protocol).
+    /// Every member's, each partition's claimers at its highest generation owning it (the
+    /// cooperative protocol).
     All,
     /// Only those at the group's highest claim generation (the eager protocol with an assignor
     /// that supports the cooperative one).
@@ -243,20 +246,12 @@ fn handover_claimers<'g, 'a>(
     claims: HandoverClaims,
 ) -> impl Iterator<Item = &'g GroupMemberView<'a>> + 'g {
     let claimers = move || group.iter().filter(|m| !m.subscription.owned_partitions().is_empty());
+    let claim_generation = |m: &GroupMemberView<'_>| Claim::of(Member::View(m), true).generation();
     let current = match claims {
         HandoverClaims::All => i32::MIN,
         HandoverClaims::HighestGeneration => claimers().map(claim_generation).max().unwrap_or(-1),
     };
     claimers().filter(move |m| claim_generation(m) >= current)
-}
-
-/// The generation of a member's owned partitions: the subscription's (v2+), else the one in its
-/// cooperative userData, else -1 (as `cooperative-sticky` reads it).
-fn claim_generation(m: &GroupMemberView<'_>) -> i32 {
-    match m.subscription.generation_id() {
-        g if g >= 0 => g,
-        _ => CooperativeStickyUserData::java_generation(m.subscription.user_data()).unwrap_or(-1),
-    }
 }
 
 /// Every topic the members subscribe to.
@@ -299,10 +294,17 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
     }
 }
 
-/// The KIP-429 leader hand-over (§2.3-2.6): a partition some *other* member claims to own is
-/// withheld from its new owner this round (listed in `pending`; its owner revokes it and the
-/// follow-up rebalance assigns it). Idempotent, so it is safe after an assignor that already
-/// withholds.
+/// The KIP-429 leader hand-over (§2.3-2.6): a partition some *other* member owns is withheld
+/// from its new owner this round (listed in `pending`; its owner revokes it and the follow-up
+/// rebalance assigns it). Idempotent, so it is safe after an assignor that already withholds.
+///
+/// Owners are read as `cooperative-sticky` reads them (one reader for the crate): per partition,
+/// the claimers at its highest claim generation. A claim at a lower generation than another
+/// claim on the same partition is stale (its member missed a rebalance) and owns nothing, so it
+/// withholds nothing, as in Java's `CooperativeStickyAssignor`: the valid owner keeps its
+/// partition and the stale claimer sees it revoked. A tie at the highest generation withholds
+/// the partition from everyone but a tied claimer it goes to (one entry per claimer that must
+/// revoke it).
 ///
 /// The KIP's step 2.6 (partitions of topics missing from the leader's metadata go back to their
 /// claimant) is done by the `cooperative-sticky` assignor and kept by the leader for the member
@@ -313,14 +315,14 @@ pub fn validate_cooperative_assignment(members: &[GroupMember], result: &GroupAs
 /// A negative partition id is no partition: it is never a claim, and one in `result` is left
 /// where it is (the leader drops them from its result before the hand-over).
 pub fn apply_cooperative_handover(members: &[GroupMember], result: &mut GroupAssignment) {
-    let claims: Vec<(&str, OwnedList<'_>)> =
-        members.iter().map(|m| (m.member_id.as_str(), OwnedList::Owned(&m.subscription.owned_partitions))).collect();
+    let claims: Vec<(&str, Claim<'_>)> =
+        members.iter().map(|m| (m.member_id.as_str(), Claim::of(Member::Owned(m), true))).collect();
     handover(&claims, result);
 }
 
-/// [`apply_cooperative_handover`] on each member's id and owned partitions, in either form.
-fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
-    if members.iter().all(|(_, owned)| owned.is_empty()) {
+/// [`apply_cooperative_handover`] on each member's id and claim, in either form.
+fn handover(members: &[(&str, Claim<'_>)], result: &mut GroupAssignment) {
+    if members.iter().all(|(_, claim)| claim.is_empty()) {
         return;
     }
     // Only claims on partitions the result hands out matter. Bounding each topic's slots by the
@@ -343,8 +345,9 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     // each topic name once per assignment entry rather than once per partition. A negative id
     // is no partition: never a claim (the leader drops negative ids from its result before).
     let mut claims: HashMap<&str, Claimants<'_>> = HashMap::new();
-    for &(member_id, owned) in members {
-        owned.for_each(|topic, partitions| {
+    for &(member_id, claim) in members {
+        let generation = claim.generation();
+        claim.for_each(|topic, partitions| {
             let Some(&(high, n)) = bounds.get(topic) else { return };
             let slots = claims.entry(topic).or_insert_with(|| {
                 if high > 2 * n + 64 {
@@ -354,7 +357,7 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
                 }
             });
             for i in partitions.filter_map(|p| usize::try_from(p).ok()).filter(|&i| i < high) {
-                slots.push(i, member_id);
+                slots.offer(i, member_id, generation);
             }
         });
     }
@@ -376,8 +379,8 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
         };
         let Some(slots) = slots else { return true };
         match usize::try_from(p).ok().and_then(|i| slots.get(i)) {
-            Some(owners) if owners.iter().any(|o| *o != member_id) => {
-                for o in owners.iter().filter(|o| **o != member_id) {
+            Some(owners) if owners.members().iter().any(|o| *o != member_id) => {
+                for o in owners.members().iter().filter(|o| **o != member_id) {
                     pending.insert(PendingPartition {
                         topic: topic.to_owned(),
                         partition: p,
@@ -396,28 +399,28 @@ fn handover(members: &[(&str, OwnedList<'_>)], result: &mut GroupAssignment) {
     }
 }
 
-/// The members claiming each partition of one topic in [`apply_cooperative_handover`].
+/// The owners of each partition of one topic in [`apply_cooperative_handover`].
 enum Claimants<'a> {
     /// Indexed by partition id.
-    Dense(Vec<Vec<&'a str>>),
+    Dense(Vec<Owners<'a>>),
     /// For a topic whose assigned ids are too sparse to index.
-    Sparse(HashMap<usize, Vec<&'a str>>),
+    Sparse(HashMap<usize, Owners<'a>>),
 }
 
 impl<'a> Claimants<'a> {
-    fn push(&mut self, i: usize, member_id: &'a str) {
+    fn offer(&mut self, i: usize, member_id: &'a str, generation: i32) {
         match self {
             Claimants::Dense(slots) => {
                 if slots.len() <= i {
-                    slots.resize(i + 1, Vec::new());
+                    slots.resize(i + 1, Owners::default());
                 }
-                slots[i].push(member_id);
+                slots[i].offer(member_id, generation);
             }
-            Claimants::Sparse(slots) => slots.entry(i).or_default().push(member_id),
+            Claimants::Sparse(slots) => slots.entry(i).or_default().offer(member_id, generation),
         }
     }
 
-    fn get(&self, i: usize) -> Option<&Vec<&'a str>> {
+    fn get(&self, i: usize) -> Option<&Owners<'a>> {
         match self {
             Claimants::Dense(slots) => slots.get(i),
             Claimants::Sparse(slots) => slots.get(&i),

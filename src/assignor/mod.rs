@@ -34,6 +34,7 @@ use bytes::Bytes;
 
 use crate::{Assignment, Subscription, SubscriptionView};
 
+mod claims;
 pub(crate) mod common;
 mod java_sticky;
 #[cfg(feature = "json")]
@@ -202,9 +203,13 @@ pub struct PendingPartition {
     pub topic: String,
     /// Partition id.
     pub partition: i32,
-    /// The member that still owns it and must revoke it.
+    /// The member that still owns it (claims it at its highest claim generation) and must revoke
+    /// it.
     pub from: String,
-    /// The member it will go to in the follow-up rebalance, when known.
+    /// Where it is once the rebalance is over, when known. `cooperative-sticky` plays the
+    /// follow-up rounds ahead on the state the members rejoin with (what the next leader computes
+    /// from) and names where the last one puts it (`None` past 8 rounds); the leader's
+    /// hand-over after a custom assignor names that assignor's target.
     pub to: Option<String>,
 }
 

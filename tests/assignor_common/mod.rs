@@ -179,15 +179,13 @@ pub fn check_valid(metadata: &ClusterMetadata, members: &[GroupMember], a: &Grou
         }
     }
     // A partition several members claim is pending once per claimer that must revoke it, all
-    // for the same new owner, and never from a member to itself.
+    // with the same `to`. (`to` is where the partition is once the rebalance is over, which can
+    // be the member revoking it now, when a later round gives it back.)
     let mut pending: BTreeMap<(String, i32), (Option<String>, BTreeSet<String>)> = BTreeMap::new();
     for pp in &a.pending {
         let key = (pp.topic.clone(), pp.partition);
         if seen.contains(&key) {
             return Err(format!("{}-{} pending and assigned", pp.topic, pp.partition));
-        }
-        if pp.to.as_deref() == Some(pp.from.as_str()) {
-            return Err(format!("{}-{} pending from {} to itself", pp.topic, pp.partition, pp.from));
         }
         let (to, froms) = pending.entry(key).or_insert_with(|| (pp.to.clone(), BTreeSet::new()));
         if *to != pp.to || !froms.insert(pp.from.clone()) {

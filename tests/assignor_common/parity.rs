@@ -21,6 +21,9 @@ pub const METRICS: [&str; 4] = ["mismatches", "moves", "balance", "rounds"];
 pub struct Tally {
     pub counts: BTreeMap<(&'static str, &'static str), [usize; 3]>,
     pub checked: BTreeMap<&'static str, usize>,
+    /// Cooperative-sticky, first rounds' pending entries by where the partition is once the
+    /// rebalance is over: on the entry's `to`, on another member, entries without a `to`.
+    pub pending_to: [usize; 3],
 }
 
 impl Tally {
@@ -44,6 +47,12 @@ impl Tally {
                 }
             }
         }
+        let [held, elsewhere, unknown] = self.pending_to;
+        let _ = writeln!(
+            s,
+            "  cooperative-sticky pending: {} withheld in first rounds, {held} end on their `to`, {elsewhere} elsewhere, {unknown} without `to`",
+            held + elsewhere + unknown
+        );
         let _ = writeln!(s, "  checked per strategy: {:?}", self.checked);
         s
     }
@@ -169,6 +178,15 @@ fn compare_sticky(
         ours = known_sets(metadata, &round);
         if !round.pending.is_empty() {
             fail(failures, "no convergence in 5 rounds".into());
+        }
+        let end = sets(&round);
+        for p in &first.pending {
+            let slot = match &p.to {
+                Some(to) if end.get(to).is_some_and(|s| s.contains(&(p.topic.clone(), p.partition))) => 0,
+                Some(_) => 1,
+                None => 2,
+            };
+            tally.pending_to[slot] += 1;
         }
     }
     let subs = subscribed_sets(metadata, &input);

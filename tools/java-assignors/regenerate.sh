@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates testdata/assignor/java-parity/, java-parity-racks/ and java-parity-racks-large/ by running Apache Kafka's Java assignors (kafka-clients from
+# Regenerates testdata/assignor/java-parity/, java-parity-racks/, java-parity-racks-large/ and java-stale-claims/ by running Apache Kafka's Java assignors (kafka-clients from
 # Maven Central, version pinned in pom.xml) on the seeded scenario sets, twice, and checks both runs agree.
 #   tools/java-assignors/regenerate.sh           rewrite the committed files
 #   tools/java-assignors/regenerate.sh --check   regenerate into a temp dir and fail if the committed files differ
@@ -19,10 +19,12 @@ cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Three sets: the hand-built families (java-parity/), the seeded rack-aware groups (java-parity-racks/) and the
-# seeded rack-aware groups of 257-1000 members (java-parity-racks-large/: about 3 minutes per run).
+# Four sets: the hand-built families (java-parity/), the seeded rack-aware groups (java-parity-racks/), the
+# seeded rack-aware groups of 257-1000 members (java-parity-racks-large/: about 3 minutes per run) and the
+# stale-claim hand-over cases of issue 27 (java-stale-claims/).
 status=0
-for set in java-parity:generate java-parity-racks:generate-racks java-parity-racks-large:generate-racks-large; do
+for set in java-parity:generate java-parity-racks:generate-racks java-parity-racks-large:generate-racks-large \
+    java-stale-claims:generate-stale; do
   name=${set%%:*}
   command=${set#*:}
   dest="$root/testdata/assignor/$name"

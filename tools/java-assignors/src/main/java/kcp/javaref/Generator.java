@@ -179,6 +179,88 @@ final class Generator {
         return out;
     }
 
+    /**
+     * The stale-claim hand-over set (issue 27, testdata/assignor/java-stale-claims/): a member at an older
+     * generation claims partitions a member at the group's current generation owns. Java's assignors take such a
+     * claim for no ownership: the valid owner keeps the partition and nothing is withheld from it.
+     */
+    List<Scenario> generateStale() {
+        Scenario s = sc("smallest", "4 partitions: c1 (generation 10) owns 0,1; c2 (generation 9) claims 0,1,2; c3 new");
+        s.topics.put("topic", 4);
+        own(add(s, "c1", "topic"), tps("topic", 0, 1), 10);
+        own(add(s, "c2", "topic"), tps("topic", 0, 1, 2), 9);
+        add(s, "c3", "topic");
+
+        s = sc("two-stale-claimers", "6 partitions: c1 (generation 10) owns 0,1,2; c2 (9) claims 0,1,3; c3 (8) claims "
+            + "1,2,4; c4 new");
+        s.topics.put("topic", 6);
+        own(add(s, "c1", "topic"), tps("topic", 0, 1, 2), 10);
+        own(add(s, "c2", "topic"), tps("topic", 0, 1, 3), 9);
+        own(add(s, "c3", "topic"), tps("topic", 1, 2, 4), 8);
+        add(s, "c4", "topic");
+
+        s = sc("three-generations-same-partitions", "4 partitions: c1 (generation 5), c2 (4) and c3 (3) all claim 0,1; "
+            + "c4 new");
+        s.topics.put("topic", 4);
+        own(add(s, "c1", "topic"), tps("topic", 0, 1), 5);
+        own(add(s, "c2", "topic"), tps("topic", 0, 1), 4);
+        own(add(s, "c3", "topic"), tps("topic", 0, 1), 3);
+        add(s, "c4", "topic");
+
+        s = sc("stale-claimer-listed-first", "the smallest case with the stale claimer listed (and ranked) first: "
+            + "a1 (generation 9) claims 0,1,2; b1 (generation 10) owns 0,1; c1 new");
+        s.topics.put("topic", 4);
+        own(add(s, "a1", "topic"), tps("topic", 0, 1, 2), 9);
+        own(add(s, "b1", "topic"), tps("topic", 0, 1), 10);
+        add(s, "c1", "topic");
+
+        s = sc("stale-claim-over-everything", "40 partitions: c1 (generation 10) owns 0-13, c2 (10) owns 14-27, c3 "
+            + "(generation 9) claims all 40; c4 new");
+        s.topics.put("topic", 40);
+        List<TopicPartition> all = allPartitions(s);
+        own(add(s, "c1", "topic"), all.subList(0, 14), 10);
+        own(add(s, "c2", "topic"), all.subList(14, 28), 10);
+        own(add(s, "c3", "topic"), all, 9);
+        add(s, "c4", "topic");
+
+        s = sc("stale-claim-mixed-subscriptions", "a has 6 partitions, b 4: c1 (generation 7, a+b) owns a0-2,b0-1; "
+            + "c2 (6, a) claims a0-5; c3 (7, b) owns b2,b3; c4 new (a+b) (general path)");
+        s.topics.put("a", 6);
+        s.topics.put("b", 4);
+        own(add(s, "c1", "a", "b"), tps("a", 0, 1, 2, "b", 0, 1), 7);
+        own(add(s, "c2", "a"), tps("a", 0, 1, 2, 3, 4, 5), 6);
+        own(add(s, "c3", "b"), tps("b", 2, 3), 7);
+        add(s, "c4", "a", "b");
+
+        // Seeded: the group's plan at generation g over everyone; then one or two members drop out and the rest
+        // own the plan without them at g + 1; the dropped ones rejoin claiming their old partitions at g (or g - 1).
+        for (int i = 0; i < 8; i++) {
+            boolean mixed = i % 2 == 1;
+            s = sc("kicked-" + i, "");
+            int n = 5 + rnd.nextInt(6);
+            for (String t : topicNames("topic", 2 + rnd.nextInt(2))) s.topics.put(t, 8 + rnd.nextInt(40));
+            List<String> topics = new ArrayList<>(s.topics.keySet());
+            for (String id : ids(i, n)) add(s, id, mixed ? randomSubset(topics) : topics);
+            int g = 3 + rnd.nextInt(5);
+            Map<String, List<TopicPartition>> old = javaPlan(s, Strategy.COOP);
+            int k = 1 + i % 2;
+            List<Member> kicked = new ArrayList<>();
+            for (int j = 0; j < k; j++) kicked.add(s.members.remove(rnd.nextInt(s.members.size())));
+            ownPlan(s, javaPlan(s, Strategy.COOP), g + 1);
+            StringBuilder d = new StringBuilder();
+            for (int j = 0; j < k; j++) {
+                Member m = kicked.get(j);
+                own(m, old.get(m.memberId), g - j);
+                s.members.add(rnd.nextInt(s.members.size() + 1), m);
+                d.append(j == 0 ? "" : ", ").append(m.memberId).append(" at generation ").append(g - j);
+            }
+            s.description = n + " members (" + (mixed ? "mixed" : "uniform") + "); the others own the generation "
+                + (g + 1) + " plan; stale claimers of the generation " + g + " plan: " + d;
+        }
+        for (Scenario x : out) for (Member m : x.members) m.canonicalize();
+        return out;
+    }
+
     private void uniformFresh() {
         int[] members = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12};
         for (int i = 0; i < 30; i++) {

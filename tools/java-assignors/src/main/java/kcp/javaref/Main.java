@@ -34,10 +34,13 @@ public final class Main {
         } else if (args.length >= 1 && args[0].equals("generate-racks-large")) {
             generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-parity-racks-large"),
                 new RackGenerator().largeSet());
+        } else if (args.length >= 1 && args[0].equals("generate-stale")) {
+            generate(Paths.get(args.length > 1 ? args[1] : "testdata/assignor/java-stale-claims"),
+                new Generator().generateStale());
         } else if (args.length >= 1 && args[0].equals("bench")) {
             Bench.main(java.util.Arrays.copyOfRange(args, 1, args.length));
         } else {
-            System.err.println("usage: Main generate OUTDIR | Main generate-racks OUTDIR | Main generate-racks-large OUTDIR | Main bench [options]");
+            System.err.println("usage: Main generate OUTDIR | Main generate-racks OUTDIR | Main generate-racks-large OUTDIR | Main generate-stale OUTDIR | Main bench [options]");
             System.exit(2);
         }
     }
