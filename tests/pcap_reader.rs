@@ -84,9 +84,7 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
         let mut generations: Vec<i32> = of_group
             .iter()
             .filter_map(|m| match &m.frame.body {
-                GroupBody::JoinGroupResponse(r) if r.response.error == ErrorCode::NONE => {
-                    Some(r.response.generation_id)
-                }
+                GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE => Some(r.generation_id),
                 _ => None,
             })
             .collect();
@@ -96,13 +94,11 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
         assert_eq!(generations, want, "{group_id}: generations");
         for gen in group["generations"].as_array().unwrap() {
             let id = gen["generation_id"].as_i64().unwrap() as i32;
-            let responses: Vec<(&GroupMessage, &group_api::JoinGroupResponse<Payload>)> = of_group
+            let responses: Vec<(&GroupMessage, group_api::JoinGroupResponse<Payload>)> = of_group
                 .iter()
                 .filter_map(|m| match &m.frame.body {
-                    GroupBody::JoinGroupResponse(r)
-                        if r.response.error == ErrorCode::NONE && r.response.generation_id == id =>
-                    {
-                        Some((*m, &r.response))
+                    GroupBody::JoinGroupResponse(r) if r.error == ErrorCode::NONE && r.generation_id == id => {
+                        Some((*m, r.to_response()))
                     }
                     _ => None,
                 })
@@ -463,9 +459,12 @@ fn assert_round(messages: &[GroupMessage]) {
     assert_eq!((messages[0].src.port(), messages[0].dst.port()), (40000, 9092));
     assert_eq!((messages[1].src.port(), messages[1].dst.port()), (9092, 40000));
     let GroupBody::JoinGroupResponse(joined) = &messages[1].body_ref() else { panic!() };
-    let joined = &joined.response;
-    assert_eq!((joined.generation_id, joined.leader.as_str(), joined.members.len()), (3, "m-1", 1));
-    assert!(joined.members[0].metadata.subscription().is_some());
+    assert_eq!((joined.generation_id, joined.leader.as_str(), joined.member_count()), (3, "m-1", 1));
+    let members: Vec<_> = joined.members().collect();
+    assert_eq!(members.len(), 1);
+    assert_eq!(members[0].member_id, "m-1");
+    assert!(members[0].metadata.subscription().is_some());
+    assert_eq!(joined.to_response().members.len(), 1);
     let GroupBody::SyncGroupResponse(synced) = &messages[3].body_ref() else { panic!() };
     let asg = synced.response.assignment.assignment().unwrap().view();
     assert_eq!(asg.assigned_partitions().iter().map(|g| g.partitions.to_vec()).collect::<Vec<_>>(), [vec![0, 2]]);

@@ -7,12 +7,15 @@ use bytes::{Buf, Bytes};
 use kafka_protocol::messages::{
     ApiKey, JoinGroupRequest, JoinGroupResponse, RequestHeader, ResponseHeader, SyncGroupRequest, SyncGroupResponse,
 };
+use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::{
-    FrameCounts, GroupBody, GroupFrame, JoinGroupResponseBody, MessageDirection, Payload, SyncGroupResponseBody,
+    FrameCounts, GroupBody, GroupFrame, JoinGroupResponseBody, JoinMembers, MessageDirection, Payload,
+    SyncGroupResponseBody,
 };
 use crate::group_api::kafka as convert;
+use crate::group_api::{ErrorCode, JoinGroupMember};
 use crate::{AssignmentBuf, DecodeOptions, SubscriptionBuf};
 
 const JOIN_GROUP: i16 = 11;
@@ -403,22 +406,11 @@ impl ConnectionDecoder {
     }
 
     fn payload(&mut self, protocol_type: Option<&str>, bytes: Bytes, subscription: bool) -> Payload {
-        if bytes.is_empty() {
-            return Payload::Empty;
-        }
-        match protocol_type {
-            Some(t) if !t.is_empty() && t != "consumer" => return Payload::Raw(bytes),
-            _ => {}
-        }
-        let result = if subscription {
-            SubscriptionBuf::decode_with(bytes.clone(), self.options).map(Payload::Subscription)
-        } else {
-            AssignmentBuf::decode_with(bytes.clone(), self.options).map(Payload::Assignment)
-        };
-        result.unwrap_or_else(|error| {
+        let payload = decode_payload(self.options, consumer_protocol(protocol_type), bytes, subscription);
+        if matches!(payload, Payload::Invalid { .. }) {
             self.counts.payload_errors += 1;
-            Payload::Invalid { bytes, error }
-        })
+        }
+        payload
     }
 
     fn group_type(&self, group_id: &str) -> Option<String> {
@@ -501,12 +493,43 @@ impl ConnectionDecoder {
             return;
         };
         let body = match raw {
-            RawResponse::Join(r) => {
-                let mut r = convert::from_join_group_response(r);
-                r.protocol_type = r.protocol_type.take().or(context.protocol_type.clone());
-                let protocol_type = r.protocol_type.clone();
-                let response = r.map_payloads(|m| self.payload(protocol_type.as_deref(), m, true));
-                GroupBody::JoinGroupResponse(JoinGroupResponseBody { group_id: context.group_id, response })
+            RawResponse::Join(r, members) => {
+                let protocol_type = opt(r.protocol_type).or(context.protocol_type.clone());
+                let members = JoinMembers {
+                    bytes: members.bytes,
+                    count: members.count,
+                    version: request.api_version,
+                    options: self.options,
+                    consumer: consumer_protocol(protocol_type.as_deref()),
+                };
+                // Every member is decoded once here, to refuse a frame that does not decode and
+                // to count the payloads the codec refuses, and dropped at once: the body keeps
+                // the frame's bytes only.
+                let mut rest = members.bytes.clone();
+                for _ in 0..members.count {
+                    let Some(member) = decode_join_member(&mut rest, members.version) else {
+                        self.counts.undecodable_frames += 1;
+                        return;
+                    };
+                    if join_member_payload(member, members.options, members.consumer).1 {
+                        self.counts.payload_errors += 1;
+                    }
+                }
+                if rest.has_remaining() {
+                    self.counts.undecodable_frames += 1;
+                    return;
+                }
+                GroupBody::JoinGroupResponse(JoinGroupResponseBody {
+                    group_id: context.group_id,
+                    error: ErrorCode(r.error_code),
+                    generation_id: r.generation_id,
+                    protocol_type,
+                    protocol_name: opt(r.protocol_name),
+                    leader: r.leader.to_string(),
+                    skip_assignment: r.skip_assignment,
+                    member_id: r.member_id.to_string(),
+                    members,
+                })
             }
             RawResponse::Sync(r) => {
                 let mut r = convert::from_sync_group_response(r);
@@ -536,13 +559,64 @@ fn opt(s: Option<StrBytes>) -> Option<String> {
     s.map(|s| s.to_string())
 }
 
+/// Payloads of the protocol type `consumer`, or of an unknown one, are decoded by the codec;
+/// those of another (Kafka Connect, custom) are kept as they are.
+fn consumer_protocol(protocol_type: Option<&str>) -> bool {
+    !matches!(protocol_type, Some(t) if !t.is_empty() && t != "consumer")
+}
+
+fn decode_payload(options: DecodeOptions, consumer: bool, bytes: Bytes, subscription: bool) -> Payload {
+    if bytes.is_empty() {
+        return Payload::Empty;
+    }
+    if !consumer {
+        return Payload::Raw(bytes);
+    }
+    let result = if subscription {
+        SubscriptionBuf::decode_with(bytes.clone(), options).map(Payload::Subscription)
+    } else {
+        AssignmentBuf::decode_with(bytes.clone(), options).map(Payload::Assignment)
+    };
+    result.unwrap_or_else(|error| Payload::Invalid { bytes, error })
+}
+
+/// One member of a JoinGroup response's member array, taken from the front of `rest`.
+pub(super) fn decode_join_member(rest: &mut Bytes, version: i16) -> Option<JoinGroupResponseMember> {
+    JoinGroupResponseMember::decode(rest, version).ok()
+}
+
+/// A decoded member in `group_api`'s shape with its payload decoded, and whether the codec
+/// refused the payload.
+pub(super) fn join_member_payload(
+    m: JoinGroupResponseMember,
+    options: DecodeOptions,
+    consumer: bool,
+) -> (JoinGroupMember<Payload>, bool) {
+    let metadata = decode_payload(options, consumer, m.metadata, true);
+    let refused = matches!(metadata, Payload::Invalid { .. });
+    let member = JoinGroupMember {
+        member_id: m.member_id.to_string(),
+        group_instance_id: opt(m.group_instance_id),
+        metadata,
+    };
+    (member, refused)
+}
+
+/// The member array of a JoinGroup response, left undecoded in its frame.
+struct MemberArray {
+    bytes: Bytes,
+    count: usize,
+}
+
 enum RawRequest {
     Join(JoinGroupRequest),
     Sync(SyncGroupRequest),
 }
 
 enum RawResponse {
-    Join(JoinGroupResponse),
+    /// The response without its members (decoded from the frame with an empty member array)
+    /// and the member array itself.
+    Join(JoinGroupResponse, MemberArray),
     Sync(SyncGroupResponse),
 }
 
@@ -555,9 +629,7 @@ fn decode_request(key: i16, version: i16, mut frame: Bytes) -> Option<(Option<St
     }
     let header = RequestHeader::decode(&mut frame, api.request_header_version(version)).ok()?;
     let flexible = api.request_header_version(version) >= 2;
-    if !check_body(key, version, flexible, true, &frame) {
-        return None;
-    }
+    check_body(key, version, flexible, true, &frame)?;
     let body = match key {
         JOIN_GROUP => RawRequest::Join(JoinGroupRequest::decode(&mut frame, version).ok()?),
         SYNC_GROUP => RawRequest::Sync(SyncGroupRequest::decode(&mut frame, version).ok()?),
@@ -570,22 +642,51 @@ fn decode_response(key: i16, version: i16, mut frame: Bytes) -> Option<RawRespon
     let api = ApiKey::try_from(key).ok()?;
     let _header = ResponseHeader::decode(&mut frame, api.response_header_version(version)).ok()?;
     let flexible = api.response_header_version(version) >= 1;
-    if !check_body(key, version, flexible, false, &frame) {
-        return None;
-    }
+    let members = check_body(key, version, flexible, false, &frame)?;
     let body = match key {
-        JOIN_GROUP => RawResponse::Join(JoinGroupResponse::decode(&mut frame, version).ok()?),
+        JOIN_GROUP => {
+            let span = members?;
+            // The fields around the member array are decoded by `kafka-protocol` from the frame
+            // with the array emptied; the members stay in the frame (see `JoinMembers`).
+            let mut rest = Vec::with_capacity(frame.len() - (span.end - span.count_at) + 4);
+            rest.extend_from_slice(&frame[..span.count_at]);
+            if flexible {
+                rest.push(1);
+            } else {
+                rest.extend_from_slice(&0i32.to_be_bytes());
+            }
+            rest.extend_from_slice(&frame[span.end..]);
+            let mut rest = Bytes::from(rest);
+            let response = JoinGroupResponse::decode(&mut rest, version).ok()?;
+            if rest.has_remaining() {
+                return None;
+            }
+            let members = MemberArray { bytes: frame.slice(span.start..span.end), count: span.count };
+            return Some(RawResponse::Join(response, members));
+        }
         SYNC_GROUP => RawResponse::Sync(SyncGroupResponse::decode(&mut frame, version).ok()?),
         _ => return None,
     };
     (!frame.has_remaining()).then_some(body)
 }
 
+/// Where a JoinGroup response's member array is in its body: its count at `count_at`, its
+/// `count` members from `start` to `end`.
+#[derive(Debug, Clone, Copy)]
+struct MemberSpan {
+    count_at: usize,
+    start: usize,
+    end: usize,
+    count: usize,
+}
+
 /// A structural walk over a group message body that checks every length and array count
 /// against the bytes present before `kafka-protocol` (which pre-allocates arrays by their
-/// declared count) sees it.
-fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> bool {
+/// declared count) sees it. `None` when the body does not walk exactly; a JoinGroup response's
+/// walk also says where its member array is.
+fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> Option<Option<MemberSpan>> {
     let mut c = Walk { b: body, at: 0, flexible };
+    let mut span = None;
     let ok = match (key, request) {
         (JOIN_GROUP, true) => (|| {
             c.string()?;
@@ -622,7 +723,10 @@ fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> b
                 c.fixed(1)?;
             }
             c.string()?;
-            for _ in 0..c.array()? {
+            let count_at = c.at;
+            let count = c.array()?;
+            let start = c.at;
+            for _ in 0..count {
                 c.string()?;
                 if v >= 5 {
                     c.string()?;
@@ -630,6 +734,7 @@ fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> b
                 c.bytes()?;
                 c.tags()?;
             }
+            span = Some(MemberSpan { count_at, start, end: c.at, count });
             c.tags()
         })(),
         (SYNC_GROUP, true) => (|| {
@@ -664,7 +769,7 @@ fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> b
         })(),
         _ => None,
     };
-    ok.is_some() && c.at == body.len()
+    (ok.is_some() && c.at == body.len()).then_some(span)
 }
 
 struct Walk<'a> {

@@ -45,7 +45,9 @@ use pcap_parser::{PcapBlockOwned, PcapError};
 
 pub use kafka::ConnectionDecoder;
 
-use crate::group_api::{JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse};
+use crate::group_api::{
+    ErrorCode, JoinGroupMember, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
+};
 use crate::{AssignmentBuf, DecodeError, DecodeOptions, SubscriptionBuf};
 
 /// Request or response.
@@ -106,14 +108,110 @@ impl Payload {
 }
 
 /// A JoinGroup response with the group id of its request (the response does not name the group).
+///
+/// Unlike the other bodies it is not a [`group_api::JoinGroupResponse`](JoinGroupResponse): its
+/// members stay in the frame they came in and are decoded one at a time by
+/// [`members`](Self::members), so that a frame of millions of members (4 bytes each at the least)
+/// costs the frame's bytes, never a record per member. [`to_response`](Self::to_response) builds
+/// the whole `group_api` message when it is wanted.
 #[derive(Debug, Clone)]
 pub struct JoinGroupResponseBody {
     /// Group id of the matching request.
     pub group_id: String,
-    /// The response, with `protocol_type` taken from the request when the response has none
-    /// (before v7).
-    pub response: JoinGroupResponse<Payload>,
+    /// Error code.
+    pub error: ErrorCode,
+    /// The new generation.
+    pub generation_id: i32,
+    /// Protocol type, taken from the request when the response has none (before v7).
+    pub protocol_type: Option<String>,
+    /// The selected protocol (assignor name).
+    pub protocol_name: Option<String>,
+    /// The leader's member id.
+    pub leader: String,
+    /// Static leader rejoin: keep the current assignment (JoinGroup v9+).
+    pub skip_assignment: bool,
+    /// This member's id.
+    pub member_id: String,
+    members: JoinMembers,
 }
+
+impl JoinGroupResponseBody {
+    /// How many members the response lists (the leader's response lists them all).
+    pub fn member_count(&self) -> usize {
+        self.members.count
+    }
+
+    /// The members in order, each decoded from the frame as it is reached, with its payload
+    /// decoded as the rest of the capture's are.
+    pub fn members(&self) -> JoinMembersIter<'_> {
+        JoinMembersIter { members: &self.members, rest: self.members.bytes.clone(), left: self.members.count }
+    }
+
+    /// The whole response as [`group_api`](crate::group_api)'s message, every member held in
+    /// memory.
+    pub fn to_response(&self) -> JoinGroupResponse<Payload> {
+        JoinGroupResponse {
+            error: self.error,
+            generation_id: self.generation_id,
+            protocol_type: self.protocol_type.clone(),
+            protocol_name: self.protocol_name.clone(),
+            leader: self.leader.clone(),
+            skip_assignment: self.skip_assignment,
+            member_id: self.member_id.clone(),
+            members: self.members().collect(),
+        }
+    }
+}
+
+/// A JoinGroup response's member array as it was in the frame (already checked to decode).
+#[derive(Clone)]
+struct JoinMembers {
+    bytes: Bytes,
+    count: usize,
+    version: i16,
+    options: DecodeOptions,
+    /// The protocol type is `consumer` or unknown: the metadata is decoded as a Subscription.
+    consumer: bool,
+}
+
+impl std::fmt::Debug for JoinMembers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinMembers").field("count", &self.count).field("bytes", &self.bytes.len()).finish()
+    }
+}
+
+/// The members of a [`JoinGroupResponseBody`], decoded one at a time.
+#[derive(Debug)]
+pub struct JoinMembersIter<'a> {
+    members: &'a JoinMembers,
+    rest: Bytes,
+    left: usize,
+}
+
+impl Iterator for JoinMembersIter<'_> {
+    type Item = JoinGroupMember<Payload>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let m = &self.members;
+        let Some(member) = kafka::decode_join_member(&mut self.rest, m.version) else {
+            // Checked when the frame was read, so not reached; end rather than panic.
+            self.left = 0;
+            return None;
+        };
+        self.left -= 1;
+        let (member, _) = kafka::join_member_payload(member, m.options, m.consumer);
+        Some(member)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for JoinMembersIter<'_> {}
 
 /// A SyncGroup response with what its request said (the response names no group, member or
 /// generation).

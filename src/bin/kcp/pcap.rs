@@ -140,9 +140,8 @@ impl Serialize for MessageJson<'_> {
                     }),
                 )?;
             }
-            GroupBody::JoinGroupResponse(body) => {
-                let b = &body.response;
-                o.serialize_entry("group_id", &body.group_id)?;
+            GroupBody::JoinGroupResponse(b) => {
+                o.serialize_entry("group_id", &b.group_id)?;
                 o.serialize_entry("member_id", &b.member_id)?;
                 o.serialize_entry("generation_id", &b.generation_id)?;
                 o.serialize_entry("error_code", &b.error.0)?;
@@ -150,7 +149,8 @@ impl Serialize for MessageJson<'_> {
                 o.serialize_entry("protocol_name", &b.protocol_name)?;
                 o.serialize_entry("leader", &b.leader)?;
                 o.serialize_entry("skip_assignment", &b.skip_assignment)?;
-                o.serialize_entry("members", &Seq(|| b.members.iter().map(JoinMemberJson)))?;
+                // Each member is decoded from the frame as it is written (JoinGroupResponseBody::members).
+                o.serialize_entry("members", &Seq(|| b.members().map(JoinMemberJson)))?;
             }
             GroupBody::SyncGroupRequest(b) => {
                 o.serialize_entry("group_id", &b.group_id)?;
@@ -194,9 +194,9 @@ impl<A: Serialize, B: Serialize> Serialize for Pair<'_, A, B> {
     }
 }
 
-struct JoinMemberJson<'a>(&'a JoinGroupMember<Payload>);
+struct JoinMemberJson(JoinGroupMember<Payload>);
 
-impl Serialize for JoinMemberJson<'_> {
+impl Serialize for JoinMemberJson {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("member_id", &self.0.member_id)?;
@@ -331,8 +331,7 @@ impl Story {
                     (shown_opt(&f.client_id), shown_opt(&b.group_instance_id), offered),
                 );
             }
-            GroupBody::JoinGroupResponse(body) => {
-                let b = &body.response;
+            GroupBody::JoinGroupResponse(b) => {
                 let join = self.joins.remove(&(m.dst.to_string(), m.src.to_string(), f.correlation_id));
                 if b.error != ErrorCode::NONE {
                     let event = format!(
@@ -361,7 +360,7 @@ impl Story {
                     member.instance = instance;
                     member.offered = offered;
                 }
-                for mm in &b.members {
+                for mm in b.members() {
                     let member = gen.members.entry(shown(&mm.member_id)).or_default();
                     let text = payload_text(&mm.metadata);
                     added += text.len() + mm.member_id.len() + 160;
