@@ -111,7 +111,7 @@ fn check_capture(capture: &Path, expect: &Path) -> usize {
                 assert_eq!(r.leader, gen["leader"].as_str().unwrap(), "gen {id}: leader");
                 assert_eq!(r.skip_assignment, gen["skip_assignment"].as_bool().unwrap_or(false));
             }
-            let leader = responses.iter().find(|(_, r)| r.member_id == r.leader).expect("leader's response").1;
+            let leader = &responses.iter().find(|(_, r)| r.member_id == r.leader).expect("leader's response").1;
             assert_eq!(leader.members.len(), members.len(), "gen {id}: leader's member list");
             for member in members {
                 let member_id = member["member_id"].as_str().unwrap();

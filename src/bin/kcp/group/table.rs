@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn a_classic_group_shows_its_generation_and_what_each_column_is() {
-        let member = |id: &str, owned: Value, assigned: Value| {
+        let member = |id: &str, assigned: Value| {
             json!({"member_id": id, "group_instance_id": null, "client_id": id,
                    "subscription": {"kind": "subscription", "rack_id": null},
                    "assignment": {"kind": "assignment", "assigned_partitions": assigned}})
@@ -212,7 +212,7 @@ mod tests {
         let group = json!({
             "group_id": "g", "type": "classic", "state": "Stable", "protocol": "cooperative-sticky",
             "coordinator": {"node_id": 1, "host": "h", "port": 9092},
-            "members": [member("a", json!(null), json!([{"topic": "orders", "partitions": [1]}, {"topic": "audit", "partitions": [0, 2]}]))],
+            "members": [member("a", json!([{"topic": "orders", "partitions": [1]}, {"topic": "audit", "partitions": [0, 2]}]))],
             "diagnostics": [],
         });
         let extra = [
