@@ -2575,10 +2575,12 @@ mod tests {
             members.push(claiming("x", &["u"], &[129], 3, cooperative));
             let out = assign_sticky(&metadata, &Member::all_owned(&members), cooperative).unwrap();
             if cooperative {
-                // "x" still owns it: withheld until it revokes.
+                // "x" still owns it: withheld until it revokes. `to` is where the follow-up round
+                // puts it: there m128's older claim on 129 is gone (it rejoins owning [128]), so
+                // the spare partition goes by the tie-break, to m000.
                 assert_eq!(out.partitions_of("m128"), [TopicPartitions::new("t", [128])]);
                 let pending =
-                    PendingPartition { topic: "t".into(), partition: 129, from: "x".into(), to: Some("m128".into()) };
+                    PendingPartition { topic: "t".into(), partition: 129, from: "x".into(), to: Some("m000".into()) };
                 assert_eq!(out.pending, [pending]);
             } else {
                 assert_eq!(out.partitions_of("m128"), [TopicPartitions::new("t", [128, 129])]);

@@ -377,9 +377,19 @@ fn decode_members(members: &[JoinGroupMember]) -> Option<Vec<GroupMember>> {
 /// The claims the leader's hand-over honours: every claim under the cooperative protocol; under
 /// the eager one those at the group's highest claim generation when the assignor supports the
 /// cooperative protocol (`cooperative-sticky`, `chaos`), none for an eager-only assignor.
-fn claims(group: &[GroupMember], cooperative: bool, protocol_name: &str) -> BTreeSet<(String, String, i32)> {
+/// The claims the leader reads: every `(member, topic, partition)` listed (what step 3 keeps a
+/// partition of an unknown topic for), and of those the ones that own their partition (what the
+/// hand-over withholds for): a partition's claimers at its highest claim generation. A claim at
+/// a lower generation than another on the same partition is stale and owns nothing (Java's
+/// `CooperativeStickyAssignor`, issue 27).
+struct Claims {
+    listed: BTreeSet<(String, String, i32)>,
+    owning: BTreeSet<(String, String, i32)>,
+}
+
+fn claims(group: &[GroupMember], cooperative: bool, protocol_name: &str) -> Claims {
     if !cooperative && !COOPERATIVE_CAPABLE.contains(&protocol_name) {
-        return BTreeSet::new();
+        return Claims { listed: BTreeSet::new(), owning: BTreeSet::new() };
     }
     let generation = |m: &GroupMember| match m.subscription.generation_id {
         g if g >= 0 => g,
@@ -387,12 +397,26 @@ fn claims(group: &[GroupMember], cooperative: bool, protocol_name: &str) -> BTre
     };
     let claimers = || group.iter().filter(|m| !m.subscription.owned_partitions.is_empty());
     let current = if cooperative { i32::MIN } else { claimers().map(generation).max().unwrap_or(-1) };
-    claimers()
+    let listed: Vec<(i32, String, String, i32)> = claimers()
         .filter(|m| generation(m) >= current)
         .flat_map(|m| {
-            partition_set(&m.subscription.owned_partitions).into_iter().map(move |(t, p)| (m.member_id.clone(), t, p))
+            let g = generation(m);
+            partition_set(&m.subscription.owned_partitions)
+                .into_iter()
+                .map(move |(t, p)| (g, m.member_id.clone(), t, p))
         })
-        .collect()
+        .collect();
+    let mut highest: BTreeMap<(&str, i32), i32> = BTreeMap::new();
+    for (g, _, t, p) in &listed {
+        let h = highest.entry((t.as_str(), *p)).or_insert(*g);
+        *h = (*h).max(*g);
+    }
+    let owning = listed
+        .iter()
+        .filter(|(g, _, t, p)| highest[&(t.as_str(), *p)] == *g)
+        .map(|(_, m, t, p)| (m.clone(), t.clone(), *p))
+        .collect();
+    Claims { listed: listed.into_iter().map(|(_, m, t, p)| (m, t, p)).collect(), owning }
 }
 
 fn expected(
@@ -432,7 +456,7 @@ fn expected(
     for (m, list) in chaos_plan(plan, group) {
         let keep = list.into_iter().filter(|(t, p)| match metadata.topics.get(t) {
             Some(info) => *p >= 0 && *p < info.partitions,
-            None => cooperative && *p >= 0 && claimed.contains(&(m.clone(), t.clone(), *p)),
+            None => cooperative && *p >= 0 && claimed.listed.contains(&(m.clone(), t.clone(), *p)),
         });
         filtered.get_mut(&m).unwrap().extend(keep);
     }
@@ -451,7 +475,7 @@ fn expected(
         }
     }
     for (m, set) in filtered.iter_mut() {
-        set.retain(|(t, p)| !claimed.iter().any(|(o, ct, cp)| o != m && ct == t && cp == p));
+        set.retain(|(t, p)| !claimed.owning.iter().any(|(o, ct, cp)| o != m && ct == t && cp == p));
     }
     Expect::Sync(Some(filtered))
 }
@@ -493,13 +517,13 @@ fn check_sync(
                     assert!(cooperative, "{} given {t}-{p} of a topic the leader does not know (eager)", a.member_id);
                     assert!(*p >= 0, "{} given negative {t}-{p}", a.member_id);
                     assert!(
-                        claimed.contains(&(a.member_id.clone(), t.clone(), *p)),
+                        claimed.listed.contains(&(a.member_id.clone(), t.clone(), *p)),
                         "{} given unclaimed {t}-{p} of a topic the leader does not know",
                         a.member_id
                     );
                 }
             }
-            for (o, ct, cp) in &claimed {
+            for (o, ct, cp) in &claimed.owning {
                 assert!(
                     !(o != &a.member_id && ct == t && cp == p),
                     "{t}-{p} claimed by {o} and given to {} in the same round",
