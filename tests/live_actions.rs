@@ -8,71 +8,20 @@
 mod live;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use live::kcp::Run;
 use live::{Cluster, MemberOptions};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// What one `kcp` run did.
-struct Run {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("kcp printed no JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
-    }
-
-    fn ok(self) -> Value {
-        assert_eq!(self.status, Some(0), "kcp failed:\n{}\n{}", self.stdout, self.stderr);
-        self.json()
-    }
-}
-
-/// Runs `kcp ARGS...` against the cluster's PLAINTEXT listener, killed after `LIMIT`.
+/// Runs `kcp group ACTION --bootstrap-server <the cluster's PLAINTEXT listener> ARGS...`, killed
+/// after `LIMIT`.
 fn kcp(cluster: &Cluster, args: &[&str]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(["group"])
-        .args(&args[..1])
-        .args(["--bootstrap-server", &cluster.bootstrap])
-        .args(&args[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("kcp starts");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status.code();
-        }
-        if started.elapsed() >= LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
+    let mut all = vec!["group", args[0], "--bootstrap-server", &cluster.bootstrap];
+    all.extend(&args[1..]);
+    live::kcp::run(&all, LIMIT)
 }
 
 /// Kafka's tool, once more after a moment when it failed or printed an `Error:` (a 3.9.1

@@ -1,13 +1,16 @@
 //! A real consumer on our member (`examples/rskafka_consumer.rs`: rskafka fetches, our member
 //! owns the partitions and commits) in one group with Java consumers (`LiveConsumer --process
 //! true`, committing after each poll and on revocation), on Kafka 3.9.1 and 4.1.1, through
-//! scale-out, scale-in and a SIGKILL while records keep coming.
+//! scale-out, scale-in and a SIGKILL while records keep coming, and on the three-broker 3.9.1
+//! cluster through a broker restart too.
 //!
 //! Checks: every record produced is processed at least once; a member processes a partition only
 //! while it owns it, and no partition is owned by two members at once; within one ownership of a
 //! partition a member's committed offsets never go back; at the end the group's committed offsets
-//! (what a new member of the group is told when assigned) equal the log-end offsets: lag 0.
-//! A broker restart is not part of it: the shared clusters are not this test's to restart.
+//! (what a new member of the group is told when assigned) equal the log-end offsets: lag 0; and
+//! `kcp group describe` reports that lag, partition by partition, as Kafka's own
+//! `kafka-consumer-groups.sh --describe` does. The broker restart runs on `k39x3` only, which
+//! the test holds exclusively (the shared clusters are not its to restart).
 
 mod live;
 
@@ -22,7 +25,7 @@ const PARTITIONS: i32 = 6;
 /// Records per partition per batch; five batches.
 const BATCH: u32 = 200;
 const SESSION_MS: u32 = 10_000;
-const DRAIN: Duration = Duration::from_secs(40);
+const DRAIN: Duration = Duration::from_secs(60);
 
 /// The example's binary, brought up to date by cargo once per test process (integration tests
 /// get no `CARGO_BIN_EXE_` for examples; a no-op when `cargo test` built it already).
@@ -133,11 +136,58 @@ fn committed_offsets(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i3
         .collect()
 }
 
-fn run(cluster: Cluster) {
+/// `kafka-consumer-groups.sh --describe --group G`'s rows of `topic`: partition -> (current
+/// offset, log-end offset, lag), `None` for a `-`.
+type ToolRow = (Option<i64>, Option<i64>, Option<i64>);
+
+fn kafka_tool_offsets(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i32, ToolRow> {
+    let out = cluster
+        .kafka_tool("consumer-groups", &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group])
+        .unwrap_or_else(|e| panic!("{e}"));
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 6 && w[0] == group && w[1] == topic)
+        .map(|w| (w[2].parse().expect("a partition"), (w[3].parse().ok(), w[4].parse().ok(), w[5].parse().ok())))
+        .collect()
+}
+
+/// `kcp group describe --group G`'s offsets rows of `topic`, in the same shape, and the group's
+/// lag total.
+fn kcp_offsets(cluster: &Cluster, group: &str, topic: &str) -> (BTreeMap<i32, ToolRow>, Option<i64>) {
+    let v = live::kcp::run(
+        &["group", "describe", "--bootstrap-server", &cluster.bootstrap, "--group", group],
+        Duration::from_secs(60),
+    )
+    .ok();
+    let rows = v["offsets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["topic"] == topic)
+        .map(|o| {
+            let n = |k: &str| o[k].as_i64();
+            (n("partition").expect("a partition") as i32, (n("committed_offset"), n("log_end_offset"), n("lag")))
+        })
+        .collect();
+    (rows, v["lag"]["total"].as_i64())
+}
+
+fn run(cluster: Cluster, restart_a_broker: bool) {
     let topic = live::unique_name("commit-consumer");
     let group = format!("{topic}-g");
-    cluster.create_topic(&topic, PARTITIONS);
+    if restart_a_broker {
+        // Every partition on every broker, so the restart moves leaders and the coordinator.
+        cluster.create_topic_rf(&topic, PARTITIONS, 3);
+    } else {
+        cluster.create_topic(&topic, PARTITIONS);
+    }
     let started = Instant::now();
+    let mut batches = 0u32;
+    let mut produce_batch = || {
+        produce(&cluster, &topic);
+        batches += 1;
+        batches
+    };
     let wait_all = |members: &[&Member], batches: u32, what: &str| {
         let want = i64::from(PARTITIONS) * i64::from(BATCH * batches);
         let deadline = Instant::now() + DRAIN;
@@ -151,27 +201,34 @@ fn run(cluster: Cluster) {
         }
     };
 
-    produce(&cluster, &topic);
+    let n = produce_batch();
     let mut r1 = rskafka(&cluster, "r1", &group, &topic);
     let mut j1 = java(&cluster, "j1", &group, &topic);
-    wait_all(&[&r1, &j1], 1, "two members");
+    wait_all(&[&r1, &j1], n, "two members");
 
     // Scale out: a second consumer on our member joins.
-    produce(&cluster, &topic);
+    produce_batch();
     let mut r2 = rskafka(&cluster, "r2", &group, &topic);
     r2.wait_event("assigned", Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}\n{}", r2.diagnostics()));
-    produce(&cluster, &topic);
-    wait_all(&[&r1, &j1, &r2], 3, "scale-out");
+    let n = produce_batch();
+    wait_all(&[&r1, &j1, &r2], n, "scale-out");
+
+    if restart_a_broker {
+        // A broker goes down and comes back while the group runs; records keep coming after.
+        cluster.restart_broker(1);
+        let n = produce_batch();
+        wait_all(&[&r1, &j1, &r2], n, "after a broker restart");
+    }
 
     // SIGKILL one of ours: its partitions move after its session expires.
     r1.kill();
-    produce(&cluster, &topic);
-    wait_all(&[&r1, &j1, &r2], 4, "after the SIGKILL");
+    let n = produce_batch();
+    wait_all(&[&r1, &j1, &r2], n, "after the SIGKILL");
 
     // Scale in: the Java member leaves (committing in its revocation).
     j1.terminate(Duration::from_secs(40)).unwrap_or_else(|e| panic!("{e}"));
-    produce(&cluster, &topic);
-    wait_all(&[&r1, &j1, &r2], 5, "scale-in");
+    let n = produce_batch();
+    wait_all(&[&r1, &j1, &r2], n, "scale-in");
     // Let r2 commit what it processed, then leave.
     std::thread::sleep(Duration::from_secs(1));
     r2.terminate(Duration::from_secs(40)).unwrap_or_else(|e| panic!("{e}"));
@@ -181,23 +238,42 @@ fn run(cluster: Cluster) {
     for log in &logs {
         check_member(log, &topic).unwrap_or_else(|e| panic!("{e}"));
     }
-    let end = i64::from(BATCH * 5);
+    let end = i64::from(BATCH * batches);
     let committed = committed_offsets(&cluster, &group, &topic);
     let expected: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, end)).collect();
     assert_eq!(committed, expected, "{}: the group's committed offsets are the log-end offsets (lag 0)", cluster.name);
-    eprintln!("{}: {} records through scale-out, SIGKILL, scale-in in {:?}", cluster.name, end * 6, started.elapsed());
+
+    // The same lag as kcp reports it and as Kafka's tool reports it, partition by partition.
+    let (ours, total) = kcp_offsets(&cluster, &group, &topic);
+    let want: BTreeMap<i32, ToolRow> = (0..PARTITIONS).map(|p| (p, (Some(end), Some(end), Some(0)))).collect();
+    assert_eq!((&ours, total), (&want, Some(0)), "{}: kcp group describe's offsets", cluster.name);
+    assert_eq!(kafka_tool_offsets(&cluster, &group, &topic), ours, "{}: Kafka's tool and kcp", cluster.name);
+    eprintln!(
+        "{}: {} records through scale-out,{} SIGKILL, scale-in in {:?}",
+        cluster.name,
+        end * i64::from(PARTITIONS),
+        if restart_a_broker { " a broker restart," } else { "" },
+        started.elapsed()
+    );
 }
 
 #[test]
 fn rskafka_and_java_consumers_share_a_group_and_commit_to_lag_zero_on_3_9() {
     if let Some(cluster) = Cluster::shared("k39") {
-        run(cluster);
+        run(cluster, false);
     }
 }
 
 #[test]
 fn rskafka_and_java_consumers_share_a_group_and_commit_to_lag_zero_on_4_1() {
     if let Some(cluster) = Cluster::shared("k41") {
-        run(cluster);
+        run(cluster, false);
+    }
+}
+
+#[test]
+fn rskafka_and_java_consumers_commit_to_lag_zero_through_a_broker_restart() {
+    if let Some(cluster) = Cluster::exclusive("k39x3") {
+        run(cluster, true);
     }
 }

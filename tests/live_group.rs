@@ -7,68 +7,20 @@
 mod live;
 
 use live::member::parse_partitions;
+use live::kcp::Run;
 use live::{Cluster, Member, MemberOptions, TopicPartition};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const SETTLE: Duration = Duration::from_secs(90);
 const QUIET: Duration = Duration::from_secs(3);
 const EXIT: Duration = Duration::from_secs(45);
 
-/// What one `kcp` run did.
-struct Run {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("kcp printed no JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
-    }
-}
-
 /// Runs `kcp ARGS...`, killed after `limit`.
 fn kcp(args: &[&str], limit: Duration) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("kcp starts");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status.code();
-        }
-        if started.elapsed() >= limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let elapsed = started.elapsed();
-    Run {
-        status,
-        stdout: out_reader.join().unwrap_or_default(),
-        stderr: err_reader.join().unwrap_or_default(),
-        elapsed,
-    }
+    live::kcp::run(args, limit)
 }
 
 fn groups_set(v: &Value) -> BTreeSet<TopicPartition> {

@@ -8,52 +8,18 @@
 mod live;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use live::kcp::Run;
 use live::{unique_name, Cluster, MemberOptions};
 use serde_json::Value;
 
 const TOOL: Duration = Duration::from_secs(120);
 
-/// What one `kcp` run did.
-struct Run {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 /// Runs `kcp ARGS...`, killed after `limit`.
 fn kcp(args: &[&str], limit: Duration) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("kcp starts");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status.code();
-        }
-        if started.elapsed() >= limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
+    live::kcp::run(args, limit)
 }
 
 /// `kafka.sh tool NAME ARGS...` (Kafka's own tool of the cluster's version), with this

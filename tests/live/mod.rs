@@ -13,6 +13,7 @@
 //! returns, unless `KCP_LIVE_REQUIRED=1` (set in CI), where it fails.
 #![allow(dead_code, unused_imports)]
 
+pub mod kcp;
 pub mod member;
 pub mod ownership;
 
