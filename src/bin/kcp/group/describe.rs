@@ -47,6 +47,9 @@ struct GroupOutput {
     text: String,
 }
 
+/// A chunk of groups being described in its own task.
+type ChunkTask = tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>;
+
 pub(super) async fn describe(
     client: Client,
     args: &DescribeArgs,
@@ -75,8 +78,7 @@ pub(super) async fn describe(
 
     // Phase 1: describe every group, chunk by chunk, a few chunks in flight.
     let mut chunks = wanted.chunks(CHUNK).map(<[_]>::to_vec).collect::<VecDeque<_>>();
-    let mut running: VecDeque<(Vec<String>, tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>)> =
-        VecDeque::new();
+    let mut running: VecDeque<(Vec<String>, ChunkTask)> = VecDeque::new();
     let mut found: Vec<Found> = Vec::with_capacity(wanted.len());
     let mut fatal = None;
     loop {
