@@ -113,6 +113,8 @@ pub mod codec;
 pub mod coordinator;
 pub mod group_api;
 pub mod inspect;
+#[doc(hidden)]
+pub mod internal;
 #[cfg(feature = "offsets-log")]
 #[cfg_attr(docsrs, doc(cfg(feature = "offsets-log")))]
 pub mod offsets_log;

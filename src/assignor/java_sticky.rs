@@ -26,6 +26,9 @@ use super::common::{member_id_order, rank_of, FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
 use std::collections::{BTreeSet, HashMap};
 
+/// One round of the model's answer (`internal::java_sticky_model`): per member, its `(topic, partition)`s.
+pub type JavaModelRound = Vec<(String, Vec<(String, i32)>)>;
+
 /// Java's `DEFAULT_GENERATION`.
 const DEFAULT_GENERATION: i32 = -1;
 
@@ -297,7 +300,7 @@ pub(crate) fn java_round_lists(
     metadata: &super::ClusterMetadata,
     members: &[super::GroupMember],
     cooperative: bool,
-) -> Option<Vec<super::JavaModelRound>> {
+) -> Option<Vec<JavaModelRound>> {
     let members = Member::all_owned(members);
     let topics = Topics::new(metadata, &members).ok()?;
     let (rounds, _) = java_rounds(&topics, &members, cooperative)?;

@@ -34,9 +34,9 @@ use bytes::Bytes;
 
 use crate::{Assignment, Subscription, SubscriptionView};
 
-mod claims;
+pub(crate) mod claims;
 pub(crate) mod common;
-mod java_sticky;
+pub(crate) mod java_sticky;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod json;
@@ -47,28 +47,10 @@ mod range;
 mod roundrobin;
 mod sticky;
 
-/// One round of [`java_sticky_model`]: per member, its `(topic, partition)`s.
-#[doc(hidden)]
-pub type JavaModelRound = Vec<(String, Vec<(String, i32)>)>;
-
-/// Not part of the stable API: what the model of Java's sticky assignor (the floor under ours)
-/// answers in each round (one for `sticky`; for `cooperative-sticky` the first and every
-/// follow-up until nothing is withheld), per member in input order, partitions in Java's list
-/// order; `None` where the model does not follow Java. The parity tests compare it with Apache
-/// Kafka's own results.
-#[doc(hidden)]
-pub fn java_sticky_model(
-    metadata: &ClusterMetadata,
-    members: &[GroupMember],
-    cooperative: bool,
-) -> Option<Vec<JavaModelRound>> {
-    java_sticky::java_round_lists(metadata, members, cooperative)
-}
-
 pub use output::{GroupAssignment, MemberAssignment, TopicGroups};
 pub use range::RangeAssignor;
 pub use roundrobin::RoundRobinAssignor;
-pub use sticky::{member_claim, CooperativeStickyAssignor, StickyAssignor};
+pub use sticky::{CooperativeStickyAssignor, StickyAssignor};
 
 /// Names of the built-in assignors, in Java's `ASSIGN_FROM_SUBSCRIBED_ASSIGNORS` order.
 pub const BUILTIN_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative-sticky"];

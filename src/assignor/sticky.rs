@@ -181,7 +181,6 @@
 //!   the heuristics' hand-backs), so it never costs balance, rack alignment or another move.
 //! - Output lists are grouped per topic in name order, partitions ascending.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -326,36 +325,6 @@ impl PartitionAssignor for CooperativeStickyAssignor {
 
     fn on_assignment(&mut self, _assignment: &Assignment, generation_id: i32) {
         self.generation = generation_id;
-    }
-}
-
-/// A member's claim as each sticky assignor reads it: owned partitions and generation.
-///
-/// ```
-/// use kafka_consumer_protocol::assignor::member_claim;
-/// use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions};
-/// let sub = Subscription::new(["t"])
-///     .with_owned_partitions(vec![TopicPartitions::new("t", [1])])
-///     .with_user_data(CooperativeStickyUserData { generation: 4 }.encode());
-/// // No generation field: cooperative-sticky falls back to the userData generation.
-/// let (owned, generation) = member_claim(&sub, true);
-/// assert_eq!((owned.as_ref(), generation), (&[TopicPartitions::new("t", [1])][..], Some(4)));
-/// // The eager sticky assignor reads only userData (here not a sticky layout: nothing, -1).
-/// let (owned, generation) = member_claim(&sub, false);
-/// assert_eq!((owned.len(), generation), (0, Some(-1)));
-/// ```
-pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, [TopicPartitions]>, Option<i32>) {
-    if cooperative {
-        let generation = claims::cooperative_generation(subscription.generation_id, subscription.user_data.as_deref());
-        (Cow::Borrowed(&subscription.owned_partitions), generation)
-    } else {
-        match subscription.user_data.as_deref() {
-            None | Some([]) => (Cow::Borrowed(&[]), None),
-            Some(bytes) => {
-                let (data, _) = StickyUserData::decode_java(bytes);
-                (Cow::Owned(data.previous_assignment), data.generation)
-            }
-        }
     }
 }
 

@@ -29,6 +29,8 @@
 
 pub(crate) mod assignment;
 pub(crate) mod error;
+#[cfg(feature = "json")]
+pub(crate) mod escape;
 pub(crate) mod forms;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
