@@ -55,14 +55,14 @@ fn default_capacity(n: usize) -> usize {
 
 /// The `HashSet<TopicPartition>` of one movement record. Only its first element is ever read, so
 /// it keeps (partition, spread hash, insertion stamp) and the table size.
-struct PartitionSet {
+struct JavaPartitionHashSet {
     items: Vec<(u32, u32, u64)>,
     cap: u32,
 }
 
-impl PartitionSet {
+impl JavaPartitionHashSet {
     fn new() -> Self {
-        PartitionSet { items: Vec::new(), cap: 16 }
+        JavaPartitionHashSet { items: Vec::new(), cap: 16 }
     }
 
     /// `add`; false when Java would turn a bin into a tree (the order is not modelled then).
@@ -103,7 +103,7 @@ impl PartitionSet {
 #[derive(Default)]
 struct Movements {
     by_partition: FxMap<u32, (u32, u32)>,
-    by_pair: FxMap<(u32, u32, u32), PartitionSet>,
+    by_pair: FxMap<(u32, u32, u32), JavaPartitionHashSet>,
     pairs_per_topic: FxMap<u32, usize>,
     stamp: u64,
     unmodelled: bool,
@@ -131,7 +131,7 @@ impl Movements {
         let key = (t, pair.0, pair.1);
         let set = self.by_pair.entry(key).or_insert_with(|| {
             *self.pairs_per_topic.entry(t).or_insert(0) += 1;
-            PartitionSet::new()
+            JavaPartitionHashSet::new()
         });
         self.stamp += 1;
         if !set.insert(p, hash, self.stamp) {
@@ -1154,7 +1154,7 @@ mod tests {
 
     #[test]
     fn a_partition_set_returns_the_lowest_bin_then_the_oldest() {
-        let mut s = PartitionSet::new();
+        let mut s = JavaPartitionHashSet::new();
         assert!(s.insert(1, 0x25, 1)); // bin 5
         assert!(s.insert(2, 0x03, 2)); // bin 3
         assert!(s.insert(3, 0x13, 3)); // bin 3, later
