@@ -90,7 +90,7 @@ pub use offsets::{CommitError, PartitionOffset};
 use offsets::{PendingAssign, PendingCommit};
 
 use crate::assignor::leader::{self, LeaderError};
-use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
+use crate::assignor::{ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
 use crate::{AssignmentView, DecodeError, EncodeError, PartitionSet, Subscription, TopicPartitions, Version};
 
 /// Member configuration (Java consumer config names in the field docs).
@@ -250,19 +250,14 @@ pub enum CoordinatorError {
     },
     /// The broker selected a protocol this member has no assignor for.
     UnknownProtocol(String),
-    /// As leader: a member's subscription does not decode.
-    Subscription {
-        /// The member.
-        member_id: String,
-        /// The codec's error.
-        error: DecodeError,
-    },
     /// The assignment this member received does not decode (the member rejoins).
     Assignment(DecodeError),
-    /// A subscription (this member's) or an assignment (as leader) cannot be encoded.
+    /// This member's subscription cannot be encoded.
     Encode(EncodeError),
-    /// The assignor failed, or a custom cooperative assignor violated the protocol.
-    Assign(AssignError),
+    /// As leader, the round failed: a member's subscription does not decode, the assignor failed
+    /// (or a custom cooperative assignor violated the protocol), or a member's assignment cannot
+    /// be encoded; the member ids are kept.
+    Leader(LeaderError),
 }
 
 impl fmt::Display for CoordinatorError {
@@ -276,12 +271,10 @@ impl fmt::Display for CoordinatorError {
             CoordinatorError::UnknownProtocol(p) => {
                 write!(f, "Coordinator selected invalid assignment protocol: {p}")
             }
-            CoordinatorError::Subscription { member_id, error } => {
-                write!(f, "embedded protocol error: subscription of {member_id}: {error}")
-            }
             CoordinatorError::Assignment(e) => write!(f, "embedded protocol error: assignment: {e}"),
             CoordinatorError::Encode(e) => write!(f, "embedded protocol error: {e}"),
-            CoordinatorError::Assign(e) => write!(f, "{e}"),
+            CoordinatorError::Leader(LeaderError::Assign(e)) => write!(f, "{e}"),
+            CoordinatorError::Leader(e) => write!(f, "embedded protocol error: {e}"),
         }
     }
 }
@@ -289,9 +282,9 @@ impl fmt::Display for CoordinatorError {
 impl std::error::Error for CoordinatorError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            CoordinatorError::Subscription { error, .. } | CoordinatorError::Assignment(error) => Some(error),
+            CoordinatorError::Assignment(error) => Some(error),
             CoordinatorError::Encode(e) => Some(e),
-            CoordinatorError::Assign(e) => Some(e),
+            CoordinatorError::Leader(e) => Some(e),
             _ => None,
         }
     }
@@ -299,11 +292,7 @@ impl std::error::Error for CoordinatorError {
 
 impl From<LeaderError> for CoordinatorError {
     fn from(e: LeaderError) -> Self {
-        match e {
-            LeaderError::Subscription { member_id, error } => CoordinatorError::Subscription { member_id, error },
-            LeaderError::Assign(e) => CoordinatorError::Assign(e),
-            LeaderError::Encode { error, .. } => CoordinatorError::Encode(error),
-        }
+        CoordinatorError::Leader(e)
     }
 }
 
