@@ -6,7 +6,7 @@
 //! it is better than that optimum on one measure and worse on another, and a user comparing the
 //! two on such a group sees us lose on the measure they care about. So, on groups of up to 100,000
 //! partitions and either 256 members or 4,000,000 members x partitions, the leader also computes what Java would answer and keeps ours
-//! only where it is no worse on any measure (see `sticky::assign_sticky_with`).
+//! only where it is no worse on any measure (see `sticky::lead`, which asks `java_answer`).
 //!
 //! The model follows Java's steps on Java's data structures where their order decides the answer.
 //! The leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`): it

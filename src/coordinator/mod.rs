@@ -61,8 +61,8 @@
 //! assert!(matches!(events.last(), Some(Event::PartitionsAssigned(p)) if p[0].partitions == [0, 1]));
 //! ```
 //!
-//! To keep: the order of the drains above (the handshake a driver follows) and the
-//! `#[must_use]` on the polls. The leader's work lives in
+//! The drains above, in that order, are the handshake a driver follows; the polls are
+//! `#[must_use]` because a request or an event left queued stalls the member. The leader's work lives in
 //! [`assignor::leader`](crate::assignor::leader), the messages in [`group_api`](crate::group_api),
 //! the network driver in `client::member`.
 
