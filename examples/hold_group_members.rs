@@ -136,11 +136,9 @@ async fn commit(
     joined: &JoinGroupResponse,
     offset: i64,
 ) -> Result<ErrorCode, ClientError> {
-    use kafka_consumer_protocol::client::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
-    use kafka_consumer_protocol::client::messages::{GroupId, OffsetCommitRequest, TopicName};
-    use kafka_consumer_protocol::client::StrBytes;
+    use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
+    use kafka_protocol::messages::{GroupId, OffsetCommitRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
     let options = SendOptions::new(Deadline::after(Duration::from_secs(120)));
     let target = Target::Coordinator(group.to_owned());
     let sent = client

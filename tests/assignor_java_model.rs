@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use assignor_common::parity::java_sets;
 use assignor_common::{hex_decode, parse_group, Sets};
-use kafka_consumer_protocol::assignor::java_sticky_model;
+use kafka_consumer_protocol::internal::java_sticky_model;
 use serde_json::Value;
 
 /// Some member claims a partition id its topic does not have.
@@ -18,7 +18,7 @@ fn claims_a_missing_partition(
     cooperative: bool,
 ) -> bool {
     members.iter().any(|m| {
-        let (owned, _) = kafka_consumer_protocol::assignor::member_claim(&m.subscription, cooperative);
+        let (owned, _) = kafka_consumer_protocol::internal::member_claim(&m.subscription, cooperative);
         owned.iter().any(|g| {
             metadata.topics.get(&g.topic).is_some_and(|i| g.partitions.iter().any(|&p| p < 0 || p >= i.partitions))
         })

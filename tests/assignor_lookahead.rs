@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 
 use assignor_common::parity::{moved, rack_mismatches, sum_sq, Tally};
 use assignor_common::*;
-use kafka_consumer_protocol::assignor::{builtin, java_sticky_model, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::internal::java_sticky_model;
 use kafka_consumer_protocol::Subscription;
 
 /// The size of the groups a set draws.

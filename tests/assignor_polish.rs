@@ -20,7 +20,8 @@ mod assignor_common;
 use std::collections::BTreeMap;
 
 use assignor_common::*;
-use kafka_consumer_protocol::assignor::{builtin, java_sticky_model, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::internal::java_sticky_model;
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
 
 /// A random group of 2-3 members over 1-2 topics with at most 6 partitions in all. With

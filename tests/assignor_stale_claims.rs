@@ -16,8 +16,9 @@ use assignor_common::parity::{java_sets, moved};
 use assignor_common::{hex_decode, next_round, parse_group, sets, Sets};
 use bytes::Bytes;
 use kafka_consumer_protocol::assignor::leader::{lead, LeaderRound};
-use kafka_consumer_protocol::assignor::{builtin, member_claim, ClusterMetadata, GroupMember, RebalanceProtocol};
+use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, RebalanceProtocol};
 use kafka_consumer_protocol::group_api::JoinGroupMember;
+use kafka_consumer_protocol::internal::member_claim;
 use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions, Version};
 use serde_json::Value;
 

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use client_support::*;
-use kafka_consumer_protocol::client::messages::list_groups_response::ListedGroup;
-use kafka_consumer_protocol::client::messages::metadata_response::MetadataResponseBroker;
-use kafka_consumer_protocol::client::messages::*;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use serde_json::Value;
 

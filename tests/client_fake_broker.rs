@@ -8,19 +8,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use client_support::*;
-use kafka_consumer_protocol::client::messages::consumer_group_describe_response as cgd;
-use kafka_consumer_protocol::client::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
-use kafka_consumer_protocol::client::messages::find_coordinator_response::Coordinator;
-use kafka_consumer_protocol::client::messages::list_groups_response::ListedGroup;
-use kafka_consumer_protocol::client::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, Deadline, ErrorKind, ListGroupsFilter, SendOptions, Target,
 };
 use kafka_consumer_protocol::inspect::MemberType;
 use kafka_consumer_protocol::TopicPartitions;
+use kafka_protocol::messages::consumer_group_describe_response as cgd;
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 fn s(text: &str) -> StrBytes {

@@ -12,20 +12,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use client_support::*;
-use kafka_consumer_protocol::client::messages::api_versions_response::ApiVersion;
-use kafka_consumer_protocol::client::messages::find_coordinator_response::Coordinator;
-use kafka_consumer_protocol::client::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
-use kafka_consumer_protocol::client::messages::metadata_response::{
-    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
-use kafka_consumer_protocol::client::messages::offset_fetch_response::*;
-use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, Deadline, ErrorKind, IsolationLevel, OffsetSpec, OFFSET_FETCH_BATCHED_VERSION,
 };
 use kafka_consumer_protocol::TopicPartitions;
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::offset_fetch_response::*;
+use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Message, StrBytes};
 
 fn s(text: &str) -> StrBytes {

@@ -11,13 +11,13 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use client_support::*;
 use hmac::{Hmac, Mac};
-use kafka_consumer_protocol::client::messages::metadata_response::MetadataResponseBroker;
-use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::ListGroupsFilter;
 use kafka_consumer_protocol::client::{
     Client, ClientConfig, ClientIdentity, Deadline, ErrorKind, PemSource, SaslConfig, SaslMechanism, Secret,
     SecurityProtocol, TrustStore,
 };
+use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+use kafka_protocol::messages::*;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -42,7 +42,7 @@ fn plain_cluster(request: &Seen) -> Option<Reply> {
     }
 }
 
-use kafka_consumer_protocol::client::StrBytes;
+use kafka_protocol::protocol::StrBytes;
 
 struct Pki {
     ca_pem: String,

@@ -6,15 +6,16 @@ mod live;
 
 use std::time::Duration;
 
-use kafka_consumer_protocol::client::messages::join_group_request::JoinGroupRequestProtocol;
-use kafka_consumer_protocol::client::messages::leave_group_request::MemberIdentity;
-use kafka_consumer_protocol::client::messages::sync_group_request::SyncGroupRequestAssignment;
-use kafka_consumer_protocol::client::messages::*;
 use kafka_consumer_protocol::client::{
-    Client, ClientConfig, Deadline, ErrorKind, ListGroupsFilter, SendOptions, StrBytes, Target,
+    Client, ClientConfig, Deadline, ErrorKind, ListGroupsFilter, SendOptions, Target,
 };
 use kafka_consumer_protocol::inspect::MemberType;
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
 use live::{Cluster, MemberOptions};
 
 const SETTLE: Duration = Duration::from_secs(90);

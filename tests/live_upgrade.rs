@@ -18,11 +18,12 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kafka_consumer_protocol::client::messages::join_group_request::JoinGroupRequestProtocol;
-use kafka_consumer_protocol::client::messages::sync_group_request::SyncGroupRequestAssignment;
-use kafka_consumer_protocol::client::messages::{GroupId, JoinGroupRequest, SyncGroupRequest};
-use kafka_consumer_protocol::client::{Client, ClientConfig, Deadline, SendOptions, StrBytes, Target};
+use kafka_consumer_protocol::client::{Client, ClientConfig, Deadline, SendOptions, Target};
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::{GroupId, JoinGroupRequest, SyncGroupRequest};
+use kafka_protocol::protocol::StrBytes;
 use live::{Cluster, Member, MemberOptions};
 use serde_json::Value;
 

@@ -249,7 +249,7 @@ impl<'a> Topics<'a> {
         for i in &info {
             acc += i.partitions as u64;
             if acc >= u64::from(u32::MAX) {
-                return Err(AssignError::InvalidInput(format!("more than {} partitions in total", u32::MAX - 1)));
+                return Err(AssignError::TooManyPartitions { limit: u32::MAX - 1 });
             }
             base.push(acc as u32);
         }
@@ -350,10 +350,10 @@ pub(crate) fn check_members(members: &[Member<'_>]) -> Result<(), AssignError> {
     let mut ids: Vec<&str> = members.iter().map(|m| m.id()).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-        return Err(AssignError::InvalidInput(format!("member id {:?} appears twice", w[0])));
+        return Err(AssignError::DuplicateMemberId(w[0].to_owned()));
     }
     if members.len() >= NONE as usize {
-        return Err(AssignError::InvalidInput("too many members".into()));
+        return Err(AssignError::TooManyMembers);
     }
     Ok(())
 }

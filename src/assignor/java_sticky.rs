@@ -6,7 +6,7 @@
 //! it is better than that optimum on one measure and worse on another, and a user comparing the
 //! two on such a group sees us lose on the measure they care about. So, on groups of up to 100,000
 //! partitions and either 256 members or 4,000,000 members x partitions, the leader also computes what Java would answer and keeps ours
-//! only where it is no worse on any measure (see `sticky::assign_sticky_with`).
+//! only where it is no worse on any measure (see `sticky::lead`, which asks `java_answer`).
 //!
 //! The model follows Java's steps on Java's data structures where their order decides the answer.
 //! The leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`): it
@@ -25,6 +25,9 @@ use super::claims::Claim;
 use super::common::{member_id_order, rank_of, FxMap, Member, Topics, NONE};
 use crate::codec::java_string_cmp;
 use std::collections::{BTreeSet, HashMap};
+
+/// One round of the model's answer (`internal::java_sticky_model`): per member, its `(topic, partition)`s.
+pub type JavaModelRound = Vec<(String, Vec<(String, i32)>)>;
 
 /// Java's `DEFAULT_GENERATION`.
 const DEFAULT_GENERATION: i32 = -1;
@@ -52,14 +55,14 @@ fn default_capacity(n: usize) -> usize {
 
 /// The `HashSet<TopicPartition>` of one movement record. Only its first element is ever read, so
 /// it keeps (partition, spread hash, insertion stamp) and the table size.
-struct PartitionSet {
+struct JavaPartitionHashSet {
     items: Vec<(u32, u32, u64)>,
     cap: u32,
 }
 
-impl PartitionSet {
+impl JavaPartitionHashSet {
     fn new() -> Self {
-        PartitionSet { items: Vec::new(), cap: 16 }
+        JavaPartitionHashSet { items: Vec::new(), cap: 16 }
     }
 
     /// `add`; false when Java would turn a bin into a tree (the order is not modelled then).
@@ -100,7 +103,7 @@ impl PartitionSet {
 #[derive(Default)]
 struct Movements {
     by_partition: FxMap<u32, (u32, u32)>,
-    by_pair: FxMap<(u32, u32, u32), PartitionSet>,
+    by_pair: FxMap<(u32, u32, u32), JavaPartitionHashSet>,
     pairs_per_topic: FxMap<u32, usize>,
     stamp: u64,
     unmodelled: bool,
@@ -128,7 +131,7 @@ impl Movements {
         let key = (t, pair.0, pair.1);
         let set = self.by_pair.entry(key).or_insert_with(|| {
             *self.pairs_per_topic.entry(t).or_insert(0) += 1;
-            PartitionSet::new()
+            JavaPartitionHashSet::new()
         });
         self.stamp += 1;
         if !set.insert(p, hash, self.stamp) {
@@ -297,7 +300,7 @@ pub(crate) fn java_round_lists(
     metadata: &super::ClusterMetadata,
     members: &[super::GroupMember],
     cooperative: bool,
-) -> Option<Vec<super::JavaModelRound>> {
+) -> Option<Vec<JavaModelRound>> {
     let members = Member::all_owned(members);
     let topics = Topics::new(metadata, &members).ok()?;
     let (rounds, _) = java_rounds(&topics, &members, cooperative)?;
@@ -1151,7 +1154,7 @@ mod tests {
 
     #[test]
     fn a_partition_set_returns_the_lowest_bin_then_the_oldest() {
-        let mut s = PartitionSet::new();
+        let mut s = JavaPartitionHashSet::new();
         assert!(s.insert(1, 0x25, 1)); // bin 5
         assert!(s.insert(2, 0x03, 2)); // bin 3
         assert!(s.insert(3, 0x13, 3)); // bin 3, later

@@ -40,8 +40,9 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use super::{ClusterMetadata, TopicInfo};
+use crate::codec::escape::quoted;
 use crate::codec::json::{
-    groups_from, parse_document, parse_hex, quoted, user_data_from, DocumentError, Expecting, ObjectOnly, PartitionsDoc,
+    groups_from, parse_document, parse_hex, user_data_from, DocumentError, Expecting, ObjectOnly, PartitionsDoc,
 };
 use crate::codec::{Subscription, Version};
 use crate::group_api::JoinGroupMember;

@@ -59,8 +59,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! To keep: every claim is untrusted input (a partition id of 2^31 - 1, say), and no table here
-//! is sized by one: the hand-over's tables are bounded by the result's own size.
+//! Every claim is untrusted input (a partition id of 2^31 - 1, say), so no table here is sized
+//! by one: the hand-over's tables are bounded by the result's own size.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;

@@ -34,9 +34,9 @@ use bytes::Bytes;
 
 use crate::{Assignment, Subscription, SubscriptionView};
 
-mod claims;
+pub(crate) mod claims;
 pub(crate) mod common;
-mod java_sticky;
+pub(crate) mod java_sticky;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod json;
@@ -47,28 +47,10 @@ mod range;
 mod roundrobin;
 mod sticky;
 
-/// One round of [`java_sticky_model`]: per member, its `(topic, partition)`s.
-#[doc(hidden)]
-pub type JavaModelRound = Vec<(String, Vec<(String, i32)>)>;
-
-/// Not part of the stable API: what the model of Java's sticky assignor (the floor under ours)
-/// answers in each round (one for `sticky`; for `cooperative-sticky` the first and every
-/// follow-up until nothing is withheld), per member in input order, partitions in Java's list
-/// order; `None` where the model does not follow Java. The parity tests compare it with Apache
-/// Kafka's own results.
-#[doc(hidden)]
-pub fn java_sticky_model(
-    metadata: &ClusterMetadata,
-    members: &[GroupMember],
-    cooperative: bool,
-) -> Option<Vec<JavaModelRound>> {
-    java_sticky::java_round_lists(metadata, members, cooperative)
-}
-
 pub use output::{GroupAssignment, MemberAssignment, TopicGroups};
 pub use range::RangeAssignor;
 pub use roundrobin::RoundRobinAssignor;
-pub use sticky::{member_claim, CooperativeStickyAssignor, StickyAssignor};
+pub use sticky::{CooperativeStickyAssignor, StickyAssignor};
 
 /// Names of the built-in assignors, in Java's `ASSIGN_FROM_SUBSCRIBED_ASSIGNORS` order.
 pub const BUILTIN_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative-sticky"];
@@ -217,8 +199,24 @@ pub struct PendingPartition {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AssignError {
-    /// The input is inconsistent (for example the same member id twice).
-    InvalidInput(String),
+    /// The same member id is listed twice (the id).
+    DuplicateMemberId(String),
+    /// More members than the built-in assignors index (2^32 - 1).
+    TooManyMembers,
+    /// More partitions over all topics than the built-in assignors index (the limit).
+    TooManyPartitions {
+        /// The most partitions a group may have.
+        limit: u32,
+    },
+    /// The assignor is computing an assignment elsewhere: the coordinator handed the round out
+    /// ([`Config::offload_assignment`](crate::coordinator::Config::offload_assignment)) and
+    /// holds only a stand-in, which refuses to assign (the assignor's name).
+    AssignorBusy(String),
+    /// The assignor panicked on the thread that ran it (the panic's message); the member that
+    /// ran it cannot lead any more.
+    AssignorPanicked(String),
+    /// A custom assignor refused the group, for its own reason.
+    Custom(String),
     /// A custom cooperative assignor gave a partition to a member while another one still owns it.
     CooperativeViolation(String),
 }
@@ -226,7 +224,14 @@ pub enum AssignError {
 impl fmt::Display for AssignError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AssignError::InvalidInput(m) => write!(f, "invalid assignor input: {m}"),
+            AssignError::DuplicateMemberId(id) => write!(f, "invalid assignor input: member id {id:?} appears twice"),
+            AssignError::TooManyMembers => write!(f, "invalid assignor input: too many members"),
+            AssignError::TooManyPartitions { limit } => {
+                write!(f, "invalid assignor input: more than {limit} partitions in total")
+            }
+            AssignError::AssignorBusy(name) => write!(f, "assignor {name} is computing an assignment elsewhere"),
+            AssignError::AssignorPanicked(m) => write!(f, "the assignor panicked: {m}"),
+            AssignError::Custom(m) => write!(f, "the assignor failed: {m}"),
             AssignError::CooperativeViolation(m) => write!(f, "cooperative assignment violation: {m}"),
         }
     }

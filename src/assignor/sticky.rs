@@ -117,11 +117,10 @@
 //! withheld partitions are the unowned ones, it completes the hand-over the first round began
 //! rather than move more), and stands in for Java's answer where ours loses to Java and it does
 //! not; otherwise Java's final assignment is the target. No candidate, Java's included, is taken
-//! unless it is balanced by the first goal above. The model matches Java round for round on
-//! 1,404 of the 1,413 committed parity runs (`tests/assignor_java_model.rs`); it gives up (and
-//! ours stands) on the other 9, where Java keeps claims on partitions that no longer exist or
-//! does not converge within 30 rounds, and also where Java throws and past a work budget (Java's
-//! balancing loop can be quadratic).
+//! unless it is balanced by the first goal above. The model gives up (and ours stands) where Java
+//! keeps claims on partitions that no longer exist or does not converge within 30 rounds, where
+//! Java throws, and past a work budget (Java's balancing loop can be quadratic);
+//! `tests/assignor_java_model.rs` compares it with Java's own results round for round.
 //!
 //! Each round is compared with what Java would do from that round's own state, and a leader
 //! cannot tell a follow-up round from a new rebalance. So for `cooperative-sticky`, where the
@@ -129,10 +128,10 @@
 //! next leader will, on the state the members rejoin with) and compares where the rebalance ends
 //! with where Java ends. Where ours would end worse, it tries Java's own first round, then Java's
 //! end as the target, then our own answer, and takes the first that ends no worse (else the one
-//! worse on the fewest measures). No committed parity group ends worse than Java on any measure.
-//! On 15,000 seeded random reassignments (`tests/assignor_lookahead.rs`, against the model) 15
-//! end one to three partitions moved more than Java: Java's later round gives a partition an
-//! earlier one revoked back to its first owner, which a leader that finds it unowned cannot know.
+//! worse on the fewest measures). Where Java's later round gives a partition an earlier one
+//! revoked back to its first owner, ours can end with a few partitions moved more than Java's: a
+//! leader that finds the partition unowned cannot know where it came from
+//! (`tests/assignor_lookahead.rs` pins those cases against the model).
 //!
 //! # Cooperative hand-over
 //! `cooperative-sticky` computes the same target, then withholds every partition whose current
@@ -181,7 +180,6 @@
 //!   the heuristics' hand-backs), so it never costs balance, rack alignment or another move.
 //! - Output lists are grouped per topic in name order, partitions ascending.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -326,36 +324,6 @@ impl PartitionAssignor for CooperativeStickyAssignor {
 
     fn on_assignment(&mut self, _assignment: &Assignment, generation_id: i32) {
         self.generation = generation_id;
-    }
-}
-
-/// A member's claim as each sticky assignor reads it: owned partitions and generation.
-///
-/// ```
-/// use kafka_consumer_protocol::assignor::member_claim;
-/// use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions};
-/// let sub = Subscription::new(["t"])
-///     .with_owned_partitions(vec![TopicPartitions::new("t", [1])])
-///     .with_user_data(CooperativeStickyUserData { generation: 4 }.encode());
-/// // No generation field: cooperative-sticky falls back to the userData generation.
-/// let (owned, generation) = member_claim(&sub, true);
-/// assert_eq!((owned.as_ref(), generation), (&[TopicPartitions::new("t", [1])][..], Some(4)));
-/// // The eager sticky assignor reads only userData (here not a sticky layout: nothing, -1).
-/// let (owned, generation) = member_claim(&sub, false);
-/// assert_eq!((owned.len(), generation), (0, Some(-1)));
-/// ```
-pub fn member_claim(subscription: &Subscription, cooperative: bool) -> (Cow<'_, [TopicPartitions]>, Option<i32>) {
-    if cooperative {
-        let generation = claims::cooperative_generation(subscription.generation_id, subscription.user_data.as_deref());
-        (Cow::Borrowed(&subscription.owned_partitions), generation)
-    } else {
-        match subscription.user_data.as_deref() {
-            None | Some([]) => (Cow::Borrowed(&[]), None),
-            Some(bytes) => {
-                let (data, _) = StickyUserData::decode_java(bytes);
-                (Cow::Owned(data.previous_assignment), data.generation)
-            }
-        }
     }
 }
 

@@ -65,22 +65,23 @@ mod versions;
 
 use bytes::Bytes;
 
-pub use admin::BrokerConfig;
 pub use admin::offsets::{
     CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
 pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
+pub use admin::BrokerConfig;
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, OAuthBearerConfig, PemSource, SaslConfig, SaslMechanism, Secret,
     SecurityProtocol, StoreFile, StoreFormat, TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE,
     DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::{ClientError, ConfigError, ErrorKind};
-/// `kafka-protocol`'s request and response messages, for [`Client::send`].
-pub use kafka_protocol::messages;
-/// `kafka-protocol`'s string type, which its messages use.
-pub use kafka_protocol::protocol::StrBytes;
+// `kafka-protocol`'s messages and string type are not re-exported: callers of `Client::send`
+// depend on that crate themselves (the generated docs stay ours). Imported here for the
+// submodules.
+use kafka_protocol::messages;
+use kafka_protocol::protocol::StrBytes;
 pub use pool::Client;
 pub use types::{
     ClassicGroupDescription, ConsumerGroupDescription, Deadline, ListGroupsFilter, ListedGroup, Metadata, Node,

@@ -83,9 +83,13 @@ impl Client {
     /// pre-allocates each array by the count the broker sent: the frame cap bounds the bytes
     /// read, not that allocation, so only send them to brokers you trust.
     ///
+    /// `R` is any request of the `kafka-protocol` crate (its `Request` trait), which a caller
+    /// depends on itself, at the version this crate uses:
+    ///
     /// ```no_run
-    /// use kafka_consumer_protocol::client::messages::{GroupId, HeartbeatRequest};
-    /// use kafka_consumer_protocol::client::{Client, Deadline, SendOptions, StrBytes, Target};
+    /// use kafka_consumer_protocol::client::{Client, Deadline, SendOptions, Target};
+    /// use kafka_protocol::messages::{GroupId, HeartbeatRequest};
+    /// use kafka_protocol::protocol::StrBytes;
     /// # async fn run(client: Client, member_id: StrBytes) -> Result<(), kafka_consumer_protocol::client::ClientError> {
     /// let deadline = Deadline::after(std::time::Duration::from_secs(10));
     /// let target = Target::Coordinator("orders".into());

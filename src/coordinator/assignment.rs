@@ -92,7 +92,7 @@ impl PartitionAssignor for Away {
         None
     }
     fn assign(&self, _metadata: &ClusterMetadata, _members: &[GroupMember]) -> Result<GroupAssignment, AssignError> {
-        Err(AssignError::InvalidInput(format!("assignor {} is computing an assignment elsewhere", self.name)))
+        Err(AssignError::AssignorBusy(self.name.clone()))
     }
     fn on_assignment(&mut self, _assignment: &Assignment, _generation_id: i32) {}
 }

@@ -61,15 +61,17 @@
 //! assert!(matches!(events.last(), Some(Event::PartitionsAssigned(p)) if p[0].partitions == [0, 1]));
 //! ```
 //!
-//! To keep: the order of the drains above (the handshake a driver follows) and the
-//! `#[must_use]` on the polls. The leader's work lives in
-//! [`assignor::leader`](crate::assignor::leader), the messages in [`group_api`](crate::group_api),
-//! the network driver in `client::member`.
+//! The drains above, in that order, are the handshake a driver follows; the polls are
+//! `#[must_use]` because a request or an event left queued stalls the member. The leader's work
+//! lives in [`assignor::leader`](crate::assignor::leader), the messages in
+//! [`group_api`](crate::group_api), the network driver in `client::member`. The member's clocks
+//! (heartbeat, session, rejoin backoff) are one timer table (`timers.rs`).
 
 mod assignment;
 mod io;
 mod metrics;
 mod offsets;
+mod timers;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -88,9 +90,10 @@ pub use io::{Request, RequestId, Response, Transmit};
 pub use metrics::{ListenerKind, Metrics};
 pub use offsets::{CommitError, PartitionOffset};
 use offsets::{PendingAssign, PendingCommit};
+use timers::Timers;
 
 use crate::assignor::leader::{self, LeaderError};
-use crate::assignor::{AssignError, ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
+use crate::assignor::{ClusterMetadata, GroupAssignment, PartitionAssignor, RebalanceProtocol};
 use crate::{AssignmentView, DecodeError, EncodeError, PartitionSet, Subscription, TopicPartitions, Version};
 
 /// Member configuration (Java consumer config names in the field docs).
@@ -250,19 +253,14 @@ pub enum CoordinatorError {
     },
     /// The broker selected a protocol this member has no assignor for.
     UnknownProtocol(String),
-    /// As leader: a member's subscription does not decode.
-    Subscription {
-        /// The member.
-        member_id: String,
-        /// The codec's error.
-        error: DecodeError,
-    },
     /// The assignment this member received does not decode (the member rejoins).
     Assignment(DecodeError),
-    /// A subscription (this member's) or an assignment (as leader) cannot be encoded.
+    /// This member's subscription cannot be encoded.
     Encode(EncodeError),
-    /// The assignor failed, or a custom cooperative assignor violated the protocol.
-    Assign(AssignError),
+    /// As leader, the round failed: a member's subscription does not decode, the assignor failed
+    /// (or a custom cooperative assignor violated the protocol), or a member's assignment cannot
+    /// be encoded; the member ids are kept.
+    Leader(LeaderError),
 }
 
 impl fmt::Display for CoordinatorError {
@@ -276,12 +274,10 @@ impl fmt::Display for CoordinatorError {
             CoordinatorError::UnknownProtocol(p) => {
                 write!(f, "Coordinator selected invalid assignment protocol: {p}")
             }
-            CoordinatorError::Subscription { member_id, error } => {
-                write!(f, "embedded protocol error: subscription of {member_id}: {error}")
-            }
             CoordinatorError::Assignment(e) => write!(f, "embedded protocol error: assignment: {e}"),
             CoordinatorError::Encode(e) => write!(f, "embedded protocol error: {e}"),
-            CoordinatorError::Assign(e) => write!(f, "{e}"),
+            CoordinatorError::Leader(LeaderError::Assign(e)) => write!(f, "{e}"),
+            CoordinatorError::Leader(e) => write!(f, "embedded protocol error: {e}"),
         }
     }
 }
@@ -289,9 +285,9 @@ impl fmt::Display for CoordinatorError {
 impl std::error::Error for CoordinatorError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            CoordinatorError::Subscription { error, .. } | CoordinatorError::Assignment(error) => Some(error),
+            CoordinatorError::Assignment(error) => Some(error),
             CoordinatorError::Encode(e) => Some(e),
-            CoordinatorError::Assign(e) => Some(e),
+            CoordinatorError::Leader(e) => Some(e),
             _ => None,
         }
     }
@@ -299,11 +295,7 @@ impl std::error::Error for CoordinatorError {
 
 impl From<LeaderError> for CoordinatorError {
     fn from(e: LeaderError) -> Self {
-        match e {
-            LeaderError::Subscription { member_id, error } => CoordinatorError::Subscription { member_id, error },
-            LeaderError::Assign(e) => CoordinatorError::Assign(e),
-            LeaderError::Encode { error, .. } => CoordinatorError::Encode(error),
-        }
+        CoordinatorError::Leader(e)
     }
 }
 
@@ -403,9 +395,8 @@ pub struct Coordinator {
     leader: LeaderState,
     join_sync: Option<InFlight>,
     heartbeat: Option<InFlight>,
-    next_heartbeat: u64,
-    last_heartbeat_ok: u64,
-    backoff_until: u64,
+    /// The member's clocks; requests in flight carry their own deadlines.
+    timers: Timers,
     rebalance_start: Option<u64>,
     next_id: u64,
     queued: VecDeque<Transmit>,
@@ -479,9 +470,7 @@ impl Coordinator {
             leader: LeaderState::default(),
             join_sync: None,
             heartbeat: None,
-            next_heartbeat: now,
-            last_heartbeat_ok: now,
-            backoff_until: 0,
+            timers: Timers::new(now),
             rebalance_start: None,
             next_id: 1,
             queued: VecDeque::new(),
@@ -702,7 +691,7 @@ impl Coordinator {
                 self.heartbeat = None;
             }
         }
-        if self.heartbeats_enabled() && now >= self.last_heartbeat_ok + self.config.session_timeout_ms {
+        if self.heartbeats_enabled() && now >= self.timers.session_expiry(self.config.session_timeout_ms) {
             // As librdkafka does: no heartbeat got through for a whole session, so the broker
             // has expelled us; our partitions are lost.
             self.reset_generation(true, "session timed out without a successful heartbeat");
@@ -774,13 +763,17 @@ impl Coordinator {
             min(f.deadline);
         }
         if self.heartbeats_enabled() {
-            min(self.last_heartbeat_ok + self.config.session_timeout_ms);
+            min(self.timers.session_expiry(self.config.session_timeout_ms));
             if self.heartbeat.is_none() {
-                min(self.next_heartbeat);
+                min(self.timers.heartbeat_due);
             }
         }
-        if self.rejoin_needed && self.join_sync.is_none() && !self.topics.is_empty() && self.backoff_until > 0 {
-            min(self.backoff_until);
+        if self.rejoin_needed
+            && self.join_sync.is_none()
+            && !self.topics.is_empty()
+            && self.timers.rejoin_backoff_until > 0
+        {
+            min(self.timers.rejoin_backoff_until);
         }
         for c in self.commits.values() {
             min(c.deadline);
@@ -833,7 +826,7 @@ impl Coordinator {
             self.state = State::Unjoined;
         }
         self.rejoin_needed = true;
-        self.backoff_until = if backoff { now + self.config.retry_backoff_ms } else { 0 };
+        self.timers.rejoin_backoff_until = if backoff { now + self.config.retry_backoff_ms } else { 0 };
     }
 
     /// Resets the generation after the broker said we are out (KIP-429 §1.4): the partitions
@@ -887,7 +880,7 @@ impl Coordinator {
             && self.leader.assigning.is_none()
             && self.join_sync.is_none()
             && !self.topics.is_empty()
-            && now >= self.backoff_until
+            && now >= self.timers.rejoin_backoff_until
             && !self.revocation_pending
         {
             if self.needs_join_prepare {
@@ -898,7 +891,7 @@ impl Coordinator {
                 self.send_join(now);
             }
         }
-        if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.next_heartbeat {
+        if self.heartbeats_enabled() && self.heartbeat.is_none() && now >= self.timers.heartbeat_due {
             let id = self.fresh_id();
             self.heartbeat = Some(InFlight {
                 id,
@@ -906,7 +899,7 @@ impl Coordinator {
                 deadline: now + self.config.request_timeout_ms,
                 generation: self.generation,
             });
-            self.next_heartbeat = now + self.config.heartbeat_interval_ms;
+            self.timers.heartbeat_after(now, self.config.heartbeat_interval_ms);
             self.queued.push_back(Transmit {
                 id,
                 request: Request::Heartbeat(HeartbeatRequest {
@@ -1050,8 +1043,8 @@ impl Coordinator {
         self.member_id = r.member_id.clone();
         self.protocol_name = Some(protocol_name.clone());
         self.state = State::CompletingRebalance;
-        self.last_heartbeat_ok = now;
-        self.next_heartbeat = now + self.config.heartbeat_interval_ms;
+        self.timers.session_alive(now);
+        self.timers.heartbeat_after(now, self.config.heartbeat_interval_ms);
         let mut assignments = Vec::new();
         if r.leader == r.member_id {
             self.leader.elected = true;
@@ -1214,7 +1207,7 @@ impl Coordinator {
         }
         let start = self.rebalance_start.take().unwrap_or(now);
         self.metrics.record_rebalance(now, now - start);
-        self.last_heartbeat_ok = now;
+        self.timers.session_alive(now);
         self.on_join_complete(now, r.assignment);
     }
 
@@ -1278,11 +1271,13 @@ impl Coordinator {
     fn on_heartbeat_response(&mut self, now: u64, f: InFlight, r: HeartbeatResponse) {
         let unchanged = f.generation == self.generation;
         match r.error {
-            ErrorCode::NONE if unchanged => self.last_heartbeat_ok = now,
+            ErrorCode::NONE if unchanged => self.timers.session_alive(now),
             ErrorCode::NONE => {}
             ErrorCode::REBALANCE_IN_PROGRESS => {
                 // The broker still knows us: that proves the session is alive.
-                self.last_heartbeat_ok = if unchanged { now } else { self.last_heartbeat_ok };
+                if unchanged {
+                    self.timers.session_alive(now);
+                }
                 if self.state == State::Stable {
                     self.request_rejoin("group is already rebalancing");
                 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::assignor::leader::COOPERATIVE_STICKY;
-use crate::assignor::{ClusterMetadata, GroupMember, PendingPartition};
+use crate::assignor::{AssignError, ClusterMetadata, GroupMember, PendingPartition};
 use crate::{Assignment, SubscriptionView};
 
 /// A `(topic, partition)` pair.
@@ -571,7 +571,10 @@ fn leader_validates_custom_cooperative_assignors() {
     let mut h = H::new(vec![mover("custom", &[Cooperative])], None);
     let (t, ev) = leader_round(&mut h, "custom", vec![("m1", vec![]), ("m2", vec![tp("t", 0), tp("t", 1)])]);
     assert!(
-        matches!(&ev[..], [Event::Error(CoordinatorError::Assign(AssignError::CooperativeViolation(_)))]),
+        matches!(
+            &ev[..],
+            [Event::Error(CoordinatorError::Leader(LeaderError::Assign(AssignError::CooperativeViolation(_))))]
+        ),
         "{ev:?}"
     );
     assert!(t.is_none(), "no SyncGroup after a failed assignment");

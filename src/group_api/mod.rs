@@ -17,7 +17,7 @@
 //! [`JoinGroupRequest::map_payloads`] and its siblings turning one into the other. One set of
 //! field names and types serves both.
 //!
-//! To keep: [`ErrorCode`] is a newtype over the wire's `int16` (unknown codes survive a round
+//! [`ErrorCode`] is a newtype over the wire's `int16` (unknown codes survive a round
 //! trip), with Java's names and its fatal/retriable classification in one place.
 
 use bytes::Bytes;

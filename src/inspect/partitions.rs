@@ -4,29 +4,30 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::TopicPartitions;
 
-/// `topic -> partitions`, sorted, without duplicates.
-pub(crate) type PartitionSet = BTreeMap<String, BTreeSet<i32>>;
+/// `topic -> partitions`, sorted, without duplicates: the inspections' working map (the
+/// crate's set of pairs that crosses modules is [`crate::PartitionSet`]).
+pub(crate) type PartitionsByTopic = BTreeMap<String, BTreeSet<i32>>;
 
 /// Groups `(topic, partition)` pairs per topic, topics and partitions ascending.
 pub(crate) fn grouped<'a>(pairs: impl IntoIterator<Item = (&'a str, i32)>) -> Vec<TopicPartitions> {
-    let mut set = PartitionSet::new();
+    let mut set = PartitionsByTopic::new();
     for (topic, partition) in pairs {
         set.entry(topic.to_owned()).or_default().insert(partition);
     }
     to_groups(&set)
 }
 
-/// The set as `{topic, partitions}` groups.
-pub(crate) fn to_groups(set: &PartitionSet) -> Vec<TopicPartitions> {
+/// The map as `{topic, partitions}` groups.
+pub(crate) fn to_groups(set: &PartitionsByTopic) -> Vec<TopicPartitions> {
     set.iter()
         .filter(|(_, p)| !p.is_empty())
         .map(|(t, p)| TopicPartitions::new(t.clone(), p.iter().copied().collect::<Vec<_>>()))
         .collect()
 }
 
-/// A set from `{topic, partitions}` groups (a topic listed twice is merged).
-pub(crate) fn to_set(groups: &[TopicPartitions]) -> PartitionSet {
-    let mut set = PartitionSet::new();
+/// The partitions of `{topic, partitions}` groups by topic (a topic listed twice is merged).
+pub(crate) fn by_topic(groups: &[TopicPartitions]) -> PartitionsByTopic {
+    let mut set = PartitionsByTopic::new();
     for g in groups {
         set.entry(g.topic.clone()).or_default().extend(g.partitions.iter().copied());
     }

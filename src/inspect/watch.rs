@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::classic::{ClassicGroup, ClassicGroupReport};
 use super::consumer::ConsumerGroup;
 use super::diagnostic::Diagnostic;
-use super::partitions::{to_groups, to_set, PartitionSet};
+use super::partitions::{by_topic, to_groups, PartitionsByTopic};
 use crate::TopicPartitions;
 
 /// What one poll of a group showed.
@@ -226,7 +226,7 @@ pub struct Watcher {
     threshold: StormThreshold,
     previous: Option<Snapshot>,
     /// The last known assignment of every current member.
-    assignments: BTreeMap<String, PartitionSet>,
+    assignments: BTreeMap<String, PartitionsByTopic>,
     /// The last reported findings, kept across polls that do not report them.
     diagnostics: BTreeSet<Diagnostic>,
     /// Times of the most recent rebalances, at most `threshold.rebalances + 1` of them.
@@ -260,7 +260,7 @@ impl Watcher {
             events.push(Event::State { previous: None, state: snapshot.state.clone() });
             for (id, assignment) in &snapshot.members {
                 if let Some(a) = assignment {
-                    self.assignments.insert(id.clone(), to_set(a));
+                    self.assignments.insert(id.clone(), by_topic(a));
                 }
             }
             if snapshot.reports_assignments {
@@ -279,7 +279,7 @@ impl Watcher {
         let joined: Vec<&String> = snapshot.members.keys().filter(|m| !previous.members.contains_key(*m)).collect();
         let mut changes = Vec::new();
         for (id, assignment) in &snapshot.members {
-            let Some(now) = assignment.as_ref().map(|a| to_set(a)) else { continue };
+            let Some(now) = assignment.as_ref().map(|a| by_topic(a)) else { continue };
             let before = self.assignments.get(id).cloned().unwrap_or_default();
             let added = difference(&now, &before);
             let removed = difference(&before, &now);
@@ -360,8 +360,8 @@ impl Watcher {
     }
 }
 
-fn difference(a: &PartitionSet, b: &PartitionSet) -> Vec<TopicPartitions> {
-    let mut out = PartitionSet::new();
+fn difference(a: &PartitionsByTopic, b: &PartitionsByTopic) -> Vec<TopicPartitions> {
+    let mut out = PartitionsByTopic::new();
     for (topic, partitions) in a {
         let other = b.get(topic);
         let only: BTreeSet<i32> = partitions.iter().copied().filter(|p| other.is_none_or(|o| !o.contains(p))).collect();

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::{Arbitrary, Unstructured};
 use bytes::Bytes;
+use kafka_consumer_protocol::assignor::leader::LeaderError;
 use kafka_consumer_protocol::assignor::{
     builtin, AssignError, ClusterMetadata, GroupAssignment, GroupMember, PartitionAssignor, RebalanceProtocol,
     TopicInfo,
@@ -431,7 +432,7 @@ fn expected(
     }
     let Some(group) = group else {
         return Expect::Error(
-            |e| matches!(e, CoordinatorError::Subscription { .. }),
+            |e| matches!(e, CoordinatorError::Leader(LeaderError::Subscription { .. })),
             "undecodable subscription".into(),
         );
     };
@@ -442,7 +443,7 @@ fn expected(
         ids.sort_unstable();
         return if ids.windows(2).any(|w| w[0] == w[1]) {
             Expect::Error(
-                |e| matches!(e, CoordinatorError::Assign(AssignError::InvalidInput(_))),
+                |e| matches!(e, CoordinatorError::Leader(LeaderError::Assign(AssignError::DuplicateMemberId(_)))),
                 "a member id listed twice".into(),
             )
         } else {
@@ -469,7 +470,7 @@ fn expected(
         }
         if added.intersection(&revoked).next().is_some() {
             return Expect::Error(
-                |e| matches!(e, CoordinatorError::Assign(AssignError::CooperativeViolation(_))),
+                |e| matches!(e, CoordinatorError::Leader(LeaderError::Assign(AssignError::CooperativeViolation(_)))),
                 "chaos moved a partition in one round".into(),
             );
         }

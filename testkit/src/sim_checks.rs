@@ -2,7 +2,7 @@
 //! in `tests/sim_corpus.rs`.
 
 use arbitrary::{Arbitrary, Unstructured};
-use kafka_consumer_protocol::sim::gen::{scenario_from_raw, RawStep};
+use kafka_consumer_protocol::internal::{scenario_from_raw, RawStep};
 use kafka_consumer_protocol::sim::run;
 
 /// Raw scenario parameters; `scenario_from_raw` maps any value onto a valid scenario.

@@ -6,7 +6,8 @@ pub mod parity;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_consumer_protocol::assignor::{member_claim, ClusterMetadata, GroupAssignment, GroupMember, TopicInfo};
+use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupAssignment, GroupMember, TopicInfo};
+use kafka_consumer_protocol::internal::member_claim;
 use kafka_consumer_protocol::{CooperativeStickyUserData, Subscription, TopicPartitions};
 use serde_json::Value;
 

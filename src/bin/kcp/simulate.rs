@@ -2,7 +2,8 @@
 //! or a large group never holds its whole timeline in memory (except with `--svg`, which draws
 //! the whole timeline and so is limited to small groups).
 
-use kafka_consumer_protocol::sim::{json, run_with, svg, Outcome, Scenario, Step, TimelineEntry};
+use kafka_consumer_protocol::internal::svg;
+use kafka_consumer_protocol::sim::{json, run_with, Outcome, Scenario, Step, TimelineEntry};
 use serde_json::Value;
 
 use super::input::read_document;

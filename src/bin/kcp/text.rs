@@ -6,4 +6,4 @@
 //! The rules are the library's (`codec::json`, which quotes input documents in its errors the
 //! same way): one copy, so the binary and the library cannot escape differently.
 
-pub use kafka_consumer_protocol::codec::json::{quoted, terminal_safe as clean};
+pub use kafka_consumer_protocol::internal::{quoted, terminal_safe as clean};

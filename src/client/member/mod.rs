@@ -931,9 +931,10 @@ impl<T: GroupTransport> Driver<T> {
             Completion::Assignment(Ok(done)) => self.coord.handle_assignment(now, done),
             Completion::Assignment(Err(panic)) => {
                 // The assignor is gone with its thread: this member cannot lead any more.
-                let error = MemberError::Coordinator(CoordinatorError::Assign(
-                    crate::assignor::AssignError::InvalidInput(format!("the assignor panicked: {panic}")),
-                ));
+                let error =
+                    MemberError::Coordinator(CoordinatorError::Leader(crate::assignor::leader::LeaderError::Assign(
+                        crate::assignor::AssignError::AssignorPanicked(panic.to_string()),
+                    )));
                 self.leave_without_request(now);
                 self.outbox.push_back(MemberEvent::Error { error, fatal: true });
             }

@@ -47,6 +47,9 @@ struct GroupOutput {
     text: String,
 }
 
+/// A chunk of groups being described in its own task.
+type ChunkTask = tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>;
+
 pub(super) async fn describe(
     client: Client,
     args: &DescribeArgs,
@@ -75,8 +78,7 @@ pub(super) async fn describe(
 
     // Phase 1: describe every group, chunk by chunk, a few chunks in flight.
     let mut chunks = wanted.chunks(CHUNK).map(<[_]>::to_vec).collect::<VecDeque<_>>();
-    let mut running: VecDeque<(Vec<String>, tokio::task::JoinHandle<Result<Vec<Found>, ClientError>>)> =
-        VecDeque::new();
+    let mut running: VecDeque<(Vec<String>, ChunkTask)> = VecDeque::new();
     let mut found: Vec<Found> = Vec::with_capacity(wanted.len());
     let mut fatal = None;
     loop {
@@ -84,7 +86,10 @@ pub(super) async fn describe(
             let Some(chunk) = chunks.pop_front() else { break };
             let names: Vec<String> = chunk.iter().map(|(name, _)| name.clone()).collect();
             let (client, topics) = (client.clone(), topics.clone());
-            running.push_back((names, tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await })));
+            running.push_back((
+                names,
+                tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await }),
+            ));
         }
         let Some((names, next)) = running.pop_front() else { break };
         // A chunk that failed as a whole (the deadline passed while finding its coordinators or
@@ -103,7 +108,9 @@ pub(super) async fn describe(
         match next.await {
             Ok(Ok(described)) => found.extend(described),
             Ok(Err(e)) => found.extend(failed(e)),
-            Err(e) => found.extend(failed(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")))),
+            Err(e) => {
+                found.extend(failed(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}"))))
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use kafka_consumer_protocol::assignor::leader::LeaderError;
 use kafka_consumer_protocol::assignor::{builtin, PartitionAssignor};
 use kafka_consumer_protocol::client::member::{
     ClientTransport, Member, MemberConfig, MemberControl, MemberError, MemberEvent, TransportErrorKind,
@@ -110,7 +111,7 @@ pub fn error_json(error: &MemberError) -> Value {
             out.insert("code".into(), json!(error.0));
             out.insert("name".into(), json!(error.name()));
         }
-        MemberError::Coordinator(CoordinatorError::Assign(_)) => {
+        MemberError::Coordinator(CoordinatorError::Leader(LeaderError::Assign(_))) => {
             out.insert("kind".into(), json!("assignor"));
         }
         MemberError::Coordinator(_) => {

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use kafka_consumer_protocol::assignor::ClusterMetadata as TopicCounts;
+use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::client::{
     Client, ClientError, CommittedOffset, Deadline, GroupOffsets, IsolationLevel, TopicLogOffsets,
 };
@@ -104,8 +104,8 @@ impl Offsets {
     }
 
     /// The partition counts of every topic asked, from the ListOffsets metadata.
-    fn counts(&self) -> TopicCounts {
-        TopicCounts::from_counts(self.logs.values().filter_map(|t| {
+    fn counts(&self) -> ClusterMetadata {
+        ClusterMetadata::from_counts(self.logs.values().filter_map(|t| {
             let partitions = t.partitions.as_ref().ok()?;
             Some((t.topic.clone(), i32::try_from(partitions.len()).unwrap_or(i32::MAX)))
         }))

@@ -53,6 +53,8 @@ pub struct ResetOffsetsArgs {
     pub to_latest: bool,
     /// To the first record at or after this time: YYYY-MM-DDTHH:MM:SS[.mmm][Z|+HH:MM|-HH:MM]
     /// (UTC when no offset is given; Kafka's tool reads it in the machine's time zone).
+    // The help text is printed as written: its brackets are the format's notation, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "TS", value_parser = parse_datetime_ms)]
     pub to_datetime: Option<i64>,
     /// The committed offset plus N (N may be negative), within the log.

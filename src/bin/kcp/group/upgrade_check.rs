@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use kafka_consumer_protocol::assignor::{ClusterMetadata as TopicCounts, TopicInfo};
+use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, ListGroupsFilter, Target};
 use kafka_consumer_protocol::inspect::upgrade::{
     check_downgrade, check_upgrade, BrokerConfigs, BrokerLine, Check, ServerAssignor, UpgradeEnvironment, UpgradeReport,
@@ -115,13 +115,13 @@ async fn topic_counts(
     client: &Client,
     names: BTreeSet<String>,
     deadline: Deadline,
-) -> Result<TopicCounts, ClientError> {
+) -> Result<ClusterMetadata, ClientError> {
     if names.is_empty() {
-        return Ok(TopicCounts::default());
+        return Ok(ClusterMetadata::default());
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let metadata = client.metadata(Some(&refs), deadline).await?;
-    let mut counts = TopicCounts::default();
+    let mut counts = ClusterMetadata::default();
     for t in metadata.topics.iter().filter(|t| t.error_code == 0) {
         let partitions = i32::try_from(t.partition_count()).unwrap_or(i32::MAX);
         counts.topics.insert(t.name.clone(), TopicInfo { partitions, partition_racks: Vec::new() });
