@@ -250,9 +250,17 @@ fn scenario(cluster: &Cluster) {
     // Live.
     let b = cluster.bootstrap.as_str();
     let limit = Duration::from_secs(60);
-    let live: Value =
-        serde_json::from_str(&kcp(&["group", "history", "--bootstrap-server", b, "--group", &group], limit).unwrap())
-            .unwrap();
+    let svg_path = std::env::temp_dir().join(format!("{}.svg", unique_name("kcp-live-history")));
+    let svg_arg = svg_path.to_str().unwrap();
+    let live: Value = serde_json::from_str(
+        &kcp(&["group", "history", "--bootstrap-server", b, "--group", &group, "--svg", svg_arg], limit).unwrap(),
+    )
+    .unwrap();
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let _ = std::fs::remove_file(&svg_path);
+    for p in 0..PARTITIONS {
+        assert!(svg.contains(&format!(">{topic}-{p}</text>")), "lane {p} in the SVG");
+    }
     let generations = history_generations(&live);
     // Every generation a member reported is in the history with exactly those members and
     // assignments; the last one is the group's final state (m1 and m3).
@@ -261,6 +269,7 @@ fn scenario(cluster: &Cluster) {
     }
     let last = generations.values().last().unwrap();
     assert_eq!(last.keys().collect::<Vec<_>>(), ["m1", "m3"], "final generation: {live}");
+    assert!(svg.contains(&format!("{} rebalances", generations.values().filter(|m| !m.is_empty()).count())));
     let counts: Vec<usize> = generations.values().map(BTreeMap::len).filter(|&n| n > 0).collect();
     assert!(counts.windows(2).any(|w| w == [1, 2]) && counts.contains(&3), "member counts {counts:?}");
     let gens = live["groups"][0]["generations"].as_array().unwrap();

@@ -71,6 +71,10 @@ pub struct HistoryArgs {
     /// Print every record as a JSON line instead of the history.
     #[arg(long, conflicts_with = "format")]
     pub records: bool,
+    /// Also draw the group's generations as an SVG timeline (the simulator's renderer): one lane
+    /// per partition coloured by the member assigned it, a band per generation.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["records", "all_groups"])]
+    pub svg: Option<PathBuf>,
     /// Output format of the history.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -256,6 +260,13 @@ impl<'a> Sink<'a> {
         if let Some(g) = &args.group {
             if groups.is_empty() {
                 note(&format!("kcp group history: no record of group {g:?} in what was read"));
+            }
+        }
+        if let Some(path) = &args.svg {
+            match groups.first() {
+                Some(g) => std::fs::write(path, svg(g))
+                    .map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?,
+                None => note(&format!("kcp group history: nothing to draw, {} not written", path.display())),
             }
         }
         let mut doc = source;
@@ -665,4 +676,115 @@ fn story(g: &GroupHistory, s: &mut String) {
             if c.deleted { ", deleted" } else { "" }
         );
     }
+}
+
+/// A member's name in the picture: its client id and the start of the id the broker gave it
+/// (member ids are `<client id>-<uuid>`), short enough for the legend.
+fn short_member(m: &GenerationMember) -> String {
+    match m.member_id.strip_prefix(&format!("{}-", m.client_id)) {
+        Some(rest) if !m.client_id.is_empty() => {
+            format!("{}-{}", m.client_id, rest.chars().take(6).collect::<String>())
+        }
+        _ => m.member_id.chars().take(24).collect(),
+    }
+}
+
+/// The group's history drawn by the simulator's renderer: its timeline built from the real
+/// generations (time from the first record; each generation's decoded assignments as the
+/// ownership; joins and leaves as steps; KIP-848 member events as steps, without lanes: their
+/// records carry partition counts, not partitions).
+fn svg(g: &GroupHistory) -> String {
+    use kafka_consumer_protocol::sim::{svg, Outcome, Summary, TimelineEntry};
+    use kafka_consumer_protocol::{PartitionSet, TopicPartitions};
+    use std::collections::BTreeMap;
+
+    let t0 = g.first.timestamp;
+    let t = |ts: i64| u64::try_from(ts.saturating_sub(t0)).unwrap_or(0);
+    let mut timeline: Vec<TimelineEntry> = Vec::new();
+    let mut lanes = PartitionSet::new();
+    let mut owned: BTreeMap<String, Vec<TopicPartitions>> = BTreeMap::new();
+    let mut names: BTreeMap<&str, String> = BTreeMap::new();
+    let entry =
+        |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| TimelineEntry {
+            seq: 0,
+            t_ms,
+            generation,
+            event: event.to_string(),
+            member: None,
+            protocol: None,
+            assignor: None,
+            partitions: Vec::new(),
+            owned: owned.clone(),
+            generations: BTreeMap::new(),
+            detail: None,
+        };
+    let mut moved = 0u64;
+    for x in &g.generations {
+        let at = t(x.at.timestamp);
+        for m in &x.members {
+            names.entry(m.member_id.as_str()).or_insert_with(|| short_member(m));
+        }
+        let name = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.chars().take(24).collect());
+        for id in &x.left {
+            let mut e = entry(at, x.generation, "left", &owned);
+            e.member = Some(name(id));
+            timeline.push(e);
+        }
+        for id in &x.joined {
+            let mut e = entry(at, x.generation, "joined", &owned);
+            e.member = Some(name(id));
+            timeline.push(e);
+        }
+        owned.clear();
+        for m in &x.members {
+            let parts = m.decoded_assignment().map(|a| a.assigned_partitions).unwrap_or_default();
+            for tp in &parts {
+                for &p in &tp.partitions {
+                    lanes.insert(&tp.topic, p);
+                }
+            }
+            owned.insert(name(&m.member_id), parts);
+        }
+        moved += x.moved.iter().filter(|m| m.to.is_some()).count() as u64;
+        let mut e = entry(at, x.generation, "assigned", &owned);
+        e.assignor = Some(x.protocol.clone().unwrap_or_else(|| "empty".into()));
+        e.detail = Some(format!("{} member(s)", x.members.len()));
+        timeline.push(e);
+    }
+    for (at, event) in &g.consumer_group_events {
+        let (name, member) = match event {
+            ConsumerGroupEvent::MemberJoined { member_id, .. } => ("joined", member_id),
+            ConsumerGroupEvent::MemberLeft(member_id) => ("left", member_id),
+            _ => continue,
+        };
+        let mut e = entry(t(at.timestamp), 0, name, &owned);
+        e.member = Some(member.chars().take(24).collect());
+        timeline.push(e);
+    }
+    timeline.sort_by_key(|e| e.t_ms);
+    for (i, e) in timeline.iter_mut().enumerate() {
+        e.seq = i as u64;
+    }
+    let last = g.generations.last();
+    // The last generation's assignments cover every partition ever assigned, each once.
+    let mut covered = PartitionSet::new();
+    let mut once = true;
+    for parts in owned.values() {
+        for tp in parts {
+            for &p in &tp.partitions {
+                once &= covered.insert(&tp.topic, p);
+            }
+        }
+    }
+    let summary = Summary {
+        rebalances: g.generations.iter().filter(|x| !x.members.is_empty()).count() as u64,
+        partitions_moved: moved,
+        converged: last.is_some_and(|x| !x.members.is_empty()) && once && covered.len() == lanes.len(),
+        duration_ms: t(g.last.timestamp),
+        final_generation: last.map_or(0, |x| x.generation),
+        events: timeline.len() as u64,
+        ..Summary::default()
+    };
+    let final_owned = owned.iter().map(|(m, parts)| (m.clone(), PartitionSet::from_groups(parts))).collect();
+    svg::render(&Outcome { timeline, summary, partitions: lanes, final_owned })
 }
