@@ -65,6 +65,12 @@ pub struct HistoryArgs {
     /// Live: after the end, keep reading new records until --duration-s or SIGINT/SIGTERM.
     #[arg(long, conflicts_with_all = ["log_dir", "file", "all_groups"])]
     pub follow: bool,
+    /// Live: the most bytes of records one fetch asks for (a batch larger than that still comes
+    /// whole); the memory of a live read is bounded by it.
+    #[arg(long, value_name = "N", default_value_t = FETCH_MAX_BYTES,
+        value_parser = clap::value_parser!(i32).range(1..=i64::from(FETCH_MAX_BYTES_CAP)),
+        conflicts_with_all = ["log_dir", "file"])]
+    pub fetch_max_bytes: i32,
     /// With --follow: stop after this many seconds.
     #[arg(long, value_name = "N", requires = "follow")]
     pub duration_s: Option<u64>,
@@ -342,8 +348,8 @@ pub fn run(args: &HistoryArgs, out: &mut Out) -> Result<(), CliError> {
     sink.finish(source, out)
 }
 
-/// Fetch size of the live read: large enough to take few round trips, small enough that a
-/// response (bounded by the client's frame limit) stays far below it.
+/// Default fetch size of the live read: large enough to take few round trips, small enough that
+/// a response (bounded by the client's frame limit) stays far below it.
 const FETCH_MAX_BYTES: i32 = 4 << 20;
 
 /// A fetch that brings nothing whole (one batch larger than asked, from a broker that does not
@@ -443,7 +449,7 @@ async fn read_partition(
     out: &mut Out,
 ) -> Result<(i64, Option<i32>, i64), CliError> {
     let timeout = Duration::from_millis(args.connection.timeout_ms);
-    let options = FetchOptions::default().max_bytes(FETCH_MAX_BYTES).max_wait(Duration::from_millis(500));
+    let options = FetchOptions::default().max_bytes(args.fetch_max_bytes).max_wait(Duration::from_millis(500));
     let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, options);
     let until = (!args.follow).then_some(end);
     let (mut first, mut offset, mut leader) = (from, from, None);
