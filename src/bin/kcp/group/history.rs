@@ -459,6 +459,8 @@ async fn read_partition(
             break;
         }
         let fetch = fetcher.fetch(offset, Deadline::after(timeout));
+        // `stop` is polled only here and the loop ends once it completes; --follow reads one
+        // partition, so a completed `stop` is never polled again.
         let fetched = if args.follow {
             tokio::select! {
                 () = &mut *stop => break,
