@@ -82,3 +82,35 @@ fn a_damaged_file_is_reported_and_the_rest_still_read() {
     assert!(doc["records"].as_u64().unwrap() > 100, "the rest is read");
     assert!(String::from_utf8_lossy(&out.stderr).contains("reading problem"));
 }
+
+#[test]
+fn svg_draws_the_real_generations() {
+    let path = std::env::temp_dir().join(format!("kcp-history-{}.svg", std::process::id()));
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--svg", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    // One lane per partition assigned, a band per generation with members, joins and leaves.
+    for p in 0..4 {
+        assert!(svg.contains(&format!(">hist-t-{p}</text>")), "lane {p}");
+    }
+    let with_members: Vec<&Value> = doc["groups"][0]["generations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| !g["members"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(svg.contains(&format!("{} rebalances", with_members.len())), "{svg}");
+    for g in &with_members {
+        assert!(svg.contains(&format!("<title>generation {}: cooperative-sticky", g["generation"])), "{svg}");
+    }
+    assert!(svg.contains(">joined consumer-hist-coop-") && svg.contains(">left consumer-hist-coop-"));
+    // --svg draws one group: with --all-groups or --records it is a usage error.
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--all-groups", "--svg", "x.svg"]);
+    assert_eq!(out.status.code(), Some(2));
+    // The live options are refused offline.
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "g", "--follow"]);
+    assert_eq!(out.status.code(), Some(2));
+}

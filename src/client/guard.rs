@@ -221,6 +221,35 @@ static LIST_OFFSETS_PARTITION: Schema = plain(&[all(I32), all(I16), all(I64), al
 static LIST_OFFSETS_TOPIC: Schema = plain(&[all(Ty::Str), all(Ty::Array(&LIST_OFFSETS_PARTITION))]);
 static LIST_OFFSETS: Schema = plain(&[since(2, I32), all(Ty::Array(&LIST_OFFSETS_TOPIC))]);
 
+// Fetch (flexible from v12; topic ids instead of names from v13; kafka-protocol decodes v4+).
+static FETCH_ABORTED: Schema = plain(&[all(I64), all(I64)]);
+static FETCH_EPOCH_END: Schema = plain(&[all(I32), all(I64)]);
+static FETCH_LEADER: Schema = plain(&[all(I32), all(I32)]);
+static FETCH_SNAPSHOT: Schema = plain(&[all(I64), all(I32)]);
+static FETCH_PARTITION: Schema = Schema {
+    fields: &[
+        all(I32),
+        all(I16),
+        all(I64),
+        all(I64),
+        since(5, I64),
+        all(Ty::Array(&FETCH_ABORTED)),
+        since(11, I32),
+        all(Ty::Bytes),
+    ],
+    tags: &[
+        (0, since(12, Ty::Struct(&FETCH_EPOCH_END))),
+        (1, since(12, Ty::Struct(&FETCH_LEADER))),
+        (2, since(12, Ty::Struct(&FETCH_SNAPSHOT))),
+    ],
+};
+static FETCH_TOPIC: Schema = plain(&[range(0, 12, Ty::Str), since(13, UUID), all(Ty::Array(&FETCH_PARTITION))]);
+static FETCH_NODE: Schema = plain(&[all(I32), all(Ty::Str), all(I32), all(Ty::Str)]);
+static FETCH: Schema = Schema {
+    fields: &[all(I32), since(7, I16), since(7, I32), all(Ty::Array(&FETCH_TOPIC))],
+    tags: &[(0, since(16, Ty::Array(&FETCH_NODE)))],
+};
+
 // SASL.
 static SASL_HANDSHAKE: Schema = plain(&[all(I16), all(Ty::StrArray)]);
 static SASL_AUTHENTICATE: Schema = plain(&[all(I16), all(Ty::Str), all(Ty::Bytes), since(1, I64)]);
@@ -229,6 +258,7 @@ static SASL_AUTHENTICATE: Schema = plain(&[all(I16), all(Ty::Str), all(Ty::Bytes
 /// checks.
 fn response_schema(api_key: i16) -> Option<(&'static Schema, i16)> {
     Some(match api_key {
+        1 => (&FETCH, 12),
         2 => (&LIST_OFFSETS, 6),
         3 => (&METADATA, 9),
         8 => (&OFFSET_COMMIT, 8),
@@ -712,6 +742,39 @@ mod tests {
         // OffsetFetch v8: throttle, then a varint count of 2^28 groups.
         let body = [0, 0, 0, 0, 0x81, 0x80, 0x80, 0x80, 0x01];
         assert!(check_response(9, 8, &body).unwrap_err().contains("exceeds"));
+    }
+
+    #[test]
+    fn fetch() {
+        use kafka_protocol::messages::fetch_response::{
+            AbortedTransaction, EpochEndOffset, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
+            SnapshotId,
+        };
+        accepts_every_version(1, |v| {
+            let mut p = PartitionData::default()
+                .with_partition_index(3)
+                .with_high_watermark(9)
+                .with_aborted_transactions(Some(vec![AbortedTransaction::default().with_first_offset(4); 2]))
+                .with_records(Some(bytes::Bytes::from_static(&[1, 2, 3, 4])));
+            if v >= 12 {
+                p.diverging_epoch = EpochEndOffset::default().with_epoch(2).with_end_offset(7);
+                p.current_leader = LeaderIdAndEpoch::default().with_leader_id(1.into()).with_leader_epoch(3);
+                p.snapshot_id = SnapshotId::default().with_end_offset(5).with_epoch(1);
+            }
+            let mut t = FetchableTopicResponse::default().with_partitions(vec![p.clone(), p]);
+            if v <= 12 {
+                t.topic = TopicName(s("__consumer_offsets"));
+            }
+            let mut r = FetchResponse::default().with_responses(vec![t.clone(), t]);
+            if v >= 16 {
+                r.node_endpoints = vec![NodeEndpoint::default().with_host(s("h")).with_rack(Some(s("r")))];
+            }
+            r
+        });
+        // Fetch v12: throttle, error, session, one topic "t", then a varint count of 2^28
+        // partitions.
+        let body = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, b't', 0x81, 0x80, 0x80, 0x80, 0x01];
+        assert!(check_response(1, 12, &body).unwrap_err().contains("exceeds"));
     }
 
     #[test]

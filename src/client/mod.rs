@@ -65,6 +65,7 @@ mod versions;
 
 use bytes::Bytes;
 
+pub use admin::fetch::{FetchOptions, FetchedRecords, PartitionFetcher};
 pub use admin::offsets::{
     CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,

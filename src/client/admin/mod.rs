@@ -1,11 +1,13 @@
 //! The admin calls, one `impl Client` block per file: `metadata` (Metadata), `coordinators`
 //! (FindCoordinator and the coordinator cache), `groups` (ListGroups, DescribeGroups,
-//! ConsumerGroupDescribe), `configs` (DescribeConfigs of a broker, the finalized features), each with its conversion from `kafka-protocol`'s response to the
+//! ConsumerGroupDescribe), `configs` (DescribeConfigs of a broker, the finalized features), `fetch` (a partition's
+//! records with Fetch), each with its conversion from `kafka-protocol`'s response to the
 //! client's types.
 
 mod configs;
 pub use configs::BrokerConfig;
 mod coordinators;
+pub(crate) mod fetch;
 mod groups;
 mod metadata;
 pub(crate) mod offsets;

@@ -123,7 +123,7 @@ pub enum IsolationLevel {
 }
 
 impl IsolationLevel {
-    fn wire(self) -> i8 {
+    pub(super) fn wire(self) -> i8 {
         match self {
             IsolationLevel::ReadUncommitted => 0,
             IsolationLevel::ReadCommitted => 1,
@@ -194,7 +194,7 @@ impl TopicLogOffsets {
 /// ready: NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
 /// REPLICA_NOT_AVAILABLE, REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH,
 /// UNKNOWN_LEADER_EPOCH, OFFSET_NOT_AVAILABLE (a new leader catching up).
-fn is_stale_leader_code(code: i16) -> bool {
+pub(super) fn is_stale_leader_code(code: i16) -> bool {
     matches!(code, 3 | 5 | 6 | 7 | 9 | 56 | 74 | 75 | 78)
 }
 

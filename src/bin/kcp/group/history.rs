@@ -1,5 +1,8 @@
-//! `kcp group history`: what happened to groups, read from `__consumer_offsets` segment files
-//! copied off a broker (`--log-dir` a partition directory, or `--file` segments).
+//! `kcp group history`: what happened to groups, read from `__consumer_offsets`: live from the
+//! partition leader (`--bootstrap-server`/`--command-config`: Fetch from `--from` to the high
+//! watermark read at the start, or on with `--follow`), or offline from segment files copied off
+//! a broker (`--log-dir` a partition directory, or `--file` segments). Both go through the same
+//! decoder (`offsets_log::SegmentReader`) and give the same output.
 //!
 //! `--records` prints every record as a JSON line (Kafka's schema field names, the embedded
 //! subscriptions and assignments in `kcp decode`'s shape); without it, the history of each group
@@ -8,42 +11,102 @@
 //! `{"error": ...}`/`{"warning": ...}` lines, or in `read_problems`) and counted on stderr.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use kafka_consumer_protocol::client::{
+    Client, ClientError, Deadline, ErrorKind, FetchOptions, IsolationLevel, OffsetSpec, PartitionFetcher,
+};
 use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
 use kafka_consumer_protocol::offsets_log::json::{hex, key_json, value_json, Embedded};
 use kafka_consumer_protocol::offsets_log::{
-    CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
+    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
 };
-use kafka_consumer_protocol::{AssignmentView, SubscriptionView};
-use serde_json::{json, Value};
+use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
+use serde_json::{json, Map, Value};
 
 use super::super::out::{note, Out};
 use super::super::shapes::{assignment_json, subscription_json};
 use super::super::{CliError, Format};
+use super::ConnectionArgs;
+
+/// The topic the group coordinator writes.
+const OFFSETS_TOPIC: &str = "__consumer_offsets";
 
 /// `kcp group history`.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true)
+    .args(["log_dir", "file", "bootstrap_server", "command_config"])))]
 pub struct HistoryArgs {
     /// A `__consumer_offsets-N` directory copied off a broker: every `*.log` in it, in order.
-    #[arg(long, value_name = "DIR", required_unless_present = "file", conflicts_with = "file")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "bootstrap_server", "command_config"])]
     pub log_dir: Option<PathBuf>,
     /// A segment file (repeat for several, oldest first).
-    #[arg(long, value_name = "SEGMENT")]
+    #[arg(long, value_name = "SEGMENT", conflicts_with_all = ["bootstrap_server", "command_config"])]
     pub file: Vec<PathBuf>,
+    /// Live: the cluster to read `__consumer_offsets` from (--timeout-ms bounds each request).
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
     /// The group to report.
     #[arg(long, value_name = "G", required_unless_present = "all_groups", conflicts_with = "all_groups")]
     pub group: Option<String>,
-    /// Report every group found.
+    /// Report every group found (live: of every partition, or of --partition).
     #[arg(long)]
     pub all_groups: bool,
+    /// Live: the partition of `__consumer_offsets` to read (default: the group's, from its id
+    /// and the topic's partition count; with --all-groups, every partition).
+    #[arg(long, value_name = "N", conflicts_with_all = ["log_dir", "file"])]
+    pub partition: Option<i32>,
+    /// Live: where to start: an offset, or the first record at or after a time
+    /// (YYYY-MM-DDTHH:MM:SS[Z], UTC; found with ListOffsets). Default: the log start.
+    #[arg(long, value_name = "OFFSET|DATETIME", value_parser = parse_from, conflicts_with_all = ["log_dir", "file"])]
+    pub from: Option<From>,
+    /// Live: after the end, keep reading new records until --duration-s or SIGINT/SIGTERM.
+    #[arg(long, conflicts_with_all = ["log_dir", "file", "all_groups"])]
+    pub follow: bool,
+    /// Live: the most bytes of records one fetch asks for (a batch larger than that still comes
+    /// whole); the memory of a live read is bounded by it.
+    #[arg(long, value_name = "N", default_value_t = FETCH_MAX_BYTES,
+        value_parser = clap::value_parser!(i32).range(1..=i64::from(FETCH_MAX_BYTES_CAP)),
+        conflicts_with_all = ["log_dir", "file"])]
+    pub fetch_max_bytes: i32,
+    /// With --follow: stop after this many seconds.
+    #[arg(long, value_name = "N", requires = "follow")]
+    pub duration_s: Option<u64>,
     /// Print every record as a JSON line instead of the history.
     #[arg(long, conflicts_with = "format")]
     pub records: bool,
+    /// Also draw the group's generations as an SVG timeline (the simulator's renderer): one lane
+    /// per partition coloured by the member assigned it, a band per generation.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["records", "all_groups"])]
+    pub svg: Option<PathBuf>,
     /// Output format of the history.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+}
+
+impl HistoryArgs {
+    /// Whether the records come from files (no cluster contacted).
+    pub fn offline(&self) -> bool {
+        self.log_dir.is_some() || !self.file.is_empty()
+    }
+}
+
+/// Where a live read starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum From {
+    /// An offset of the partition.
+    Offset(i64),
+    /// The first record at or after this time (milliseconds since the epoch).
+    Time(i64),
+}
+
+fn parse_from(text: &str) -> Result<From, String> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().map(From::Offset).map_err(|_| format!("'{text}': offset out of range"));
+    }
+    super::reset_offsets::parse_datetime_ms(text).map(From::Time)
 }
 
 /// The embedded payloads in `kcp decode`'s shape; hex when they do not decode or are not ours.
@@ -59,9 +122,191 @@ fn embedded(kind: Embedded, bytes: &[u8]) -> Value {
     }
 }
 
-fn error_json(file: &Path, e: &LogError) -> Value {
-    json!({"file": file.display().to_string(), "kind": e.kind().code(),
-           "message": e.to_string(), "position": e.position(), "field": e.field()})
+/// Where bytes came from: a file, or a fetch of a partition (live). Problems name it.
+#[derive(Clone)]
+enum Source<'a> {
+    File(&'a Path),
+    Fetch { partition: i32, fetch_offset: i64 },
+}
+
+impl Source<'_> {
+    fn fields(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        match self {
+            Source::File(file) => {
+                m.insert("file".into(), file.display().to_string().into());
+            }
+            Source::Fetch { partition, fetch_offset } => {
+                m.insert("partition".into(), (*partition).into());
+                m.insert("fetch_offset".into(), (*fetch_offset).into());
+            }
+        }
+        m
+    }
+}
+
+fn error_json(source: &Source, e: &LogError) -> Value {
+    let mut m = source.fields();
+    m.insert("kind".into(), e.kind().code().into());
+    m.insert("message".into(), e.to_string().into());
+    m.insert("position".into(), e.position().into());
+    m.insert("field".into(), e.field().into());
+    Value::Object(m)
+}
+
+/// What the records read so far add up to, whichever the source.
+struct Sink<'a> {
+    args: &'a HistoryArgs,
+    builder: HistoryBuilder,
+    problems: Vec<Value>,
+    records: u64,
+    control_batches: u64,
+    bad_crc: u64,
+}
+
+impl<'a> Sink<'a> {
+    fn new(args: &'a HistoryArgs) -> Self {
+        Sink { args, builder: HistoryBuilder::new(), problems: Vec::new(), records: 0, control_batches: 0, bad_crc: 0 }
+    }
+
+    fn problem(&mut self, problem: Value, out: &mut Out) -> Result<(), CliError> {
+        if self.args.records {
+            out.json_line(&problem)?;
+        }
+        self.problems.push(problem);
+        Ok(())
+    }
+
+    /// Reads every batch of `reader`; records at offsets outside `[from, until)` are skipped (a
+    /// fetch returns the batch holding its offset whole, and the end is the one read at start).
+    fn read<R: Read>(
+        &mut self,
+        source: &Source,
+        partition: Option<i32>,
+        reader: &mut SegmentReader<R>,
+        from: i64,
+        until: Option<i64>,
+        out: &mut Out,
+    ) -> Result<(), CliError> {
+        let wanted = |group: Option<&str>| self.args.all_groups || group == self.args.group.as_deref();
+        let mut problems = Vec::new();
+        while let Some(batch) = reader.next_batch() {
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    problems.push(json!({ "error": error_json(source, &e) }));
+                    continue;
+                }
+            };
+            let h = &batch.header;
+            if !h.crc_valid() {
+                self.bad_crc += 1;
+                let mut w = source.fields();
+                w.insert("kind".into(), "bad_crc".into());
+                w.insert("position".into(), h.position.into());
+                w.insert("stored_crc".into(), h.stored_crc.into());
+                w.insert("computed_crc".into(), h.computed_crc.into());
+                w.insert(
+                    "message".into(),
+                    "the batch's checksum does not match its bytes; its records are still read".into(),
+                );
+                problems.push(json!({ "warning": w }));
+            }
+            if h.is_control {
+                self.control_batches += 1;
+                continue;
+            }
+            for record in batch.records() {
+                let decoded = record.and_then(|r| CoordinatorRecord::decode(r.key, r.value).map(|d| (r, d)));
+                let (r, d) = match decoded {
+                    Ok(x) => x,
+                    Err(e) => {
+                        problems.push(json!({ "error": error_json(source, &e) }));
+                        continue;
+                    }
+                };
+                if r.offset < from || until.is_some_and(|u| r.offset >= u) || !wanted(d.key.group()) {
+                    continue;
+                }
+                self.records += 1;
+                if self.args.records {
+                    let value = d.value.as_ref().map(|(v, value)| value_json(*v, value, &embedded));
+                    out.json_line(&json!({"partition": partition, "offset": r.offset, "timestamp": r.timestamp,
+                        "key": key_json(&d.key), "value": value}))?;
+                } else {
+                    self.builder.add(r.offset, r.timestamp, &d);
+                }
+            }
+            // Problems go out in order with the records of their batch.
+            for p in problems.drain(..) {
+                self.problem(p, out)?;
+            }
+        }
+        for p in problems {
+            self.problem(p, out)?;
+        }
+        Ok(())
+    }
+
+    /// Prints the history (or, with --records, the closing notes): `source` are the keys that
+    /// say where the records came from.
+    fn finish(self, source: Map<String, Value>, out: &mut Out) -> Result<(), CliError> {
+        let Sink { args, builder, problems, records, control_batches, bad_crc } = self;
+        if !problems.is_empty() || control_batches > 0 {
+            note(&format!(
+                "kcp group history: {} reading problem(s) ({bad_crc} batch(es) with a bad checksum), {control_batches} control batch(es) skipped",
+                problems.len()
+            ));
+        }
+        if args.records {
+            out.flush()?;
+            return Ok(());
+        }
+        let groups = builder.finish();
+        if let Some(g) = &args.group {
+            if groups.is_empty() {
+                note(&format!("kcp group history: no record of group {g:?} in what was read"));
+            }
+        }
+        if let Some(path) = &args.svg {
+            match groups.first() {
+                Some(g) => std::fs::write(path, svg(g))
+                    .map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?,
+                None => note(&format!("kcp group history: nothing to draw, {} not written", path.display())),
+            }
+        }
+        let mut doc = source;
+        doc.insert("records".into(), records.into());
+        doc.insert("read_problems".into(), problems.clone().into());
+        doc.insert("control_batches_skipped".into(), control_batches.into());
+        doc.insert("groups".into(), groups.iter().map(group_json).collect::<Vec<_>>().into());
+        match args.format {
+            Format::Json => out.json_pretty(&Value::Object(doc))?,
+            Format::Text => {
+                let mut text = String::new();
+                if let Some(live) = doc.get("live") {
+                    for p in live["partitions"].as_array().into_iter().flatten() {
+                        text.push_str(&format!(
+                            "read {OFFSETS_TOPIC}-{} offsets {}..{} from broker {}\n",
+                            p["partition"], p["from"], p["to"], p["leader"]
+                        ));
+                    }
+                }
+                for g in &groups {
+                    story(g, &mut text);
+                }
+                if !problems.is_empty() {
+                    text.push_str(&format!(
+                        "{} reading problem(s): see --format json's read_problems\n",
+                        problems.len()
+                    ));
+                }
+                out.text(&text)?;
+            }
+        }
+        out.flush()?;
+        Ok(())
+    }
 }
 
 /// The segment files to read, oldest first, and the partition number when the directory says.
@@ -88,109 +333,207 @@ fn inputs(args: &HistoryArgs) -> Result<(Vec<PathBuf>, Option<i32>), CliError> {
     }
 }
 
-/// Runs `kcp group history`.
+/// Runs `kcp group history` on files.
 pub fn run(args: &HistoryArgs, out: &mut Out) -> Result<(), CliError> {
     let (files, partition) = inputs(args)?;
-    let wanted = |group: Option<&str>| args.all_groups || group == args.group.as_deref();
-    let mut builder = HistoryBuilder::new();
-    let mut problems: Vec<Value> = Vec::new();
-    let (mut records, mut control_batches, mut bad_crc) = (0u64, 0u64, 0u64);
+    let mut sink = Sink::new(args);
     for file in &files {
         let f = File::open(file).map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
         let mut reader = SegmentReader::new(BufReader::with_capacity(1 << 16, f), Limits::default());
-        while let Some(batch) = reader.next_batch() {
-            let batch = match batch {
-                Ok(b) => b,
-                Err(e) => {
-                    let problem = json!({ "error": error_json(file, &e) });
-                    if args.records {
-                        out.json_line(&problem)?;
-                    }
-                    problems.push(problem);
-                    continue;
+        sink.read(&Source::File(file), partition, &mut reader, i64::MIN, None, out)?;
+    }
+    let mut source = Map::new();
+    source.insert("files".into(), files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().into());
+    source.insert("partition".into(), partition.into());
+    sink.finish(source, out)
+}
+
+/// Default fetch size of the live read: large enough to take few round trips, small enough that
+/// a response (bounded by the client's frame limit) stays far below it.
+const FETCH_MAX_BYTES: i32 = 4 << 20;
+
+/// A fetch that brings nothing whole (one batch larger than asked, from a broker that does not
+/// send a first batch whole) asks again with twice the size, up to this.
+const FETCH_MAX_BYTES_CAP: i32 = 64 << 20;
+
+/// How many times in a row a fetch below the end may bring nothing before the read stops.
+const MAX_EMPTY_FETCHES: u32 = 5;
+
+/// How many times the start may move past the read (retention or cleaning deleted records
+/// meanwhile) before the read stops.
+const MAX_OUT_OF_RANGE: u32 = 3;
+
+/// Runs `kcp group history` against a cluster: the group's partition (or every partition) of
+/// `__consumer_offsets`, from `--from` to the high watermark read at the start (or on, with
+/// `--follow`), each request bounded by `timeout`.
+pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &mut Out) -> Result<(), CliError> {
+    let deadline = || Deadline::after(timeout);
+    let metadata = client.metadata(Some(&[OFFSETS_TOPIC]), deadline()).await?;
+    let topic = metadata
+        .topic(OFFSETS_TOPIC)
+        .filter(|t| t.error_code == 0 && t.partition_count() > 0)
+        .ok_or_else(|| CliError::Client(ClientError::from_code(3, format!("Metadata for {OFFSETS_TOPIC}"), None)))?;
+    let count = topic.partition_count();
+    let partitions: Vec<i32> = match (args.partition, &args.group) {
+        (Some(p), _) if p < 0 || p as usize >= count => {
+            return Err(CliError::Usage(format!("--partition {p}: {OFFSETS_TOPIC} has {count} partitions")));
+        }
+        (Some(p), _) => vec![p],
+        (None, Some(g)) => vec![partition_for_group(g, count as u32) as i32],
+        (None, None) => (0..count as i32).collect(),
+    };
+    let ends = client.log_offsets(&[OFFSETS_TOPIC], IsolationLevel::ReadUncommitted, deadline()).await?;
+    let ends = ends.into_iter().next().map(|t| t.partitions).ok_or_else(|| {
+        CliError::Client(ClientError::new(ErrorKind::Protocol, format!("no ListOffsets answer for {OFFSETS_TOPIC}")))
+    })?;
+    let ends = ends.map_err(CliError::Client)?;
+    let mut sink = Sink::new(args);
+    let mut read = Vec::new();
+    let stop = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) });
+    tokio::pin!(stop);
+    for &partition in &partitions {
+        let offsets = ends.iter().find(|p| p.partition == partition).ok_or_else(|| {
+            CliError::Client(ClientError::new(
+                ErrorKind::Protocol,
+                format!("no offsets for {OFFSETS_TOPIC}-{partition}"),
+            ))
+        })?;
+        let log_start = offsets.log_start_offset.clone().map_err(CliError::Client)?;
+        let end = offsets.log_end_offset.clone().map_err(CliError::Client)?;
+        let from = match args.from {
+            None => log_start,
+            Some(From::Offset(o)) => o,
+            Some(From::Time(ms)) => {
+                let listed = client
+                    .list_offsets(
+                        &[TopicPartitions::new(OFFSETS_TOPIC, vec![partition])],
+                        OffsetSpec::Timestamp(ms),
+                        IsolationLevel::ReadUncommitted,
+                        deadline(),
+                    )
+                    .await?;
+                match listed.into_iter().next().map(|p| p.result) {
+                    Some(Ok(l)) => l.offset.unwrap_or(end),
+                    Some(Err(e)) => return Err(CliError::Client(e)),
+                    None => end,
                 }
-            };
-            let h = &batch.header;
-            if !h.crc_valid() {
-                bad_crc += 1;
-                let warning = json!({"warning": {"file": file.display().to_string(), "kind": "bad_crc",
-                    "position": h.position, "stored_crc": h.stored_crc, "computed_crc": h.computed_crc,
-                    "message": "the batch's checksum does not match its bytes; its records are still read"}});
-                if args.records {
-                    out.json_line(&warning)?;
-                }
-                problems.push(warning);
             }
-            if h.is_control {
-                control_batches += 1;
+        };
+        let (first, leader, last) =
+            read_partition(client, args, partition, from, end, &mut sink, &mut stop, out).await?;
+        read.push(json!({"partition": partition, "from": first, "to": last, "high_watermark_at_start": end,
+            "log_start_offset": log_start, "leader": leader}));
+    }
+    let mut source = Map::new();
+    source.insert("files".into(), Vec::<String>::new().into());
+    source.insert("partition".into(), if partitions.len() == 1 { partitions[0].into() } else { Value::Null });
+    source.insert(
+        "live".into(),
+        json!({"topic": OFFSETS_TOPIC, "partition_count": count, "follow": args.follow,
+        "partitions": read}),
+    );
+    sink.finish(source, out)
+}
+
+/// Reads one partition from `from` to `end` (or on, with --follow, until `stop`): the first
+/// offset read, the leader, and the offset after the last record read.
+#[allow(clippy::too_many_arguments)]
+async fn read_partition(
+    client: &Client,
+    args: &HistoryArgs,
+    partition: i32,
+    from: i64,
+    end: i64,
+    sink: &mut Sink<'_>,
+    stop: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    out: &mut Out,
+) -> Result<(i64, Option<i32>, i64), CliError> {
+    let timeout = Duration::from_millis(args.connection.timeout_ms);
+    let options = FetchOptions::default().max_bytes(args.fetch_max_bytes).max_wait(Duration::from_millis(500));
+    let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, options);
+    let until = (!args.follow).then_some(end);
+    let (mut first, mut offset, mut leader) = (from, from, None);
+    let (mut empty, mut out_of_range) = (0u32, 0u32);
+    loop {
+        if !args.follow && offset >= end {
+            break;
+        }
+        let fetch = fetcher.fetch(offset, Deadline::after(timeout));
+        // `stop` is polled only here and the loop ends once it completes; --follow reads one
+        // partition, so a completed `stop` is never polled again.
+        let fetched = if args.follow {
+            tokio::select! {
+                () = &mut *stop => break,
+                f = fetch => f,
+            }
+        } else {
+            fetch.await
+        };
+        let fetched = match fetched {
+            Ok(f) => f,
+            // OFFSET_OUT_OF_RANGE: the log start moved past the offset (retention, cleaning).
+            Err(e) if e.error_code() == Some(1) && out_of_range < MAX_OUT_OF_RANGE => {
+                out_of_range += 1;
+                let ends = client
+                    .log_offsets(&[OFFSETS_TOPIC], IsolationLevel::ReadUncommitted, Deadline::after(timeout))
+                    .await?;
+                let start = ends
+                    .first()
+                    .and_then(|t| t.partition(partition))
+                    .and_then(|p| p.log_start_offset.clone().ok())
+                    .filter(|&s| s > offset)
+                    .ok_or(CliError::Client(e))?;
+                note(&format!(
+                    "kcp group history: {OFFSETS_TOPIC}-{partition} starts at {start} now, records {offset}..{start} are gone"
+                ));
+                if offset == first {
+                    first = start;
+                }
+                offset = start;
                 continue;
             }
-            for record in batch.records() {
-                let decoded = record.and_then(|r| CoordinatorRecord::decode(r.key, r.value).map(|d| (r, d)));
-                let (r, d) = match decoded {
-                    Ok(x) => x,
-                    Err(e) => {
-                        let problem = json!({ "error": error_json(file, &e) });
-                        if args.records {
-                            out.json_line(&problem)?;
-                        }
-                        problems.push(problem);
-                        continue;
-                    }
-                };
-                if !wanted(d.key.group()) {
-                    continue;
-                }
-                records += 1;
-                if args.records {
-                    let value = d.value.as_ref().map(|(v, value)| value_json(*v, value, &embedded));
-                    out.json_line(&json!({"partition": partition, "offset": r.offset, "timestamp": r.timestamp,
-                        "key": key_json(&d.key), "value": value}))?;
-                } else {
-                    builder.add(r.offset, r.timestamp, &d);
-                }
+            Err(e) => return Err(CliError::Client(e)),
+        };
+        leader = Some(fetched.leader);
+        if !fetched.records.is_empty() {
+            let source = Source::Fetch { partition, fetch_offset: offset };
+            let mut reader = SegmentReader::new(&fetched.records[..], Limits::default());
+            sink.read(&source, Some(partition), &mut reader, offset, until, out)?;
+            if args.records {
+                out.flush()?;
             }
         }
-    }
-    if !problems.is_empty() || control_batches > 0 {
-        note(&format!(
-            "kcp group history: {} reading problem(s) ({bad_crc} batch(es) with a bad checksum), {control_batches} control batch(es) skipped",
-            problems.len()
-        ));
-    }
-    if args.records {
-        out.flush()?;
-        return Ok(());
-    }
-    let groups = builder.finish();
-    if let Some(g) = &args.group {
-        if groups.is_empty() {
-            note(&format!("kcp group history: no record of group {g:?} in the files read"));
+        if fetched.next_offset > offset {
+            offset = fetched.next_offset;
+            empty = 0;
+            continue;
+        }
+        if fetched.partial_bytes > 0 {
+            // One batch larger than asked, cut: ask for more.
+            let options = fetcher.options();
+            if options.max_bytes >= FETCH_MAX_BYTES_CAP {
+                return Err(CliError::Client(ClientError::new(ErrorKind::Protocol, format!(
+                    "{OFFSETS_TOPIC}-{partition}: the batch at offset {offset} is larger than {FETCH_MAX_BYTES_CAP} bytes"
+                ))));
+            }
+            fetcher.set_options(options.max_bytes(options.max_bytes.saturating_mul(2)));
+            continue;
+        }
+        if args.follow {
+            continue;
+        }
+        // Nothing below the end: the end moved back (a new leader truncated), or the leader
+        // has not got there yet; a few tries, then stop where it is.
+        empty += 1;
+        if empty >= MAX_EMPTY_FETCHES || fetched.high_watermark <= offset {
+            note(&format!(
+                "kcp group history: {OFFSETS_TOPIC}-{partition} gave nothing at offset {offset} (high watermark {}, {end} at the start); stopping there",
+                fetched.high_watermark
+            ));
+            break;
         }
     }
-    let doc = json!({
-        "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
-        "partition": partition,
-        "records": records,
-        "read_problems": problems,
-        "control_batches_skipped": control_batches,
-        "groups": groups.iter().map(group_json).collect::<Vec<_>>(),
-    });
-    match args.format {
-        Format::Json => out.json_pretty(&doc)?,
-        Format::Text => {
-            let mut text = String::new();
-            for g in &groups {
-                story(g, &mut text);
-            }
-            if !problems.is_empty() {
-                text.push_str(&format!("{} reading problem(s): see --format json's read_problems\n", problems.len()));
-            }
-            out.text(&text)?;
-        }
-    }
-    out.flush()?;
-    Ok(())
+    Ok((first, leader, offset.min(until.unwrap_or(i64::MAX))))
 }
 
 fn at_json(offset: i64, timestamp: i64) -> Value {
@@ -341,4 +684,115 @@ fn story(g: &GroupHistory, s: &mut String) {
             if c.deleted { ", deleted" } else { "" }
         );
     }
+}
+
+/// A member's name in the picture: its client id and the start of the id the broker gave it
+/// (member ids are `<client id>-<uuid>`), short enough for the legend.
+fn short_member(m: &GenerationMember) -> String {
+    match m.member_id.strip_prefix(&format!("{}-", m.client_id)) {
+        Some(rest) if !m.client_id.is_empty() => {
+            format!("{}-{}", m.client_id, rest.chars().take(6).collect::<String>())
+        }
+        _ => m.member_id.chars().take(24).collect(),
+    }
+}
+
+/// The group's history drawn by the simulator's renderer: its timeline built from the real
+/// generations (time from the first record; each generation's decoded assignments as the
+/// ownership; joins and leaves as steps; KIP-848 member events as steps, without lanes: their
+/// records carry partition counts, not partitions).
+fn svg(g: &GroupHistory) -> String {
+    use kafka_consumer_protocol::sim::{svg, Outcome, Summary, TimelineEntry};
+    use kafka_consumer_protocol::{PartitionSet, TopicPartitions};
+    use std::collections::BTreeMap;
+
+    let t0 = g.first.timestamp;
+    let t = |ts: i64| u64::try_from(ts.saturating_sub(t0)).unwrap_or(0);
+    let mut timeline: Vec<TimelineEntry> = Vec::new();
+    let mut lanes = PartitionSet::new();
+    let mut owned: BTreeMap<String, Vec<TopicPartitions>> = BTreeMap::new();
+    let mut names: BTreeMap<&str, String> = BTreeMap::new();
+    let entry =
+        |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| TimelineEntry {
+            seq: 0,
+            t_ms,
+            generation,
+            event: event.to_string(),
+            member: None,
+            protocol: None,
+            assignor: None,
+            partitions: Vec::new(),
+            owned: owned.clone(),
+            generations: BTreeMap::new(),
+            detail: None,
+        };
+    let mut moved = 0u64;
+    for x in &g.generations {
+        let at = t(x.at.timestamp);
+        for m in &x.members {
+            names.entry(m.member_id.as_str()).or_insert_with(|| short_member(m));
+        }
+        let name = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.chars().take(24).collect());
+        for id in &x.left {
+            let mut e = entry(at, x.generation, "left", &owned);
+            e.member = Some(name(id));
+            timeline.push(e);
+        }
+        for id in &x.joined {
+            let mut e = entry(at, x.generation, "joined", &owned);
+            e.member = Some(name(id));
+            timeline.push(e);
+        }
+        owned.clear();
+        for m in &x.members {
+            let parts = m.decoded_assignment().map(|a| a.assigned_partitions).unwrap_or_default();
+            for tp in &parts {
+                for &p in &tp.partitions {
+                    lanes.insert(&tp.topic, p);
+                }
+            }
+            owned.insert(name(&m.member_id), parts);
+        }
+        moved += x.moved.iter().filter(|m| m.to.is_some()).count() as u64;
+        let mut e = entry(at, x.generation, "assigned", &owned);
+        e.assignor = Some(x.protocol.clone().unwrap_or_else(|| "empty".into()));
+        e.detail = Some(format!("{} member(s)", x.members.len()));
+        timeline.push(e);
+    }
+    for (at, event) in &g.consumer_group_events {
+        let (name, member) = match event {
+            ConsumerGroupEvent::MemberJoined { member_id, .. } => ("joined", member_id),
+            ConsumerGroupEvent::MemberLeft(member_id) => ("left", member_id),
+            _ => continue,
+        };
+        let mut e = entry(t(at.timestamp), 0, name, &owned);
+        e.member = Some(member.chars().take(24).collect());
+        timeline.push(e);
+    }
+    timeline.sort_by_key(|e| e.t_ms);
+    for (i, e) in timeline.iter_mut().enumerate() {
+        e.seq = i as u64;
+    }
+    let last = g.generations.last();
+    // The last generation's assignments cover every partition ever assigned, each once.
+    let mut covered = PartitionSet::new();
+    let mut once = true;
+    for parts in owned.values() {
+        for tp in parts {
+            for &p in &tp.partitions {
+                once &= covered.insert(&tp.topic, p);
+            }
+        }
+    }
+    let summary = Summary {
+        rebalances: g.generations.iter().filter(|x| !x.members.is_empty()).count() as u64,
+        partitions_moved: moved,
+        converged: last.is_some_and(|x| !x.members.is_empty()) && once && covered.len() == lanes.len(),
+        duration_ms: t(g.last.timestamp),
+        final_generation: last.map_or(0, |x| x.generation),
+        events: timeline.len() as u64,
+        ..Summary::default()
+    };
+    let final_owned = owned.iter().map(|(m, parts)| (m.clone(), PartitionSet::from_groups(parts))).collect();
+    svg::render(&Outcome { timeline, summary, partitions: lanes, final_owned })
 }

@@ -357,7 +357,7 @@ async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
 }
 
 /// Completes on SIGINT, SIGTERM or after `duration_s`.
-async fn stop_signal(duration_s: Option<u64>) {
+pub(super) async fn stop_signal(duration_s: Option<u64>) {
     let duration = async {
         match duration_s {
             Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,

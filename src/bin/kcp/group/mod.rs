@@ -78,7 +78,8 @@ pub enum GroupCommand {
     ///
     /// Refused while any of the groups has members (nothing is deleted then).
     Delete(delete::DeleteArgs),
-    /// What happened to groups, from `__consumer_offsets` segment files copied off a broker:
+    /// What happened to groups, from `__consumer_offsets`: live from the cluster (--from, --follow)
+    /// or from segment files copied off a broker (--log-dir, --file):
     /// generations, members joined/left/rejoined, partitions moved, commits (`--records`: every
     /// record decoded, as JSON lines).
     History(history::HistoryArgs),
@@ -103,7 +104,7 @@ pub struct ConnectionArgs {
     #[arg(long, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
     /// Deadline in milliseconds: of the whole command for list, describe, reset-offsets,
-    /// delete-offsets and delete; of each poll for watch; for join, of the first contact with
+    /// delete-offsets and delete; of each poll for watch; of each request for history; for join, of the first contact with
     /// the cluster and of the leave (not of the run, which --duration-s or a signal ends).
     #[arg(long, value_name = "N", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
@@ -200,7 +201,8 @@ impl GroupCommand {
 pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> {
     let connection = match command {
         // Offline: files only, no cluster.
-        GroupCommand::History(a) => return history::run(a, out),
+        GroupCommand::History(a) if a.offline() => return history::run(a, out),
+        GroupCommand::History(a) => &a.connection,
         GroupCommand::List(a) => &a.connection,
         GroupCommand::Describe(a) => &a.connection,
         GroupCommand::Watch(a) => &a.connection,
@@ -232,7 +234,8 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::ResetOffsets(a) => reset_offsets::reset_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::DeleteOffsets(a) => delete_offsets::delete_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::Delete(a) => delete::delete(&client, a, timeout, out).await.map(ok),
-            GroupCommand::Join(_) | GroupCommand::History(_) => Ok(Outcome::Complete),
+            GroupCommand::History(a) => history::live(&client, a, timeout, out).await.map(|()| Outcome::Complete),
+            GroupCommand::Join(_) => Ok(Outcome::Complete),
         }
     })?;
     out.flush()?;
