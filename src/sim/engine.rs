@@ -7,8 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::broker::{Broker, GroupState, Reply};
+use super::modern::{CgError, CgHeartbeat, CgResponse, Converted, ModernGroup};
 use super::scenario::check_limits;
-use super::{limits, MemberSpec, Outcome, Scenario, SimConfig, SimError, Step, Summary, TimelineEntry};
+use super::{limits, GroupProtocol, MemberSpec, Outcome, Scenario, SimConfig, SimError, Step, Summary, TimelineEntry};
 use crate::assignor::{builtin, ClusterMetadata, TopicInfo};
 use crate::coordinator::{Config, Coordinator, Event, Request, RequestId, Response, State};
 use crate::PartitionSet;
@@ -67,7 +68,26 @@ pub(super) struct SimMember {
     pub(super) fatal: bool,
 }
 
+/// A consumer-protocol member: the client side of KIP-848 as the simulator models it. It sends a
+/// heartbeat with its epoch and owned partitions every heartbeat interval, and at once after its
+/// assignment changed (the acknowledgement); it drops what the broker no longer assigns and takes
+/// what it newly assigns.
+pub(super) struct CMember {
+    pub(super) spec: MemberSpec,
+    pub(super) incarnation: u32,
+    pub(super) alive: bool,
+    pub(super) member_id: String,
+    pub(super) epoch: i32,
+    pub(super) view: PartitionSet,
+    pub(super) fatal: bool,
+    pub(super) timer_token: u64,
+    pub(super) in_flight: bool,
+}
+
 pub(super) enum Msg {
+    ToModern(String, u32, CgHeartbeat),
+    FromModern(String, u32, CgResponse),
+    CTimer(String, u64),
     ToBroker(Reply, Request),
     ToMember(String, u32, RequestId, Response),
     Metadata(String, u32, ClusterMetadata),
@@ -109,6 +129,14 @@ pub(super) struct Sim<'s> {
     pub(super) unconverged: Vec<String>,
     /// Last delivery time per (member, direction): each member's connection is FIFO, as TCP.
     pub(super) channel: HashMap<(String, bool), u64>,
+    /// Consumer-protocol members.
+    pub(super) cmembers: BTreeMap<String, CMember>,
+    /// The broker's consumer group, once a consumer member converted (or created) it.
+    pub(super) modern: Option<ModernGroup>,
+    /// When and how the group changed type.
+    pub(super) conversions: Vec<String>,
+    /// Test-only fault: the consumer group hands out partitions before their release.
+    pub(super) faulty_reconciliation: bool,
 }
 
 /// Runs a scenario.
@@ -138,8 +166,20 @@ pub fn run_with(scenario: &Scenario, on_entry: &mut dyn FnMut(&TimelineEntry) ->
 }
 
 fn run_inner(scenario: &Scenario, sink: Sink<'_>) -> Result<Outcome, SimError> {
+    run_sim(scenario, sink, false)
+}
+
+/// A run whose consumer group hands partitions out without waiting for their release: what the
+/// checker must catch (tests only).
+#[cfg(test)]
+pub(super) fn run_with_faulty_reconciliation(scenario: &Scenario) -> Result<Outcome, SimError> {
+    run_sim(scenario, None, true)
+}
+
+fn run_sim(scenario: &Scenario, sink: Sink<'_>, faulty_reconciliation: bool) -> Result<Outcome, SimError> {
     check_limits(scenario)?;
     let mut sim = Sim::new(scenario, sink);
+    sim.faulty_reconciliation = faulty_reconciliation;
     for m in &scenario.members {
         sim.apply(&Step::Join(m.clone()))?;
     }
@@ -188,6 +228,10 @@ impl<'s> Sim<'s> {
             events: 0,
             unconverged: Vec::new(),
             channel: HashMap::new(),
+            cmembers: BTreeMap::new(),
+            modern: None,
+            conversions: Vec::new(),
+            faulty_reconciliation: false,
         };
         sim.note_partitions();
         sim
@@ -233,13 +277,18 @@ impl<'s> Sim<'s> {
                 .map(|(n, _)| n.clone())
                 .ok_or(SimError::NoLeader);
         }
-        match self.members.get(id) {
-            Some(m) if m.alive => Ok(id.to_string()),
+        match (self.members.get(id), self.cmembers.get(id)) {
+            (Some(m), _) if m.alive => Ok(id.to_string()),
+            (_, Some(c)) if c.alive => Ok(id.to_string()),
             _ => Err(SimError::NoLiveMember(id.to_string())),
         }
     }
 
     fn start_member(&mut self, spec: MemberSpec) -> Result<(), SimError> {
+        if spec.protocol == GroupProtocol::Consumer {
+            self.start_consumer(spec);
+            return Ok(());
+        }
         let mut assignors = Vec::new();
         for a in &spec.assignors {
             assignors.push(builtin(a).ok_or_else(|| SimError::UnknownAssignor(a.clone()))?);
@@ -255,7 +304,7 @@ impl<'s> Sim<'s> {
             ..Config::new("sim")
         };
         let coord = Coordinator::new(config, assignors, self.now).map_err(SimError::Config)?;
-        let incarnation = self.members.get(&spec.id).map_or(0, |m| m.incarnation + 1);
+        let incarnation = self.next_incarnation(&spec.id);
         let name = spec.id.clone();
         self.members.insert(
             name.clone(),
@@ -290,14 +339,31 @@ impl<'s> Sim<'s> {
         let now = self.now;
         match step {
             Step::Join(spec) => {
-                if self.members.get(&spec.id).is_some_and(|m| m.alive) {
+                if self.members.get(&spec.id).is_some_and(|m| m.alive)
+                    || self.cmembers.get(&spec.id).is_some_and(|m| m.alive)
+                {
                     return Err(SimError::MemberExists(spec.id.clone()));
                 }
                 self.start_member(spec.clone())?;
             }
+            Step::Upgrade(id) => {
+                let name = self.resolve(id)?;
+                let Some(m) = self.members.get(&name).filter(|m| m.alive) else {
+                    return Err(SimError::Unsupported(format!("upgrade: {name} is not a classic member")));
+                };
+                let mut spec = m.spec.clone();
+                spec.protocol = GroupProtocol::Consumer;
+                self.record_step("upgrade", Some(&name), Some("group.protocol=consumer".into()));
+                self.stop(&name, true);
+                let at = now.saturating_add(self.cfg.restart_delay_ms);
+                self.push(at, Msg::Start(spec));
+            }
             Step::Restart { id, assignors, topics } => {
                 let name = self.resolve(id)?;
-                let mut spec = self.members[&name].spec.clone();
+                let mut spec = match self.cmembers.get(&name).filter(|c| c.alive) {
+                    Some(c) => c.spec.clone(),
+                    None => self.members[&name].spec.clone(),
+                };
                 if let Some(a) = assignors {
                     spec.assignors = a.clone();
                 }
@@ -325,7 +391,7 @@ impl<'s> Sim<'s> {
                 self.record_step("crash", Some(&name), None);
             }
             Step::MissRebalance(id) => {
-                let name = self.resolve(id)?;
+                let name = self.resolve_classic(id, "miss_rebalance")?;
                 let m = self.members.get_mut(&name).expect("resolved");
                 m.frozen = true;
                 let inc = m.incarnation;
@@ -335,6 +401,12 @@ impl<'s> Sim<'s> {
             }
             Step::Subscribe { id, topics } => {
                 let name = self.resolve(id)?;
+                if let Some(c) = self.cmembers.get_mut(&name).filter(|c| c.alive) {
+                    c.spec.topics = topics.clone();
+                    self.record_step("subscribe", Some(&name), Some(topics.join(",")));
+                    self.send_heartbeat(&name);
+                    return Ok(());
+                }
                 let m = self.members.get_mut(&name).expect("resolved");
                 m.spec.topics = topics.clone();
                 m.coord.subscribe(now, topics.iter().cloned());
@@ -369,17 +441,17 @@ impl<'s> Sim<'s> {
                 self.now = self.now.max(until);
             }
             Step::DelayResponses { id, ms, count } => {
-                let name = self.resolve(id)?;
+                let name = self.resolve_classic(id, "delay_responses")?;
                 self.members.get_mut(&name).expect("resolved").delay = (*ms, *count);
                 self.record_step("delay_responses", Some(&name), Some(format!("{count} x {ms}ms")));
             }
             Step::LoseResponses { id, count } => {
-                let name = self.resolve(id)?;
+                let name = self.resolve_classic(id, "lose_responses")?;
                 self.members.get_mut(&name).expect("resolved").lose = *count;
                 self.record_step("lose_responses", Some(&name), Some(format!("{count}")));
             }
             Step::StaleMetadata { id, ms } => {
-                let name = self.resolve(id)?;
+                let name = self.resolve_classic(id, "stale_metadata")?;
                 self.members.get_mut(&name).expect("resolved").stale_ms = *ms;
                 self.record_step("stale_metadata", Some(&name), Some(format!("{ms}ms")));
             }
@@ -389,6 +461,10 @@ impl<'s> Sim<'s> {
 
     fn publish_metadata(&mut self) {
         self.note_partitions();
+        if let Some(mg) = &mut self.modern {
+            // The group coordinator reads the metadata image directly.
+            mg.update_metadata(self.cluster.clone());
+        }
         let names: Vec<(String, u32, u64)> =
             self.members.iter().filter(|(_, m)| m.alive).map(|(n, m)| (n.clone(), m.incarnation, m.stale_ms)).collect();
         for (n, inc, stale) in names {
@@ -400,6 +476,10 @@ impl<'s> Sim<'s> {
 
     /// Stops a member: `graceful` runs `close()` (LeaveGroup for dynamic members) first.
     fn stop(&mut self, name: &str, graceful: bool) {
+        if self.cmembers.get(name).is_some_and(|c| c.alive) {
+            self.stop_consumer(name, graceful);
+            return;
+        }
         if graceful {
             let now = self.now;
             let m = self.members.get_mut(name).expect("present");
@@ -416,14 +496,273 @@ impl<'s> Sim<'s> {
     }
 
     pub(super) fn in_group(&self, m: &SimMember) -> bool {
-        m.alive && !m.coord.member_id().is_empty() && self.broker.has_member(m.coord.member_id())
+        m.alive && !m.coord.member_id().is_empty() && self.group_has(m.coord.member_id())
+    }
+
+    /// Whether the broker's group (classic or consumer) has `member_id`.
+    pub(super) fn group_has(&self, member_id: &str) -> bool {
+        match &self.modern {
+            Some(mg) => mg.has_member(member_id),
+            None => self.broker.has_member(member_id),
+        }
+    }
+
+    /// The classic generation, or the consumer group's epoch.
+    pub(super) fn group_generation(&self) -> i32 {
+        match &self.modern {
+            Some(mg) => mg.group_epoch,
+            None => self.broker.generation(),
+        }
+    }
+
+    pub(super) fn c_in_group(&self, c: &CMember) -> bool {
+        c.alive && !c.member_id.is_empty() && self.group_has(&c.member_id)
+    }
+
+    fn next_incarnation(&self, name: &str) -> u32 {
+        let a = self.members.get(name).map(|m| m.incarnation + 1);
+        let b = self.cmembers.get(name).map(|m| m.incarnation + 1);
+        a.max(b).unwrap_or(0)
+    }
+
+    fn resolve_classic(&self, id: &str, step: &str) -> Result<String, SimError> {
+        let name = self.resolve(id)?;
+        if self.cmembers.get(&name).is_some_and(|c| c.alive) {
+            return Err(SimError::Unsupported(format!("{step}: not modelled for consumer-protocol member {name}")));
+        }
+        Ok(name)
+    }
+
+    fn start_consumer(&mut self, spec: MemberSpec) {
+        let incarnation = self.next_incarnation(&spec.id);
+        let name = spec.id.clone();
+        if let Some(m) = self.members.get_mut(&name) {
+            m.alive = false;
+        }
+        self.cmembers.insert(
+            name.clone(),
+            CMember {
+                spec,
+                incarnation,
+                alive: true,
+                member_id: String::new(),
+                epoch: 0,
+                view: PartitionSet::new(),
+                fatal: false,
+                timer_token: 0,
+                in_flight: false,
+            },
+        );
+        self.record_step("join", Some(&name), Some("group.protocol=consumer".into()));
+        self.send_heartbeat(&name);
+    }
+
+    fn stop_consumer(&mut self, name: &str, graceful: bool) {
+        let latency = self.latency();
+        let c = self.cmembers.get_mut(name).expect("present");
+        if graceful && !c.member_id.is_empty() {
+            let req = CgHeartbeat {
+                member_id: c.member_id.clone(),
+                member_epoch: -1,
+                topics: Vec::new(),
+                owned: PartitionSet::new(),
+            };
+            let inc = c.incarnation;
+            let at = self.now.saturating_add(latency);
+            let at = self.fifo(name, true, at);
+            self.push(at, Msg::ToModern(name.to_string(), inc, req));
+        }
+        let c = self.cmembers.get_mut(name).expect("present");
+        c.alive = false;
+        c.view.clear();
+        c.incarnation += 1;
+    }
+
+    /// Sends a consumer member's heartbeat unless one is in flight.
+    fn send_heartbeat(&mut self, name: &str) {
+        let latency = self.latency();
+        let Some(c) = self.cmembers.get_mut(name) else { return };
+        if !c.alive || c.fatal || c.in_flight {
+            return;
+        }
+        c.in_flight = true;
+        c.timer_token += 1;
+        let req = CgHeartbeat {
+            member_id: c.member_id.clone(),
+            member_epoch: c.epoch,
+            topics: c.spec.topics.clone(),
+            owned: c.view.clone(),
+        };
+        let inc = c.incarnation;
+        let at = self.now.saturating_add(latency);
+        let at = self.fifo(name, true, at);
+        self.push(at, Msg::ToModern(name.to_string(), inc, req));
+    }
+
+    /// The broker receives a consumer member's heartbeat: the first one converts the classic
+    /// group (or is refused with GROUP_ID_NOT_FOUND).
+    fn modern_heartbeat(&mut self, name: String, inc: u32, req: CgHeartbeat) {
+        let now = self.now;
+        if self.modern.is_none() {
+            if req.member_epoch == -1 {
+                return;
+            }
+            if let Err(why) = self.convert() {
+                let resp = CgResponse {
+                    error: CgError::GroupIdNotFound(why),
+                    member_id: String::new(),
+                    member_epoch: 0,
+                    assignment: PartitionSet::new(),
+                };
+                let at = now.saturating_add(self.latency());
+                let at = self.fifo(&name, false, at);
+                self.push(at, Msg::FromModern(name, inc, resp));
+                return;
+            }
+        }
+        let session = self.cfg.session_timeout_ms;
+        let mg = self.modern.as_mut().expect("converted");
+        let leave = req.member_epoch == -1;
+        let resp = mg.heartbeat(now, &name, session, req);
+        self.reschedule_broker();
+        if !leave {
+            let at = now.saturating_add(self.latency());
+            let at = self.fifo(&name, false, at);
+            self.push(at, Msg::FromModern(name, inc, resp));
+        }
+    }
+
+    /// Converts the classic group to a consumer group when the broker's rules allow it
+    /// (`inspect::upgrade::check_upgrade`, the rules `kcp group upgrade-check` applies); an
+    /// empty classic group is replaced instead.
+    fn convert(&mut self) -> Result<(), String> {
+        use crate::inspect::upgrade::{check_upgrade, BrokerConfigs, BrokerLine, ServerAssignor, UpgradeEnvironment};
+        let now = self.now;
+        let snapshot = self.broker.snapshot();
+        let generation = self.broker.generation();
+        let mut converted = Vec::new();
+        if !snapshot.is_empty() {
+            let group = crate::inspect::ClassicGroup {
+                group_id: "sim".into(),
+                state: format!("{:?}", self.broker.state()),
+                protocol_type: "consumer".into(),
+                protocol: self.broker.protocol().unwrap_or_default().to_owned(),
+                members: snapshot.iter().map(|(d, _, _)| d.clone()).collect(),
+            };
+            let env = UpgradeEnvironment {
+                line: BrokerLine::Kafka4,
+                group_version: Some(1),
+                configs: Some(BrokerConfigs {
+                    migration_policy: Some(self.cfg.migration_policy.clone()),
+                    consumer_assignors: Some(self.cfg.server_assignor.clone()),
+                    ..BrokerConfigs::default()
+                }),
+            };
+            let report = check_upgrade(&group, &env, &self.cluster, ServerAssignor::parse(&self.cfg.server_assignor));
+            if report.broker_converts == Some(false) {
+                let failed: Vec<String> = report
+                    .checks
+                    .iter()
+                    .filter(|c| c.broker_refuses && c.ok == Some(false))
+                    .map(|c| format!("{}: {}", c.name, c.evidence))
+                    .collect();
+                let why = format!("GROUP_ID_NOT_FOUND: the classic group cannot be converted ({})", failed.join("; "));
+                self.conversions.push(format!("t={now}ms: conversion refused: {}", failed.join("; ")));
+                return Err(why);
+            }
+            for (d, protocols, session_ms) in snapshot {
+                let name = self
+                    .members
+                    .iter()
+                    .find(|(_, m)| m.alive && m.coord.member_id() == d.member_id)
+                    .map_or_else(|| d.member_id.clone(), |(n, _)| n.clone());
+                let topics = crate::Subscription::decode(&d.member_metadata).map(|s| s.topics).unwrap_or_default();
+                let assigned = crate::Assignment::decode(&d.member_assignment)
+                    .map(|a| PartitionSet::from_groups(&a.assigned_partitions))
+                    .unwrap_or_default();
+                converted.push(Converted { member_id: d.member_id, name, protocols, topics, assigned, session_ms });
+            }
+            self.conversions.push(format!(
+                "t={now}ms: the classic group (generation {generation}, {} members) converted to a consumer group",
+                converted.len()
+            ));
+        } else {
+            self.conversions.push(format!("t={now}ms: the empty classic group replaced by a consumer group"));
+        }
+        let out = self.broker.hand_over();
+        let mut mg = ModernGroup::new(&self.cfg.server_assignor, self.cluster.clone(), generation, converted, now);
+        mg.skip_release_wait = self.faulty_reconciliation;
+        self.modern = Some(mg);
+        self.deliver_broker_out(out);
+        let detail = self.conversions.last().cloned();
+        self.record_step("converted", None, detail);
+        Ok(())
+    }
+
+    /// A consumer member receives its heartbeat response.
+    fn modern_response(&mut self, name: &str, resp: CgResponse) {
+        let now = self.now;
+        let interval = self.cfg.heartbeat_interval_ms;
+        let Some(c) = self.cmembers.get_mut(name) else { return };
+        c.in_flight = false;
+        match resp.error {
+            CgError::None => {
+                c.member_id = resp.member_id;
+                c.epoch = resp.member_epoch;
+                let revoked: PartitionSet = c.view.difference(&resp.assignment).collect();
+                let added: PartitionSet = resp.assignment.difference(&c.view).collect();
+                for (t, p) in revoked.iter() {
+                    c.view.remove(t, p);
+                }
+                c.view.extend(added.iter());
+                let changed = !revoked.is_empty() || !added.is_empty();
+                if !revoked.is_empty() {
+                    self.record("revoked", Some(name), revoked.to_groups(), None);
+                }
+                if !added.is_empty() {
+                    for (t, p) in added.iter() {
+                        match self.last_owner.insert((t.to_owned(), p), name.to_string()) {
+                            Some(prev) if prev != name => self.moved += 1,
+                            _ => {}
+                        }
+                        if self.small {
+                            self.check_gain(name, t, p);
+                        }
+                    }
+                    self.record("assigned", Some(name), added.to_groups(), None);
+                }
+                if changed {
+                    // The acknowledgement goes out at once.
+                    self.send_heartbeat(name);
+                } else {
+                    let c = self.cmembers.get_mut(name).expect("present");
+                    let token = c.timer_token;
+                    self.push(now.saturating_add(interval), Msg::CTimer(name.to_string(), token));
+                }
+            }
+            CgError::UnknownMember | CgError::Fenced => {
+                let lost = std::mem::take(&mut c.view);
+                c.epoch = 0;
+                let what = if resp.error == CgError::Fenced { "FENCED_MEMBER_EPOCH" } else { "UNKNOWN_MEMBER_ID" };
+                if !lost.is_empty() {
+                    self.record("lost", Some(name), lost.to_groups(), Some(what.into()));
+                }
+                self.send_heartbeat(name);
+            }
+            CgError::GroupIdNotFound(why) => {
+                c.fatal = true;
+                self.fatal.push((name.to_string(), why.clone()));
+                self.record("fatal", Some(name), Vec::new(), Some(why));
+            }
+        }
     }
 
     fn record(&mut self, event: &str, name: Option<&str>, partitions: Vec<TopicPartitions>, detail: Option<String>) {
         if !self.cfg.record_timeline || self.stopped {
             return;
         }
-        let m = name.and_then(|n| self.members.get(n));
+        let consumer = name.is_some_and(|n| self.cmembers.get(n).is_some_and(|c| c.alive));
+        let m = name.and_then(|n| self.members.get(n)).filter(|_| !consumer);
         let mut owned = BTreeMap::new();
         let mut generations = BTreeMap::new();
         for (n, mm) in &self.members {
@@ -432,19 +771,41 @@ impl<'s> Sim<'s> {
                 generations.insert(n.clone(), mm.coord.generation());
             }
         }
+        for (n, c) in &self.cmembers {
+            if c.alive {
+                owned.insert(n.clone(), c.view.to_groups());
+                generations.insert(n.clone(), c.epoch);
+            }
+        }
+        let (mut pending_revocation, mut awaiting) = (BTreeMap::new(), BTreeMap::new());
+        if let Some(mg) = &self.modern {
+            for (id, bm) in &mg.members {
+                if !bm.revoking.is_empty() {
+                    pending_revocation.insert(bm.name.clone(), bm.revoking.to_groups());
+                }
+                let wait = mg.awaiting(id);
+                if !wait.is_empty() {
+                    awaiting.insert(bm.name.clone(), wait.to_groups());
+                }
+            }
+        }
+        let group_protocol = if self.modern.is_some() { GroupProtocol::Consumer } else { GroupProtocol::Classic };
         self.seq += 1;
         let entry = TimelineEntry {
             seq: self.seq,
             t_ms: self.now,
-            generation: self.broker.generation(),
+            generation: self.group_generation(),
             event: event.to_string(),
             member: name.map(str::to_string),
-            protocol: m.map(|m| m.coord.protocol().as_str()),
+            protocol: if consumer { Some("consumer") } else { m.map(|m| m.coord.protocol().as_str()) },
             assignor: m.and_then(|m| m.coord.protocol_name().map(str::to_string)),
             partitions,
             owned,
             generations,
             detail,
+            group_protocol,
+            pending_revocation,
+            awaiting,
         };
         match &mut self.sink {
             Some(sink) => {
@@ -544,7 +905,11 @@ impl<'s> Sim<'s> {
 
     fn reschedule_broker(&mut self) {
         self.broker_token += 1;
-        if let Some(t) = self.broker.next_deadline(self.now) {
+        let next = match &self.modern {
+            Some(mg) => mg.next_deadline(self.now),
+            None => self.broker.next_deadline(self.now),
+        };
+        if let Some(t) = next {
             let token = self.broker_token;
             self.push(t, Msg::BrokerTimer(token));
         }
@@ -602,7 +967,12 @@ impl<'s> Sim<'s> {
             Msg::ToBroker(reply, req) => {
                 let alive = self.members.get(&reply.member).is_some_and(|m| m.incarnation == reply.incarnation)
                     || matches!(req, Request::LeaveGroup(_));
-                if alive {
+                if alive && self.modern.is_some() {
+                    let mg = self.modern.as_mut().expect("checked");
+                    let out = mg.handle(now, reply, req);
+                    self.deliver_broker_out(out);
+                    self.reschedule_broker();
+                } else if alive {
                     // A heartbeat only pushes its member's session deadline later, so the
                     // broker's timer needs no rescheduling (an early wake-up is harmless).
                     let heartbeat = matches!(req, Request::Heartbeat(_));
@@ -671,6 +1041,28 @@ impl<'s> Sim<'s> {
                 m.coord.handle_timeout(now);
                 self.drain(&name);
             }
+            Msg::ToModern(name, inc, req) => {
+                let live = self.cmembers.get(&name).is_some_and(|c| c.incarnation == inc && c.alive);
+                if live || req.member_epoch == -1 {
+                    self.modern_heartbeat(name, inc, req);
+                }
+            }
+            Msg::FromModern(name, inc, resp) => {
+                if self.cmembers.get(&name).is_some_and(|c| c.alive && c.incarnation == inc) {
+                    self.modern_response(&name, resp);
+                }
+            }
+            Msg::CTimer(name, token) => {
+                if self.cmembers.get(&name).is_some_and(|c| c.alive && c.timer_token == token) {
+                    self.send_heartbeat(&name);
+                }
+            }
+            Msg::BrokerTimer(token) if self.modern.is_some() => {
+                if token == self.broker_token {
+                    self.modern.as_mut().expect("checked").tick(now);
+                    self.reschedule_broker();
+                }
+            }
             Msg::BrokerTimer(token) => {
                 if token == self.broker_token {
                     let out = self.broker.tick(now);
@@ -701,6 +1093,13 @@ impl<'s> Sim<'s> {
 
     /// Whether nothing is left to happen but heartbeats.
     fn quiet(&self) -> bool {
+        if let Some(mg) = &self.modern {
+            return self.quiet_modern(mg);
+        }
+        // A consumer member in a classic group has yet to convert it (or be refused).
+        if self.cmembers.values().any(|c| c.alive && !c.fatal) {
+            return false;
+        }
         if self.join_sync_in_flight > 0
             || self.pending_control > 0
             || self.broker.pending_count() > 0
@@ -726,6 +1125,41 @@ impl<'s> Sim<'s> {
         self.broker.member_ids().eq(ids.iter().copied())
     }
 
+    /// Quiet in a consumer group: every member reconciled at the target epoch, and every
+    /// simulated member agreeing with the broker on its epoch and partitions.
+    fn quiet_modern(&self, mg: &ModernGroup) -> bool {
+        if self.join_sync_in_flight > 0 || self.pending_control > 0 || !mg.reconciled() {
+            return false;
+        }
+        let mut ids = BTreeSet::new();
+        for m in self.members.values() {
+            if !m.alive || m.fatal || m.coord.subscription().is_empty() {
+                continue;
+            }
+            let Some(bm) = mg.members.get(m.coord.member_id()) else { return false };
+            if m.frozen
+                || m.coord.state() != State::Stable
+                || m.coord.rejoin_needed()
+                || m.coord.generation() != bm.epoch
+                || m.view != bm.assigned
+            {
+                return false;
+            }
+            ids.insert(m.coord.member_id());
+        }
+        for c in self.cmembers.values() {
+            if !c.alive || c.fatal {
+                continue;
+            }
+            let Some(bm) = mg.members.get(&c.member_id) else { return false };
+            if c.epoch != bm.epoch || c.view != bm.assigned {
+                return false;
+            }
+            ids.insert(c.member_id.as_str());
+        }
+        mg.members.keys().map(String::as_str).eq(ids.iter().copied())
+    }
+
     fn settle(&mut self, what: &str) {
         if self.stopped {
             return;
@@ -741,7 +1175,15 @@ impl<'s> Sim<'s> {
         self.full_check();
         let quiet = self.quiet();
         let mut reasons = std::mem::take(&mut self.unconverged);
-        let live: Vec<&SimMember> = self.members.values().filter(|m| m.alive && !m.fatal).collect();
+        let mut live: Vec<(&str, &PartitionSet, BTreeSet<String>)> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.alive && !m.fatal)
+            .map(|(n, m)| (n.as_str(), &m.view, m.coord.subscription().clone()))
+            .collect();
+        for (n, c) in self.cmembers.iter().filter(|(_, c)| c.alive && !c.fatal) {
+            live.push((n.as_str(), &c.view, c.spec.topics.iter().cloned().collect()));
+        }
         self.ownership_reasons(&live, &mut reasons);
         if !quiet && reasons.is_empty() {
             reasons.push("the group is still rebalancing".into());
@@ -749,20 +1191,26 @@ impl<'s> Sim<'s> {
         if !self.fatal.is_empty() {
             reasons.push(format!("{} member(s) stopped on a fatal error", self.fatal.len()));
         }
-        let final_owned =
+        let mut final_owned: BTreeMap<String, PartitionSet> =
             self.members.iter().filter(|(_, m)| m.alive).map(|(n, m)| (n.clone(), m.view.clone())).collect();
+        final_owned.extend(self.cmembers.iter().filter(|(_, c)| c.alive).map(|(n, c)| (n.clone(), c.view.clone())));
+        let modern_rebalances = self.modern.as_ref().map_or(0, |mg| mg.target_computations);
+        let group_protocol = if self.modern.is_some() { GroupProtocol::Consumer } else { GroupProtocol::Classic };
+        let final_generation = self.group_generation();
         Outcome {
             timeline: self.timeline,
             summary: Summary {
-                rebalances: self.broker.completed_rebalances(),
+                rebalances: self.broker.completed_rebalances() + modern_rebalances,
                 partitions_moved: self.moved,
                 converged: reasons.is_empty(),
                 violations: self.violations,
                 unconverged: reasons,
                 fatal: self.fatal,
                 duration_ms: self.now,
-                final_generation: self.broker.generation(),
+                final_generation,
                 events: self.events,
+                group_protocol,
+                conversions: self.conversions,
             },
             partitions: self.partitions,
             final_owned,

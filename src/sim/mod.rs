@@ -37,6 +37,7 @@ pub mod gen;
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 /// JSON scenario files and output (feature `json`).
 pub mod json;
+mod modern;
 mod outcome;
 mod scenario;
 /// SVG rendering of a timeline (the CLI's `--svg`; its markup is not a stable API).
@@ -50,4 +51,4 @@ pub use broker::{Broker, Reply};
 pub use engine::Rng;
 pub use engine::{run, run_with};
 pub use outcome::{is_balanced, Outcome, Summary, TimelineEntry};
-pub use scenario::{limits, MemberSpec, Scenario, SimConfig, SimError, Step, StepSpec};
+pub use scenario::{limits, GroupProtocol, MemberSpec, Scenario, SimConfig, SimError, Step, StepSpec};

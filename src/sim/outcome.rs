@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::GroupProtocol;
 use crate::PartitionSet;
 use crate::TopicPartitions;
 
@@ -31,6 +32,14 @@ pub struct TimelineEntry {
     pub generations: BTreeMap<String, i32>,
     /// Free text (errors, step details).
     pub detail: Option<String>,
+    /// The group's type at this instant: classic, or consumer once converted.
+    pub group_protocol: GroupProtocol,
+    /// In a consumer group: per member, the partitions the broker asked it to revoke and it has
+    /// not acknowledged yet (still its own, withheld from their next owner).
+    pub pending_revocation: BTreeMap<String, Vec<TopicPartitions>>,
+    /// In a consumer group: per member, the partitions of its target assignment it does not
+    /// have yet (owned by another member until that one's revocation is acknowledged).
+    pub awaiting: BTreeMap<String, Vec<TopicPartitions>>,
 }
 
 /// Totals of a run.
@@ -54,6 +63,10 @@ pub struct Summary {
     pub final_generation: i32,
     /// Events processed.
     pub events: u64,
+    /// The group's type at the end.
+    pub group_protocol: GroupProtocol,
+    /// When the group changed type (or was refused the change), in order.
+    pub conversions: Vec<String>,
 }
 
 /// The result of [`run`](super::run).

@@ -40,6 +40,30 @@ pub struct MemberSpec {
     pub rack: Option<String>,
     /// `group.instance.id`.
     pub static_id: Option<String>,
+    /// `group.protocol`: the classic JoinGroup/SyncGroup member (the default) or a KIP-848
+    /// consumer-protocol member.
+    pub protocol: GroupProtocol,
+}
+
+/// A member's `group.protocol`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupProtocol {
+    /// The classic protocol: JoinGroup/SyncGroup with the member's own assignors.
+    #[default]
+    Classic,
+    /// KIP-848: heartbeats, the broker's server-side assignor and reconciliation. Its first
+    /// heartbeat converts a classic group to a consumer group when the broker's rules allow it.
+    Consumer,
+}
+
+impl GroupProtocol {
+    /// `classic` or `consumer`, as in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupProtocol::Classic => "classic",
+            GroupProtocol::Consumer => "consumer",
+        }
+    }
 }
 
 impl MemberSpec {
@@ -57,6 +81,7 @@ impl MemberSpec {
             topics: topics.into_iter().map(Into::into).collect(),
             rack: None,
             static_id: None,
+            protocol: GroupProtocol::Classic,
         }
     }
 }
@@ -75,6 +100,9 @@ pub enum Step {
         /// New topics, if changed.
         topics: Option<Vec<String>>,
     },
+    /// A classic member shuts down cleanly and starts again as a consumer-protocol member
+    /// (`group.protocol=consumer`): one step of a rolling upgrade.
+    Upgrade(String),
     /// A member leaves (`close()`).
     Leave(String),
     /// A member dies silently.
@@ -139,6 +167,7 @@ impl Step {
         match self {
             Step::Join(_) => "join",
             Step::Restart { .. } => "restart",
+            Step::Upgrade(_) => "upgrade",
             Step::Leave(_) => "leave",
             Step::Crash(_) => "crash",
             Step::MissRebalance(_) => "miss_rebalance",
@@ -207,6 +236,11 @@ pub struct SimConfig {
     /// Events processed before the run stops (the summary then says so); at most
     /// [`limits::MAX_EVENTS`].
     pub max_events: u64,
+    /// The broker's `group.consumer.migration.policy` (`bidirectional`, `upgrade`, `downgrade`,
+    /// `disabled`): whether a consumer member may convert the classic group.
+    pub migration_policy: String,
+    /// The server-side assignor of consumer groups: `uniform` or `range`.
+    pub server_assignor: String,
 }
 
 impl Default for SimConfig {
@@ -225,6 +259,8 @@ impl Default for SimConfig {
             settle_limit_ms: 600_000,
             record_timeline: true,
             max_events: limits::DEFAULT_MAX_EVENTS,
+            migration_policy: "bidirectional".into(),
+            server_assignor: "uniform".into(),
         }
     }
 }
@@ -279,6 +315,9 @@ pub enum SimError {
     Config(CoordinatorError),
     /// The scenario is above one of the [`limits`].
     Limit(String),
+    /// A step the simulator does not model for that member (a fault on a consumer-protocol
+    /// member, an upgrade of a member that is not classic).
+    Unsupported(String),
 }
 
 impl fmt::Display for SimError {
@@ -290,6 +329,7 @@ impl fmt::Display for SimError {
             SimError::MemberExists(id) => write!(f, "member {id:?} already exists"),
             SimError::Config(m) => write!(f, "invalid member configuration: {m}"),
             SimError::Limit(m) => write!(f, "{m}"),
+            SimError::Unsupported(m) => write!(f, "{m}"),
         }
     }
 }
