@@ -8,7 +8,10 @@
 //! - `scenario.rs`: what a run is given ([`Scenario`], [`MemberSpec`], [`Step`], [`SimConfig`]),
 //!   the [`limits`] and [`SimError`];
 //! - `engine.rs`: plays a scenario in virtual time ([`run`], [`run_with`]);
-//! - `broker.rs`: the broker's group coordinator for the one group;
+//! - `broker.rs`: the broker's classic group coordinator for the one group;
+//! - `modern.rs`: the broker's KIP-848 consumer group, with classic members inside it, once the
+//!   first consumer-protocol member converted the classic group (its module doc says what it
+//!   models of Kafka's coordinator and where it simplifies);
 //! - `checker.rs`: the invariants, after every event in small groups (members x partitions up to
 //!   about 4,000, which covers every test scenario) and at every settle point in larger ones;
 //! - `outcome.rs`: what a run returns ([`Outcome`], [`Summary`], [`TimelineEntry`], [`is_balanced`]);

@@ -34,6 +34,16 @@
 //!   assignment (Kafka sends both only when they changed);
 //! - OffsetCommit and OffsetFetch from classic members are answered without validation, and the
 //!   group never goes back to classic (no downgrade).
+//!
+//! Two consequences of the conversion rules that the simulator shows as Kafka's source reads
+//! (not checked against a live broker):
+//! - a group converted in the middle of a classic rebalance starts from each member's last
+//!   synced assignment (stale, KAFKA-21582), and its classic members are at the member epoch of
+//!   the classic generation; the parked JoinGroup and SyncGroup requests are answered with
+//!   REBALANCE_IN_PROGRESS;
+//! - a SyncGroup still in flight at the conversion that names the group's classic protocol when
+//!   it is not the member's first one is refused with INCONSISTENT_GROUP_PROTOCOL
+//!   (`throwIfClassicProtocolUnmatched` compares with the first), which the member takes as fatal.
 
 use std::collections::{BTreeMap, BTreeSet};
 
