@@ -65,12 +65,12 @@ mod versions;
 
 use bytes::Bytes;
 
+pub use admin::BrokerConfig;
 pub use admin::offsets::{
     CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
 pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
-pub use admin::BrokerConfig;
 pub use config::{
     BrokerAddress, ClientConfig, ClientIdentity, OAuthBearerConfig, PemSource, SaslConfig, SaslMechanism, Secret,
     SecurityProtocol, StoreFile, StoreFormat, TlsConfig, TrustStore, DEFAULT_MAX_RESPONSE_SIZE,

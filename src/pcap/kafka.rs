@@ -4,10 +4,10 @@
 use std::collections::VecDeque;
 
 use bytes::{Buf, Bytes};
-use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{
     ApiKey, JoinGroupRequest, JoinGroupResponse, RequestHeader, ResponseHeader, SyncGroupRequest, SyncGroupResponse,
 };
+use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use super::{
@@ -594,8 +594,11 @@ pub(super) fn join_member_payload(
 ) -> (JoinGroupMember<Payload>, bool) {
     let metadata = decode_payload(options, consumer, m.metadata, true);
     let refused = matches!(metadata, Payload::Invalid { .. });
-    let member =
-        JoinGroupMember { member_id: m.member_id.to_string(), group_instance_id: opt(m.group_instance_id), metadata };
+    let member = JoinGroupMember {
+        member_id: m.member_id.to_string(),
+        group_instance_id: opt(m.group_instance_id),
+        metadata,
+    };
     (member, refused)
 }
 

@@ -84,10 +84,7 @@ pub(super) async fn describe(
             let Some(chunk) = chunks.pop_front() else { break };
             let names: Vec<String> = chunk.iter().map(|(name, _)| name.clone()).collect();
             let (client, topics) = (client.clone(), topics.clone());
-            running.push_back((
-                names,
-                tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await }),
-            ));
+            running.push_back((names, tokio::spawn(async move { describe_chunk(&client, &topics, chunk, deadline).await })));
         }
         let Some((names, next)) = running.pop_front() else { break };
         // A chunk that failed as a whole (the deadline passed while finding its coordinators or
@@ -106,9 +103,7 @@ pub(super) async fn describe(
         match next.await {
             Ok(Ok(described)) => found.extend(described),
             Ok(Err(e)) => found.extend(failed(e)),
-            Err(e) => {
-                found.extend(failed(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}"))))
-            }
+            Err(e) => found.extend(failed(ClientError::new(ErrorKind::Protocol, format!("a describe task failed: {e}")))),
         }
     }
 
