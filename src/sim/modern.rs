@@ -153,7 +153,9 @@ impl ModernGroup {
         members: Vec<Converted>,
         now: u64,
     ) -> Self {
-        let model = if server_assignor == "range" { "range" } else { "cooperative-sticky" };
+        use crate::inspect::upgrade::ServerAssignor;
+        // The stand-in `upgrade-check` simulates the server-side assignor with.
+        let model = ServerAssignor::parse(server_assignor).unwrap_or(ServerAssignor::Uniform).model();
         let mut g = ModernGroup {
             model,
             group_epoch: generation,
