@@ -51,3 +51,36 @@ fn bad_scenarios_exit_1_with_a_json_error() {
     let (code, _, _) = kcp(&["simulate", "--no-such-flag"], None);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn simulate_a_rolling_upgrade_to_the_consumer_protocol() {
+    let file = format!("{}/examples/upgrade-rolling.json", env!("CARGO_MANIFEST_DIR"));
+    let (code, v, err) = kcp(&["simulate", &file], None);
+    assert_eq!(code, 0, "{err}");
+    let s = &v["summary"];
+    assert_eq!(s["converged"], true);
+    assert_eq!(s["violations"], serde_json::json!([]));
+    assert_eq!(s["group_protocol"], "consumer");
+    assert_eq!(s["conversions"].as_array().unwrap().len(), 1);
+    let timeline = v["timeline"].as_array().unwrap();
+    // Classic entries keep their shape; consumer-group entries add the reconciliation keys.
+    assert!(timeline[0].get("group_protocol").is_none());
+    let converted = timeline.iter().position(|e| e["event"] == "converted").unwrap();
+    for e in &timeline[converted..] {
+        assert_eq!(e["group_protocol"], "consumer");
+        assert!(e["pending_revocation"].is_object() && e["awaiting"].is_object());
+    }
+    assert!(timeline.iter().any(|e| e["awaiting"].as_object().is_some_and(|m| !m.is_empty())));
+    // A fault the consumer protocol's member does not model is refused with exit 1.
+    let bad = r#"{"topics": {"t": 2}, "members": [{"id": "a", "assignors": [], "topics": ["t"], "protocol": "consumer"}],
+                  "steps": [{"lose_responses": "a"}]}"#;
+    let (code, v, err) = kcp(&["simulate"], Some(bad));
+    assert_eq!(code, 1, "{err}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not modelled for consumer-protocol member a"), "{v}");
+    // An unknown protocol is a shape error, as an unknown key is (exit 2).
+    let bad = r#"{"members": [{"id": "a", "assignors": [], "topics": ["t"], "protocol": "kip848"}]}"#;
+    let (code, _, err) = kcp(&["simulate"], Some(bad));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected `classic` or `consumer`"), "{err}");
+}

@@ -234,7 +234,7 @@ impl ServerAssignor {
     /// owns, as our `cooperative-sticky` does when given the owned partitions (its withheld
     /// partitions count at their final owner); `range` hands each topic's partitions out in
     /// ranges over the members sorted by id, as our (Java's client) `range`.
-    fn model(self) -> &'static str {
+    pub(crate) fn model(self) -> &'static str {
         match self {
             ServerAssignor::Uniform => "cooperative-sticky",
             ServerAssignor::Range => "range",

@@ -44,6 +44,9 @@ struct BMember {
     join_reply: Option<Reply>,
     sync_reply: Option<Reply>,
     assignment: Bytes,
+    /// The last assignment a SyncGroup gave it: what a conversion reads (the broker keeps it
+    /// through the next join phase, hence a stale one mid-rebalance, KAFKA-21582).
+    synced: Bytes,
 }
 
 /// The broker's group coordinator for one group.
@@ -130,6 +133,67 @@ impl Broker {
     /// Whether responses are parked at the broker.
     pub fn has_parked(&self) -> bool {
         self.members.values().any(|m| m.join_reply.is_some() || m.sync_reply.is_some())
+    }
+
+    /// Each member as DescribeGroups reports it (the selected protocol's subscription, the last
+    /// assignment) with its protocols and session timeout: what the conversion to a consumer
+    /// group reads.
+    pub(super) fn snapshot(&self) -> Vec<(crate::group_api::DescribedGroupMember, Vec<JoinGroupProtocol>, u64)> {
+        self.members
+            .iter()
+            .map(|(id, m)| {
+                let metadata = m
+                    .protocols
+                    .iter()
+                    .find(|p| Some(&p.name) == self.protocol.as_ref())
+                    .or(m.protocols.first())
+                    .map(|p| p.metadata.clone())
+                    .unwrap_or_default();
+                let described = crate::group_api::DescribedGroupMember {
+                    member_id: id.clone(),
+                    group_instance_id: m.instance_id.clone(),
+                    member_metadata: metadata,
+                    member_assignment: m.synced.clone(),
+                    ..Default::default()
+                };
+                (described, m.protocols.clone(), m.session_ms)
+            })
+            .collect()
+    }
+
+    /// The group is converted: parked JoinGroup and SyncGroup requests are answered with
+    /// REBALANCE_IN_PROGRESS (their members rejoin the consumer group) and this classic group is
+    /// left empty.
+    pub(super) fn hand_over(&mut self) -> Vec<(Reply, Response)> {
+        let mut out = Vec::new();
+        for m in self.members.values_mut() {
+            if let Some(r) = m.join_reply.take() {
+                out.push((
+                    r,
+                    Response::JoinGroup(JoinGroupResponse {
+                        error: ErrorCode::REBALANCE_IN_PROGRESS,
+                        ..Default::default()
+                    }),
+                ));
+            }
+            if let Some(r) = m.sync_reply.take() {
+                out.push((
+                    r,
+                    Response::SyncGroup(SyncGroupResponse {
+                        error: ErrorCode::REBALANCE_IN_PROGRESS,
+                        ..Default::default()
+                    }),
+                ));
+            }
+        }
+        self.members.clear();
+        self.static_ids.clear();
+        self.pending.clear();
+        self.leader = None;
+        self.protocol = None;
+        self.candidates_cache = None;
+        self.state = GroupState::Empty;
+        out
     }
 
     /// The next time after `now` that [`tick`](Self::tick) has work (call `tick(now)` first).
@@ -486,6 +550,7 @@ impl Broker {
             join_reply: Some(reply),
             sync_reply: None,
             assignment: Bytes::new(),
+            synced: Bytes::new(),
         };
         if r.member_id.is_empty() {
             if let Some(instance) = r.group_instance_id.clone() {
@@ -619,6 +684,7 @@ impl Broker {
                         r.assignments.into_iter().map(|a| (a.member_id, a.assignment)).collect();
                     for (id, m) in self.members.iter_mut() {
                         m.assignment = given.get(id).cloned().unwrap_or_default();
+                        m.synced = m.assignment.clone();
                     }
                     self.state = GroupState::Stable;
                     let protocol = self.protocol.clone();

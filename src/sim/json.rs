@@ -20,14 +20,17 @@
 //! {"description": "free text",
 //!  "seed": 1,
 //!  "topics": {"orders": 12},
-//!  "members": [{"id": "a", "assignors": ["range"], "topics": ["orders"], "rack": null, "static_id": null}],
+//!  "members": [{"id": "a", "assignors": ["range"], "topics": ["orders"], "rack": null, "static_id": null,
+//!               "protocol": "classic"}],
 //!  "config": {"session_timeout_ms": 10000, "rebalance_timeout_ms": 30000, "heartbeat_interval_ms": 1000,
 //!             "retry_backoff_ms": 100, "request_timeout_ms": 30000, "initial_rebalance_delay_ms": 3000,
 //!             "latency_ms": 2, "jitter_ms": 3, "metadata_delay_ms": 100, "restart_delay_ms": 1000,
-//!             "settle_limit_ms": 600000, "record_timeline": true, "max_events": 10000000},
+//!             "settle_limit_ms": 600000, "record_timeline": true, "max_events": 10000000,
+//!             "migration_policy": "bidirectional", "server_assignor": "uniform"},
 //!  "steps": [
 //!    {"join": {"id": "d", "assignors": ["cooperative-sticky", "range"], "topics": ["orders"]}},
 //!    {"restart": {"id": "a", "assignors": ["cooperative-sticky"], "topics": ["orders"]}},
+//!    {"upgrade": "a"},
 //!    {"leave": "b"}, {"crash": "c"}, {"miss_rebalance": "d"},
 //!    {"subscribe": {"id": "d", "topics": ["orders", "audit"]}},
 //!    {"create_topic": {"name": "audit", "partitions": 4}},
@@ -43,7 +46,11 @@
 //! Each step object holds one step; `"settle": true|false` beside it overrides whether the group
 //! settles afterwards (faults and `wait` do not settle by default). A member named by a step can
 //! be given as `"x"` or `{"id": "x"}`; `"leader"` names the current leader. The limits of
-//! [`crate::sim::limits`] are checked while parsing: a scenario above one is refused with an error
+//! A member's `"protocol"` is `"classic"` (the default) or `"consumer"` (KIP-848; its
+//! `assignors` are then ignored, the broker's `config.server_assignor` assigns); `{"upgrade": "a"}`
+//! restarts classic member `a` as a consumer member. Once the group is a consumer group, timeline
+//! entries add `group_protocol`, `pending_revocation` and `awaiting` (per member), and the summary
+//! `group_protocol` and `conversions`. [`crate::sim::limits`] are checked while parsing: a scenario above one is refused with an error
 //! that names the limit.
 
 use serde::de::{Deserializer, IgnoredAny};
@@ -51,7 +58,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::limits::{MAX_DURATION_MS, MAX_MEMBERS, MAX_PARTITIONS, MAX_STEPS};
-use super::{MemberSpec, Outcome, Scenario, SimConfig, Step, StepSpec, Summary, TimelineEntry};
+use super::{GroupProtocol, MemberSpec, Outcome, Scenario, SimConfig, Step, StepSpec, Summary, TimelineEntry};
 use crate::codec::json::{plain_numbers, Expecting, ObjectOnly};
 use crate::TopicPartitions;
 
@@ -127,7 +134,7 @@ struct ScenarioDoc {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\"}"
+    expecting = "a member object {\"id\", \"assignors\", \"topics\", \"rack\", \"static_id\", \"protocol\"}"
 )]
 struct MemberDoc {
     id: String,
@@ -135,11 +142,30 @@ struct MemberDoc {
     topics: Vec<String>,
     rack: Option<String>,
     static_id: Option<String>,
+    protocol: Option<ProtocolDoc>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase", expecting = "a group protocol: \"classic\" or \"consumer\"")]
+enum ProtocolDoc {
+    Classic,
+    Consumer,
 }
 
 impl From<MemberDoc> for MemberSpec {
     fn from(m: MemberDoc) -> Self {
-        MemberSpec { id: m.id, assignors: m.assignors, topics: m.topics, rack: m.rack, static_id: m.static_id }
+        let protocol = match m.protocol {
+            Some(ProtocolDoc::Consumer) => GroupProtocol::Consumer,
+            _ => GroupProtocol::Classic,
+        };
+        MemberSpec {
+            id: m.id,
+            assignors: m.assignors,
+            topics: m.topics,
+            rack: m.rack,
+            static_id: m.static_id,
+            protocol,
+        }
     }
 }
 
@@ -312,6 +338,7 @@ struct StaleDoc {
 struct StepDoc {
     join: Option<ObjectOnly<MemberDoc>>,
     restart: Option<RestartDoc>,
+    upgrade: Option<Id>,
     leave: Option<Id>,
     crash: Option<Id>,
     miss_rebalance: Option<Id>,
@@ -342,6 +369,8 @@ struct ConfigDoc {
     settle_limit_ms: Option<u64>,
     record_timeline: Option<bool>,
     max_events: Option<u64>,
+    migration_policy: Option<String>,
+    server_assignor: Option<String>,
 }
 
 fn duration(ms: u64, ctx: &str) -> Result<u64, ScenarioError> {
@@ -379,6 +408,7 @@ fn step(doc: StepDoc, i: usize, budget: &mut PartitionBudget, members: &mut usiz
     let StepDoc {
         join,
         restart,
+        upgrade,
         leave,
         crash,
         miss_rebalance,
@@ -404,6 +434,9 @@ fn step(doc: StepDoc, i: usize, budget: &mut PartitionBudget, members: &mut usiz
     }
     if let Some(r) = restart {
         found.push(("restart", Step::Restart { id: r.id, assignors: r.assignors, topics: r.topics }));
+    }
+    if let Some(Id(id)) = upgrade {
+        found.push(("upgrade", Step::Upgrade(id)));
     }
     if let Some(Id(id)) = leave {
         found.push(("leave", Step::Leave(id)));
@@ -486,6 +519,20 @@ fn config(doc: Option<ConfigDoc>) -> Result<SimConfig, ScenarioError> {
         }
         c.max_events = n;
     }
+    if let Some(p) = doc.migration_policy {
+        if !["bidirectional", "upgrade", "downgrade", "disabled"].contains(&p.as_str()) {
+            return Err(value_error(format!(
+                "config.migration_policy: {p:?} is not bidirectional, upgrade, downgrade or disabled"
+            )));
+        }
+        c.migration_policy = p;
+    }
+    if let Some(a) = doc.server_assignor {
+        if !["uniform", "range"].contains(&a.as_str()) {
+            return Err(value_error(format!("config.server_assignor: {a:?} is not uniform or range")));
+        }
+        c.server_assignor = a;
+    }
     if c.heartbeat_interval_ms == 0 || c.session_timeout_ms == 0 {
         return Err(value_error("config: heartbeat_interval_ms and session_timeout_ms must be positive"));
     }
@@ -565,12 +612,21 @@ pub fn entry_json(e: &TimelineEntry) -> Value {
     }
     m.insert("owned".into(), Value::Object(e.owned.iter().map(|(k, v)| (k.clone(), partitions_json(v))).collect()));
     m.insert("generations".into(), json!(e.generations));
+    // Only once the group is a consumer group, so classic runs keep their exact shape.
+    if e.group_protocol == GroupProtocol::Consumer {
+        m.insert("group_protocol".into(), json!(e.group_protocol.as_str()));
+        let map = |x: &std::collections::BTreeMap<String, Vec<TopicPartitions>>| {
+            Value::Object(x.iter().map(|(k, v)| (k.clone(), partitions_json(v))).collect())
+        };
+        m.insert("pending_revocation".into(), map(&e.pending_revocation));
+        m.insert("awaiting".into(), map(&e.awaiting));
+    }
     Value::Object(m)
 }
 
 /// The summary as JSON.
 pub fn summary_json(s: &Summary) -> Value {
-    json!({
+    let mut v = json!({
         "rebalances": s.rebalances,
         "partitions_moved": s.partitions_moved,
         "converged": s.converged,
@@ -580,7 +636,12 @@ pub fn summary_json(s: &Summary) -> Value {
         "duration_ms": s.duration_ms,
         "final_generation": s.final_generation,
         "events": s.events,
-    })
+    });
+    if !s.conversions.is_empty() {
+        v["group_protocol"] = json!(s.group_protocol.as_str());
+        v["conversions"] = json!(s.conversions);
+    }
+    v
 }
 
 /// The output document: `{"timeline": [...], "summary": {...}}` (a streaming writer of the same
