@@ -725,6 +725,9 @@ fn svg(g: &GroupHistory) -> String {
             owned: owned.clone(),
             generations: BTreeMap::new(),
             detail: None,
+            group_protocol: Default::default(),
+            pending_revocation: BTreeMap::new(),
+            awaiting: BTreeMap::new(),
         };
     let mut moved = 0u64;
     for x in &g.generations {
