@@ -225,7 +225,10 @@ async fn produce(client: &Client, topic: &str, count: u32) -> Result<(), Box<dyn
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = args();
-    let client = Arc::new(ClientBuilder::new(vec![a.bootstrap.clone()]).build().await?);
+    // rskafka takes one address per entry (a comma-separated list is one unreachable address,
+    // retried forever).
+    let brokers: Vec<String> = a.bootstrap.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty()).collect();
+    let client = Arc::new(ClientBuilder::new(brokers).build().await?);
     if let Some(topic) = &a.produce {
         return produce(&client, topic, a.count).await;
     }

@@ -64,11 +64,9 @@ fn java(cluster: &Cluster, label: &str, group: &str, topic: &str) -> Member {
 }
 
 fn produce(cluster: &Cluster, topic: &str) {
-    let out = Command::new(example())
-        .args(["--bootstrap", &cluster.bootstrap, "--produce", topic, "--count", &BATCH.to_string()])
-        .output()
-        .expect("run the producer");
-    assert!(out.status.success(), "produce: {}", String::from_utf8_lossy(&out.stderr));
+    let mut cmd = Command::new(example());
+    cmd.args(["--bootstrap", &cluster.bootstrap, "--produce", topic, "--count", &BATCH.to_string()]);
+    live::member::run_bounded(cmd, Duration::from_secs(60)).unwrap_or_else(|e| panic!("produce: {e}"));
 }
 
 fn processed(members: &[&Member]) -> BTreeSet<(i32, i64)> {
