@@ -60,6 +60,8 @@ pub struct HistoryArgs {
     pub partition: Option<i32>,
     /// Live: where to start: an offset, or the first record at or after a time
     /// (YYYY-MM-DDTHH:MM:SS[Z], UTC; found with ListOffsets). Default: the log start.
+    // The brackets are the --help text's, not a rustdoc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "OFFSET|DATETIME", value_parser = parse_from, conflicts_with_all = ["log_dir", "file"])]
     pub from: Option<From>,
     /// Live: after the end, keep reading new records until --duration-s or SIGINT/SIGTERM.
