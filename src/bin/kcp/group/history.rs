@@ -574,6 +574,8 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
         ConsumerGroupEvent::MemberAssignment { member_id, member_epoch, assigned, pending_revocation } => json!({
             "event": "member_assignment", "member_id": member_id, "member_epoch": member_epoch,
             "assigned_partitions": assigned, "partitions_pending_revocation": pending_revocation}),
+        ConsumerGroupEvent::ConvertedFromClassic => json!({"event": "converted_from_classic"}),
+        ConsumerGroupEvent::ConvertedToClassic => json!({"event": "converted_to_classic"}),
         _ => json!({"event": "other"}),
     };
     v["offset"] = at.0.into();
