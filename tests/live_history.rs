@@ -702,6 +702,18 @@ fn upgraded_group(cluster: &Cluster) {
         back["members"].as_array().unwrap().iter().map(|m| m["client_id"].as_str().unwrap()).collect();
     assert_eq!(members, ["b"], "{doc:#}");
     assert!(g["deleted"].is_null() && g["compacted_before"].is_null(), "{doc:#}");
+    // --format text tells it in log order: classic generations, the consumer group, classic again.
+    let args = ["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", &group, "--format", "text"];
+    let text = kcp(&args, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    let line = |needle: &str| text.lines().position(|l| l.contains(needle));
+    let (up_at, down_at) = (line(" converted_from_classic"), line(" converted_to_classic"));
+    let first_generation = line(" generation 1 (consumer cooperative-sticky)");
+    let lines: Vec<&str> = text.lines().collect();
+    let last_generation = lines.iter().rposition(|l| l.contains(" generation ") && l.contains("1 member(s)"));
+    assert!(
+        first_generation.is_some() && first_generation < up_at && up_at < down_at && down_at < last_generation,
+        "{text}"
+    );
     b.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
 }
 
