@@ -6,6 +6,12 @@
 //! copy of the broker's partition directory (`--log-dir`) must be equal. One record of each kind
 //! (an offset commit, a group metadata) is checked field by field against Kafka's
 //! `kafka-dump-log.sh --offsets-decoder` on the copied segment.
+//!
+//! More kinds of groups, read live: an eager (range) group whose static member restarts (its
+//! `rejoined`, 3.9.1 and 4.1.1); a KIP-848 group (members joining and leaving, group epochs,
+//! assignments against the members', its deletion; 4.1.1); a classic group deleted with
+//! `kcp group delete` (offset and group metadata tombstones; 3.9.1 and 4.1.1); a cooperative-sticky
+//! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1).
 
 mod live;
 

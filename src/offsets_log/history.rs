@@ -1,7 +1,8 @@
 //! What happened to each group, rebuilt from its records in log order: the generations of a
 //! classic group (protocol, leader, members who joined, left or came back under a new member id,
 //! partitions moved), the epochs and member assignments of a KIP-848 group, the commits per
-//! partition (count, first, last, rewinds), deletion, and where the story starts when compaction
+//! partition (count, first, last, rewinds), deletion (told apart from the coordinator converting
+//! the group between classic and consumer, Kafka 4.x), and where the story starts when compaction
 //! removed its beginning.
 //!
 //! ```
