@@ -6,6 +6,12 @@
 //! copy of the broker's partition directory (`--log-dir`) must be equal. One record of each kind
 //! (an offset commit, a group metadata) is checked field by field against Kafka's
 //! `kafka-dump-log.sh --offsets-decoder` on the copied segment.
+//!
+//! More kinds of groups, read live: an eager (range) group whose static member restarts (its
+//! `rejoined`, 3.9.1 and 4.1.1); a KIP-848 group (members joining and leaving, group epochs,
+//! assignments against the members', its deletion; 4.1.1); a classic group deleted with
+//! `kcp group delete` (offset and group metadata tombstones; 3.9.1 and 4.1.1); a cooperative-sticky
+//! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1).
 
 mod live;
 
@@ -82,12 +88,15 @@ fn produce(cluster: &Cluster, topic: &str, count: u32) {
 }
 
 fn java(cluster: &Cluster, group: &str, topic: &str, client_id: &str) -> Member {
-    let mut o = MemberOptions::new(group, [topic])
-        .assignors(["cooperative-sticky"])
-        .client_id(client_id)
-        .session_timeout_ms(10_000)
-        .duration_s(240);
+    let o = MemberOptions::new(group, [topic]).assignors(["cooperative-sticky"]).client_id(client_id);
+    java_with(cluster, o)
+}
+
+/// A processing (committing) Java member with these options, a 10 s session and 1 s heartbeats.
+fn java_with(cluster: &Cluster, o: MemberOptions) -> Member {
+    let mut o = o.session_timeout_ms(10_000).duration_s(240);
     o.heartbeat_interval_ms = Some(1_000);
+    let client_id = o.client_id.clone().unwrap_or_default();
     let mut cmd = cluster.ctl_command();
     cmd.args(["java", &cluster.name, "LiveConsumer"]).args(o.args(&cluster.bootstrap)).args(["--process", "true"]);
     cluster.spawn(format!("java:{client_id}"), cmd)
@@ -96,12 +105,17 @@ fn java(cluster: &Cluster, group: &str, topic: &str, client_id: &str) -> Member 
 /// Waits until the running members own these many partitions each (in this order) and every
 /// partition once.
 fn wait_owned(members: &mut [&mut Member], counts: &[usize]) {
+    wait_owned_partitions(members, counts, PARTITIONS as usize)
+}
+
+/// [`wait_owned`] of a topic of `partitions` partitions.
+fn wait_owned_partitions(members: &mut [&mut Member], counts: &[usize], partitions: usize) {
     let deadline = Instant::now() + SETTLE;
     loop {
         let owned: Vec<BTreeSet<TopicPartition>> = members.iter().map(|m| m.owned()).collect();
         let all: BTreeSet<&TopicPartition> = owned.iter().flatten().collect();
         let sizes: Vec<usize> = owned.iter().map(BTreeSet::len).collect();
-        if sizes == counts && all.len() == PARTITIONS as usize {
+        if sizes == counts && all.len() == partitions {
             return;
         }
         if Instant::now() > deadline {
@@ -352,6 +366,402 @@ fn scenario(cluster: &Cluster) {
     let _ = std::fs::remove_dir_all(copy.parent().unwrap());
     for m in [&mut m1, &mut m3] {
         m.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// `kcp group history` of `group`, live: the document, after checking that nothing was reported
+/// as a reading problem.
+fn live_history(cluster: &Cluster, group: &str) -> Value {
+    let out =
+        kcp(&["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", group], Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["read_problems"], serde_json::json!([]), "{}: {doc:#}", cluster.name);
+    assert_eq!(doc["groups"].as_array().map(Vec::len), Some(1), "{}: {doc:#}", cluster.name);
+    doc
+}
+
+/// `kcp group history --records` of `group`, live: its records (no `error` lines).
+fn live_records(cluster: &Cluster, group: &str) -> Vec<Value> {
+    let args = ["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", group, "--records"];
+    let out = kcp(&args, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let records: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for r in &records {
+        assert!(r.get("error").is_none() && r.get("warning").is_none(), "{}: {r}", cluster.name);
+    }
+    records
+}
+
+/// Waits (bounded) until `member` reports an assignment of `n` partitions.
+fn wait_count(member: &mut Member, n: usize) {
+    member
+        .wait_for(&format!("{n} partitions"), SETTLE, |events| {
+            events.iter().rev().find_map(|e| e.owned.as_ref()).is_some_and(|o| o.len() == n)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The member id a member last reported of itself (its `joined` line comes before the
+/// assignment callback, `reported` after it).
+fn reported_member_id(member: &Member) -> String {
+    member
+        .events()
+        .iter()
+        .rev()
+        .find(|e| e.event == "joined" || e.event == "reported")
+        .and_then(|e| e.raw["member_id"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no reported member id\n{}", member.diagnostics()))
+}
+
+/// Case 1, an eager (range) group of two static members; one restarts under the same
+/// `group.instance.id`: the history shows it `rejoined` under a new member id, and every
+/// generation a member reported is in the history with that assignment.
+fn static_member_restarts(cluster: &Cluster) {
+    let topic = unique_name("hist-static-t");
+    let group = unique_name("hist-static-g");
+    cluster.create_topic(&topic, 4);
+    let member = |client: &str| {
+        let o = MemberOptions::new(&group, [&topic])
+            .assignors(["range"])
+            .client_id(client)
+            .instance_id(&format!("{client}-instance"))
+            .session_timeout_ms(30_000)
+            .duration_s(150);
+        cluster.java(&o)
+    };
+    let mut s1 = member("s1");
+    let mut s2 = member("s2");
+    wait_owned_partitions(&mut [&mut s1, &mut s2], &[2, 2], 4);
+    let old_id = reported_member_id(&s1);
+    let before = reported(&[("s1", &s1), ("s2", &s2)]);
+    // A static member closes without LeaveGroup: the coordinator keeps its place until the
+    // session times out, and the restarted one takes it over under a new member id.
+    s1.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    let mut s1b = member("s1");
+    wait_count(&mut s1b, 2);
+    let new_id = reported_member_id(&s1b);
+    assert_ne!(old_id, new_id, "{}", s1b.diagnostics());
+    let mut said = before;
+    for (generation, members) in reported(&[("s1", &s1b), ("s2", &s2)]) {
+        said.entry(generation).or_default().extend(members);
+    }
+
+    let doc = live_history(cluster, &group);
+    let g = &doc["groups"][0];
+    let gens = g["generations"].as_array().unwrap();
+    // 4.1 first stores the new group empty: generation 0, no protocol, no members.
+    let empty = |x: &&Value| x["generation"] == 0 && x["protocol"].is_null() && x["members"] == serde_json::json!([]);
+    assert!(
+        gens.iter().filter(|x| !empty(x)).all(|x| x["protocol"] == "range" && x["protocol_type"] == "consumer"),
+        "{doc:#}"
+    );
+    let rejoined: Vec<&Value> = gens.iter().flat_map(|x| x["rejoined"].as_array().unwrap()).collect();
+    assert_eq!(
+        rejoined,
+        [&serde_json::json!({"group_instance_id": "s1-instance", "old_member_id": old_id, "new_member_id": new_id})],
+        "{}: {doc:#}",
+        cluster.name
+    );
+    // The rejoin is not also a leave and a join.
+    assert!(gens.iter().all(|x| !x["left"].as_array().unwrap().contains(&old_id.as_str().into())), "{doc:#}");
+    assert!(gens.iter().all(|x| !x["joined"].as_array().unwrap().contains(&new_id.as_str().into())), "{doc:#}");
+    let generations = history_generations(&doc);
+    for (generation, members) in &said {
+        let history = generations.get(generation).unwrap_or_else(|| panic!("generation {generation}: {doc:#}"));
+        for (client, owned) in members {
+            assert_eq!(history.get(client), Some(owned), "{client} in generation {generation}: {doc:#}");
+        }
+    }
+    let last = gens.last().unwrap();
+    let mut instances: Vec<(&str, &str)> = last["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["member_id"].as_str().unwrap(), m["group_instance_id"].as_str().unwrap()))
+        .collect();
+    instances.sort();
+    let s2_id = reported_member_id(&s2);
+    let mut expected = vec![(new_id.as_str(), "s1-instance"), (s2_id.as_str(), "s2-instance")];
+    expected.sort();
+    assert_eq!(instances, expected, "{doc:#}");
+    for m in [&mut s1b, &mut s2] {
+        m.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Case 3, a group that committed, emptied and was deleted: the history shows the deletion.
+fn deleted_group(cluster: &Cluster) {
+    let topic = unique_name("hist-del-t");
+    let group = unique_name("hist-del-g");
+    cluster.create_topic(&topic, 2);
+    produce(cluster, &topic, 20);
+    let mut m = java_with(cluster, MemberOptions::new(&group, [&topic]).assignors(["range"]).client_id("d1"));
+    m.wait_for("a commit", SETTLE, |events| events.iter().any(|e| e.event == "committed"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    m.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    delete_group(cluster, &group);
+    let doc = live_history(cluster, &group);
+    let g = &doc["groups"][0];
+    let commits = g["commits"].as_array().unwrap();
+    assert!(!commits.is_empty(), "{doc:#}");
+    assert!(commits.iter().all(|c| c["deleted"] == true), "{}: every offset deleted: {doc:#}", cluster.name);
+    // Both 3.9.1 and 4.1.1 tombstone every offset and then the group metadata.
+    let deleted = g["deleted"]["offset"].as_i64().unwrap_or_else(|| panic!("{}: deleted: {doc:#}", cluster.name));
+    let last_generation = g["generations"].as_array().unwrap().last().unwrap()["offset"].as_i64().unwrap();
+    assert!(deleted > last_generation, "{}: {doc:#}", cluster.name);
+    let records = live_records(cluster, &group);
+    for c in commits {
+        let tombstone = records
+            .iter()
+            .find(|r| r["key"]["type"] == 1 && r["key"]["data"]["partition"] == c["partition"] && r["value"].is_null())
+            .unwrap_or_else(|| panic!("{}: the tombstone of {c}", cluster.name));
+        let at = tombstone["offset"].as_i64().unwrap();
+        assert!(c["last"]["record_offset"].as_i64().unwrap() < at && at < deleted, "{}: {c}: {doc:#}", cluster.name);
+    }
+}
+
+/// The partitions (of one topic) in a `--records` line's `assignedPartitions`.
+fn record_partitions(v: &Value) -> BTreeSet<i32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["partitions"].as_array().unwrap())
+        .map(|p| p.as_i64().unwrap() as i32)
+        .collect()
+}
+
+/// The `consumer_group_events` of a history document.
+fn events_of(doc: &Value) -> &Vec<Value> {
+    doc["groups"][0]["consumer_group_events"].as_array().unwrap()
+}
+
+/// For each member: every assignment it reported (epoch, partitions) is a
+/// `ConsumerGroupCurrentMemberAssignment` record of its member id with that epoch and those
+/// partitions, and a `member_assignment` event of the history with that epoch and count.
+fn check_848_assignments(cluster: &Cluster, doc: &Value, records: &[Value], members: &[&Member]) {
+    for m in members {
+        let id = reported_member_id(m);
+        for e in m.events().iter().filter(|e| e.event == "assigned") {
+            let epoch = e.generation_id.unwrap_or_else(|| panic!("epoch\n{}", m.diagnostics()));
+            let owned: BTreeSet<i32> = e.owned.clone().unwrap_or_default().into_iter().map(|tp| tp.1).collect();
+            let found = records.iter().any(|r| {
+                r["key"]["type"] == 8
+                    && r["key"]["data"]["memberId"] == id.as_str()
+                    && r["value"]["data"]["memberEpoch"] == epoch
+                    && record_partitions(&r["value"]["data"]["assignedPartitions"]) == owned
+            });
+            assert!(found, "{}: {} epoch {epoch} {owned:?} in the records\n{}", cluster.name, m.label, m.diagnostics());
+            let event = events_of(doc).iter().any(|x| {
+                x["event"] == "member_assignment"
+                    && x["member_id"] == id.as_str()
+                    && x["member_epoch"] == epoch
+                    && x["assigned_partitions"] == owned.len()
+            });
+            assert!(event, "{}: {} epoch {epoch} in the history: {doc:#}", cluster.name, m.label);
+        }
+    }
+}
+
+/// Case 2, a KIP-848 group: c1 alone, c2 joins, c1 leaves; then c2 leaves and the group is
+/// deleted.
+fn consumer_protocol_group(cluster: &Cluster) {
+    let topic = unique_name("hist-848-t");
+    let group = unique_name("hist-848-g");
+    cluster.create_topic(&topic, 4);
+    let member = |client: &str| {
+        cluster.java(&MemberOptions::new(&group, [&topic]).group_protocol("consumer").client_id(client).duration_s(150))
+    };
+    let mut c1 = member("c1");
+    wait_owned_partitions(&mut [&mut c1], &[4], 4);
+    let mut c2 = member("c2");
+    wait_owned_partitions(&mut [&mut c1, &mut c2], &[2, 2], 4);
+    let (id1, id2) = (reported_member_id(&c1), reported_member_id(&c2));
+    c1.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    wait_owned_partitions(&mut [&mut c2], &[4], 4);
+
+    let doc = live_history(cluster, &group);
+    let records = live_records(cluster, &group);
+    let g = &doc["groups"][0];
+    assert_eq!(g["generations"], serde_json::json!([]), "no classic generation: {doc:#}");
+    assert_eq!(g["other_record_types"], serde_json::json!([]), "{doc:#}");
+    let events = events_of(&doc);
+    let pos = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred);
+    let joined = |id: &str| pos(&|e: &Value| e["event"] == "member_joined" && e["member_id"] == id);
+    let left = |id: &str| pos(&|e: &Value| e["event"] == "member_left" && e["member_id"] == id);
+    let (j1, j2, l1) = (joined(&id1), joined(&id2), left(&id1));
+    assert!(j1.is_some() && j1 < j2 && j2 < l1, "{}: c1 joins, c2 joins, c1 leaves: {doc:#}", cluster.name);
+    assert_eq!(left(&id2), None, "{doc:#}");
+    for id in [&id1, &id2] {
+        let e = &events[joined(id).unwrap()];
+        assert_eq!(
+            (&e["classic"], &e["subscribed_topic_names"]),
+            (&false.into(), &serde_json::json!([topic])),
+            "{doc:#}"
+        );
+    }
+    // Group epochs only grow: one per membership change at least (c1, c2, c1 gone).
+    let epochs: Vec<i64> =
+        events.iter().filter(|e| e["event"] == "group_epoch").map(|e| e["epoch"].as_i64().unwrap()).collect();
+    assert!(epochs.windows(2).all(|w| w[0] < w[1]) && epochs.len() >= 3, "group epochs {epochs:?}: {doc:#}");
+    check_848_assignments(cluster, &doc, &records, &[&c1, &c2]);
+    assert!(doc["groups"][0]["deleted"].is_null(), "{doc:#}");
+    // Empty, then deleted: the ConsumerGroupMetadata tombstone is the group's deletion.
+    c2.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    delete_group(cluster, &group);
+    let doc = live_history(cluster, &group);
+    let deleted = doc["groups"][0]["deleted"]["offset"].as_i64().unwrap_or_else(|| panic!("deleted: {doc:#}"));
+    let last_epoch = events_of(&doc).iter().rev().find(|e| e["event"] == "group_epoch").unwrap();
+    assert!(deleted > last_epoch["offset"].as_i64().unwrap(), "{doc:#}");
+}
+
+/// `kcp group delete --execute`, retried (bounded) while the coordinator still counts a member
+/// that has just left.
+fn delete_group(cluster: &Cluster, group: &str) {
+    let b = cluster.bootstrap.as_str();
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        match kcp(&["group", "delete", "--bootstrap-server", b, "--group", group, "--execute"], Duration::from_secs(60))
+        {
+            Ok(_) => return,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(500)),
+            Err(e) => panic!("{}: {e}", cluster.name),
+        }
+    }
+}
+
+/// Case 4, an online upgrade: a classic cooperative-sticky group of two; one member restarts with
+/// group.protocol=consumer and the broker converts the group. The history shows the classic
+/// generations, then the consumer group's records; nothing is an error or left undecoded, and
+/// the conversion is not a deletion.
+fn upgraded_group(cluster: &Cluster) {
+    let topic = unique_name("hist-upg-t");
+    let group = unique_name("hist-upg-g");
+    cluster.create_topic(&topic, 4);
+    let classic = |client: &str| {
+        cluster.java(
+            &MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).client_id(client).duration_s(150),
+        )
+    };
+    let mut a = classic("a");
+    let mut b = classic("b");
+    wait_owned_partitions(&mut [&mut a, &mut b], &[2, 2], 4);
+    let classic_a = reported_member_id(&a);
+    a.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    let mut up =
+        cluster.java(&MemberOptions::new(&group, [&topic]).group_protocol("consumer").client_id("up").duration_s(150));
+    wait_owned_partitions(&mut [&mut up, &mut b], &[2, 2], 4);
+    let up_id = reported_member_id(&up);
+
+    let doc = live_history(cluster, &group);
+    let records = live_records(cluster, &group);
+    let g = &doc["groups"][0];
+    assert_eq!(g["other_record_types"], serde_json::json!([]), "{doc:#}");
+    for r in &records {
+        assert!(r["value"].is_null() || r["value"]["undecoded_hex"].is_null(), "undecoded: {r}");
+    }
+    let gens = g["generations"].as_array().unwrap().clone();
+    let empty = |x: &&Value| x["generation"] == 0 && x["protocol"].is_null() && x["members"] == serde_json::json!([]);
+    assert!(gens.iter().filter(|x| !empty(x)).all(|x| x["protocol"] == "cooperative-sticky"), "{doc:#}");
+    assert!(gens.iter().filter(|x| !empty(x)).count() >= 2, "a joins, b joins: {doc:#}");
+    let events = events_of(&doc);
+    let first_event = events.first().unwrap_or_else(|| panic!("consumer group records: {doc:#}"));
+    assert!(first_event["offset"].as_i64() > gens.last().unwrap()["offset"].as_i64(), "classic first: {doc:#}");
+    // b (still classic) is a classic member of the consumer group; the upgrader is not.
+    let joined: BTreeMap<&str, &Value> = events
+        .iter()
+        .filter(|e| e["event"] == "member_joined")
+        .map(|e| (e["member_id"].as_str().unwrap(), &e["classic"]))
+        .collect();
+    assert_eq!(joined.get(up_id.as_str()), Some(&&Value::Bool(false)), "{doc:#}");
+    let b_id = reported_member_id(&b);
+    assert_eq!(joined.get(b_id.as_str()), Some(&&Value::Bool(true)), "{doc:#}");
+    assert!(!joined.contains_key(classic_a.as_str()), "a left before the conversion: {doc:#}");
+    // The coordinator deletes the classic group (a GroupMetadata tombstone) and writes the
+    // consumer group in one batch: a conversion, not a deletion; the first epoch carries the
+    // last generation over, not a sign of compaction.
+    assert!(g["deleted"].is_null(), "{}: converted, not deleted: {doc:#}", cluster.name);
+    assert_eq!(g["compacted_before"], Value::Null, "{doc:#}");
+    assert_eq!(first_event["event"], "converted_from_classic", "{doc:#}");
+    let tombstone = records.iter().find(|r| r["key"]["type"] == 2 && r["value"].is_null()).expect("the tombstone");
+    assert_eq!(first_event["offset"], tombstone["offset"], "{doc:#}");
+    check_848_assignments(cluster, &doc, &records, &[&up]);
+
+    // The consumer-protocol member leaves: the group converts back to classic (tombstones of the
+    // consumer group, then a GroupMetadata record), b alone.
+    up.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    wait_owned_partitions(&mut [&mut b], &[4], 4);
+    let deadline = Instant::now() + SETTLE;
+    let doc = loop {
+        let doc = live_history(cluster, &group);
+        if doc["groups"][0]["generations"].as_array().unwrap().len() > gens.len() {
+            break doc;
+        }
+        assert!(Instant::now() < deadline, "no classic generation after the downgrade: {doc:#}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let g = &doc["groups"][0];
+    let last_event = events_of(&doc).last().unwrap();
+    assert_eq!(last_event["event"], "converted_to_classic", "{doc:#}");
+    let back = g["generations"].as_array().unwrap().last().unwrap();
+    assert!(back["offset"].as_i64() > last_event["offset"].as_i64(), "{doc:#}");
+    let members: Vec<&str> =
+        back["members"].as_array().unwrap().iter().map(|m| m["client_id"].as_str().unwrap()).collect();
+    assert_eq!(members, ["b"], "{doc:#}");
+    assert!(g["deleted"].is_null() && g["compacted_before"].is_null(), "{doc:#}");
+    // --format text tells it in log order: classic generations, the consumer group, classic again.
+    let args = ["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", &group, "--format", "text"];
+    let text = kcp(&args, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    let line = |needle: &str| text.lines().position(|l| l.contains(needle));
+    let (up_at, down_at) = (line(" converted_from_classic"), line(" converted_to_classic"));
+    let first_generation = line(" generation 1 (consumer cooperative-sticky)");
+    let lines: Vec<&str> = text.lines().collect();
+    let last_generation = lines.iter().rposition(|l| l.contains(" generation ") && l.contains("1 member(s)"));
+    assert!(
+        first_generation.is_some() && first_generation < up_at && up_at < down_at && down_at < last_generation,
+        "{text}"
+    );
+    b.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn history_of_a_consumer_protocol_group_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        consumer_protocol_group(&cluster);
+    }
+}
+
+#[test]
+fn history_of_an_online_upgrade_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        upgraded_group(&cluster);
+    }
+}
+
+#[test]
+fn history_of_a_static_member_restart_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39") {
+        static_member_restarts(&cluster);
+    }
+}
+
+#[test]
+fn history_of_a_static_member_restart_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        static_member_restarts(&cluster);
+    }
+}
+
+#[test]
+fn history_of_a_deleted_group_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39") {
+        deleted_group(&cluster);
+    }
+}
+
+#[test]
+fn history_of_a_deleted_group_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        deleted_group(&cluster);
     }
 }
 

@@ -1,7 +1,8 @@
 //! What happened to each group, rebuilt from its records in log order: the generations of a
 //! classic group (protocol, leader, members who joined, left or came back under a new member id,
 //! partitions moved), the epochs and member assignments of a KIP-848 group, the commits per
-//! partition (count, first, last, rewinds), deletion, and where the story starts when compaction
+//! partition (count, first, last, rewinds), deletion (told apart from the coordinator converting
+//! the group between classic and consumer, Kafka 4.x), and where the story starts when compaction
 //! removed its beginning.
 //!
 //! ```
@@ -142,6 +143,14 @@ pub enum ConsumerGroupEvent {
         /// Partitions pending revocation.
         pending_revocation: usize,
     },
+    /// The coordinator converted a classic group to a consumer group (an online upgrade, Kafka
+    /// 4.x): the `GroupMetadata` tombstone at this place is immediately followed by the consumer
+    /// group's records, so it is not a deletion.
+    ConvertedFromClassic,
+    /// The coordinator converted a consumer group back to a classic group (its last
+    /// consumer-protocol member left): the `ConsumerGroupMetadata` tombstone at this place is
+    /// immediately followed by a `GroupMetadata` record.
+    ConvertedToClassic,
 }
 
 /// The commits of one partition.
@@ -188,7 +197,9 @@ pub struct GroupHistory {
     pub consumer_group_events: Vec<(At, ConsumerGroupEvent)>,
     /// Commits per (topic, partition).
     pub commits: BTreeMap<(String, i32), PartitionCommits>,
-    /// Where a tombstone of its group metadata deleted the group (the last such).
+    /// Where a tombstone of its group metadata (`GroupMetadata`, or `ConsumerGroupMetadata` of a
+    /// KIP-848 group) deleted the group (the last such; not one the coordinator wrote to convert
+    /// the group, see [`ConsumerGroupEvent::ConvertedFromClassic`]).
     pub deleted: Option<At>,
     /// Records of share or streams groups (type id, count).
     pub other_records: BTreeMap<i16, u64>,
@@ -215,6 +226,22 @@ impl GroupHistory {
 pub struct HistoryBuilder {
     groups: BTreeMap<String, GroupHistory>,
     live_members: BTreeMap<(String, String), ()>,
+    /// Per group, whether its last deletion was a `GroupMetadata` tombstone (else a
+    /// `ConsumerGroupMetadata` one).
+    classic_tombstone: BTreeMap<String, bool>,
+}
+
+/// Whether a record of this key, with a value, is a KIP-848 consumer group's.
+fn is_consumer_group_record(key: &RecordKey<'_>) -> bool {
+    matches!(
+        key,
+        RecordKey::ConsumerGroupMetadata { .. }
+            | RecordKey::ConsumerGroupPartitionMetadata { .. }
+            | RecordKey::ConsumerGroupMemberMetadata { .. }
+            | RecordKey::ConsumerGroupTargetAssignmentMetadata { .. }
+            | RecordKey::ConsumerGroupTargetAssignmentMember { .. }
+            | RecordKey::ConsumerGroupCurrentMemberAssignment { .. }
+    )
 }
 
 fn owners(members: &[GenerationMember]) -> BTreeMap<(String, i32), String> {
@@ -242,6 +269,20 @@ impl HistoryBuilder {
         let Some(group) = record.key.group() else { return };
         let at = At { offset, timestamp };
         let h = self.groups.entry(group.to_string()).or_insert_with(|| GroupHistory::new(group, at));
+        // A conversion is a tombstone of one kind's group metadata immediately followed (the
+        // coordinator appends both in one batch) by the other kind's records: not a deletion.
+        if h.deleted == Some(h.last) && h.last != at && record.value.is_some() {
+            let classic_tombstone = self.classic_tombstone.get(group).copied().unwrap_or(true);
+            let converted = match &record.key {
+                k if is_consumer_group_record(k) && classic_tombstone => Some(ConsumerGroupEvent::ConvertedFromClassic),
+                RecordKey::GroupMetadata { .. } if !classic_tombstone => Some(ConsumerGroupEvent::ConvertedToClassic),
+                _ => None,
+            };
+            if let Some(event) = converted {
+                h.consumer_group_events.push((h.last, event));
+                h.deleted = None;
+            }
+        }
         h.last = at;
         match (&record.key, &record.value) {
             (RecordKey::OffsetCommit { topic, partition, .. }, value) => {
@@ -279,7 +320,14 @@ impl HistoryBuilder {
                     }
                 }
             }
-            (RecordKey::GroupMetadata { .. }, None) => h.deleted = Some(at),
+            (RecordKey::GroupMetadata { .. }, None) => {
+                h.deleted = Some(at);
+                self.classic_tombstone.insert(group.to_string(), true);
+            }
+            (RecordKey::ConsumerGroupMetadata { .. }, None) => {
+                h.deleted = Some(at);
+                self.classic_tombstone.insert(group.to_string(), false);
+            }
             (RecordKey::GroupMetadata { .. }, Some((_, RecordValue::GroupMetadata(g)))) => {
                 let members: Vec<GenerationMember> = g
                     .members
@@ -296,7 +344,11 @@ impl HistoryBuilder {
                     })
                     .collect();
                 let previous = h.generations.last();
-                if previous.is_none() && h.compacted_before.is_none() && g.generation > 1 {
+                if previous.is_none()
+                    && h.consumer_group_events.is_empty()
+                    && h.compacted_before.is_none()
+                    && g.generation > 1
+                {
                     h.compacted_before = Some(format!(
                         "the first group metadata in the log is generation {}: generations before it were compacted away",
                         g.generation
@@ -356,7 +408,12 @@ impl HistoryBuilder {
                 });
             }
             (RecordKey::ConsumerGroupMetadata { .. }, Some((_, RecordValue::ConsumerGroupMetadata(m)))) => {
-                if h.consumer_group_events.is_empty() && h.compacted_before.is_none() && m.epoch > 1 {
+                // A converted group's first epoch continues its classic generation.
+                if h.consumer_group_events.is_empty()
+                    && h.generations.is_empty()
+                    && h.compacted_before.is_none()
+                    && m.epoch > 1
+                {
                     h.compacted_before = Some(format!(
                         "the first consumer group epoch in the log is {}: earlier epochs were compacted away",
                         m.epoch

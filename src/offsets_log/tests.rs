@@ -656,3 +656,48 @@ fn uuids_print_as_kafka_prints_them() {
     let bytes = [0xbc, 0x30, 0x1d, 0x1f, 0x36, 0xe7, 0x4b, 0x91, 0x81, 0x0a, 0x5f, 0x61, 0xfe, 0x10, 0x56, 0x26];
     assert_eq!(Uuid(bytes).to_string(), "vDAdHzbnS5GBCl9h_hBWJg");
 }
+
+/// Kafka 4.x converts a classic group to a consumer group (an online upgrade) by a
+/// `GroupMetadata` tombstone followed in the same batch by the consumer group's records, and
+/// back by a `ConsumerGroupMetadata` tombstone followed by a `GroupMetadata` record; seen live on
+/// 4.1.1 (tests/live_history.rs), the history called the upgraded group deleted. A conversion is
+/// an event, a deletion only a tombstone nothing of the other kind follows; a KIP-848 group's
+/// own deletion is a deletion; the converted group's first epoch (its last generation carried
+/// over) is not compaction.
+#[test]
+fn a_conversion_is_not_a_deletion() {
+    use super::history::ConsumerGroupEvent as E;
+    let decode = |k: Vec<u8>, v: Option<Vec<u8>>| {
+        let k: &'static [u8] = Box::leak(k.into_boxed_slice());
+        let v: Option<&'static [u8]> = v.map(|v| &*Box::leak(v.into_boxed_slice()));
+        CoordinatorRecord::decode(Some(k), v).unwrap()
+    };
+    let group_key = |g: &str| W::default().i16(2).s(g).0;
+    let epoch_key = |g: &str| W::default().i16(3).s(g).0;
+    let epoch = |n: i32| Some(W::default().i16(0).i32(n).uv(1).uv(0).uv(8).i64(99).0);
+    let mut b = HistoryBuilder::new();
+    let records = [
+        (1, group_key("g"), Some(group_metadata_v3())),
+        (2, group_key("g"), None),
+        (3, epoch_key("g"), epoch(5)),
+        (4, epoch_key("g"), None),
+        (5, group_key("g"), Some(group_metadata_v3())),
+        (6, group_key("g"), None),
+        (7, offset_commit_key("g", "orders", 0), None),
+        (8, epoch_key("k"), epoch(1)),
+        (9, epoch_key("k"), None),
+    ];
+    for (offset, key, value) in records {
+        b.add(offset, 1_000 + offset, &decode(key, value));
+    }
+    let groups = b.finish();
+    let (g, k) = (&groups[0], &groups[1]);
+    let events: Vec<(i64, &E)> = g.consumer_group_events.iter().map(|(at, e)| (at.offset, e)).collect();
+    assert_eq!(events, [(2, &E::ConvertedFromClassic), (3, &E::GroupEpoch(5)), (4, &E::ConvertedToClassic)]);
+    assert_eq!(g.generations.len(), 2);
+    assert_eq!(g.deleted.map(|at| at.offset), Some(6), "the last tombstone is a deletion");
+    // Generation 4 first: compaction, said once, not again for epoch 5.
+    assert!(g.compacted_before.as_deref().unwrap().contains("generation 4"));
+    assert_eq!(k.deleted.map(|at| at.offset), Some(9), "a consumer group's own deletion");
+    assert_eq!(k.compacted_before, None);
+}

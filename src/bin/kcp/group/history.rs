@@ -576,6 +576,8 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
         ConsumerGroupEvent::MemberAssignment { member_id, member_epoch, assigned, pending_revocation } => json!({
             "event": "member_assignment", "member_id": member_id, "member_epoch": member_epoch,
             "assigned_partitions": assigned, "partitions_pending_revocation": pending_revocation}),
+        ConsumerGroupEvent::ConvertedFromClassic => json!({"event": "converted_from_classic"}),
+        ConsumerGroupEvent::ConvertedToClassic => json!({"event": "converted_to_classic"}),
         _ => json!({"event": "other"}),
     };
     v["offset"] = at.0.into();
@@ -619,7 +621,31 @@ fn story(g: &GroupHistory, s: &mut String) {
             let _ = writeln!(s, "  history starts at offset {}", g.first.offset);
         }
     }
-    for x in &g.generations {
+    // Classic generations and consumer group events in log order: a group converted online
+    // reads as one story.
+    let (mut gens, mut events) = (g.generations.iter().peekable(), g.consumer_group_events.iter().peekable());
+    loop {
+        let next_generation = match (gens.peek(), events.peek()) {
+            (Some(x), Some((at, _))) => x.at.offset <= at.offset,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if !next_generation {
+            let Some((at, e)) = events.next() else { break };
+            let v = event_json((at.offset, at.timestamp), e);
+            let mut line = format!("  @{} {}", at.offset, v["event"].as_str().unwrap_or(""));
+            for field in ["epoch", "member_id", "member_epoch", "assigned_partitions"] {
+                match &v[field] {
+                    Value::String(x) => line.push_str(&format!(" {field} {x}")),
+                    Value::Number(n) => line.push_str(&format!(" {field} {n}")),
+                    _ => {}
+                }
+            }
+            let _ = writeln!(s, "{line}");
+            continue;
+        }
+        let Some(x) = gens.next() else { break };
         if x.members.is_empty() {
             let _ = writeln!(s, "  @{} generation {}: empty", x.at.offset, x.generation);
         } else {
@@ -661,14 +687,6 @@ fn story(g: &GroupHistory, s: &mut String) {
         if !x.moved.is_empty() {
             let _ = writeln!(s, "      moved {} partition(s)", x.moved.len());
         }
-    }
-    for (at, e) in &g.consumer_group_events {
-        let _ = writeln!(
-            s,
-            "  @{} {}",
-            at.offset,
-            event_json((at.offset, at.timestamp), e)["event"].as_str().unwrap_or("")
-        );
     }
     if g.deleted.is_some() {
         let _ = writeln!(s, "  deleted at offset {}", g.deleted.map_or(0, |a| a.offset));
