@@ -137,6 +137,10 @@ fn groups_the_simulator_cannot_rehearse_are_refused_with_the_reason() {
     custom.protocol = "my-assignor".into();
     let e = rehearsal_scenario(&custom, &env, &metadata(), None, 10_000).unwrap_err();
     assert!(e.to_string().contains("\"my-assignor\""), "{e}");
+    let mut rebalancing = group();
+    rebalancing.state = "PreparingRebalance".into();
+    let e = rehearsal_scenario(&rebalancing, &env, &metadata(), None, 10_000).unwrap_err();
+    assert!(e.to_string().contains("PreparingRebalance"), "{e}");
     let mut connect = group();
     connect.protocol_type = "connect".into();
     assert!(rehearsal_scenario(&connect, &env, &metadata(), None, 10_000).unwrap_err().to_string().contains("connect"));

@@ -80,7 +80,8 @@ fn refuse(message: impl Into<String>) -> RehearsalError {
 /// only the migration policy of the broker's rules: a broker with the consumer protocol off
 /// still converts in the rehearsal (a note says so too).
 ///
-/// Refused: a group that is not of the consumer protocol type, has no members, uses an
+/// Refused: a group that is not Stable (its payloads are not reported), is not of the
+/// consumer protocol type, has no members, uses an
 /// assignor the simulator does not have, whose subscriptions do not decode, or whose broker
 /// assigns with a custom server-side assignor.
 ///
@@ -136,6 +137,12 @@ pub fn rehearsal_scenario(
         return Err(refuse(format!(
             "group {:?} has no members: there is nothing to rehearse (an empty classic group is replaced, not converted)",
             group.group_id
+        )));
+    }
+    if group.state != "Stable" {
+        return Err(refuse(format!(
+            "group {:?} is {}: the broker reports the members' subscriptions only while it is Stable; try again then",
+            group.group_id, group.state
         )));
     }
     if builtin(&group.protocol).is_none() {
