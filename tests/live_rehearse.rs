@@ -125,6 +125,8 @@ fn the_rehearsal_of_a_live_cooperative_group_converts_as_upgrade_check_predicts(
     let simulated = kcp_json(&["simulate", file.to_str().unwrap()]);
     let _ = std::fs::remove_file(&file);
     let summary = &simulated["summary"];
+    // For the record (cargo test -- --nocapture): what the rehearsal measured.
+    eprintln!("rehearsal summary: {summary}");
     assert_eq!(summary["converged"], true, "{summary:#}");
     assert_eq!(summary["violations"], serde_json::json!([]), "{summary:#}");
     assert_eq!(summary["fatal"], serde_json::json!([]), "{summary:#}");

@@ -230,6 +230,13 @@ pub fn rehearsal_scenario(
         specs.push(spec);
         names.push((name, m.member_id.clone()));
     }
+    if specs.iter().any(|m| m.static_id.is_some()) {
+        notes.push(
+            "Static members (group.instance.id) keep their ids, but the simulator does not model static \
+             membership inside the converted consumer group."
+                .to_owned(),
+        );
+    }
     notes.push(
         "A scenario cannot start from the group's current ownership: the members start together and the group's \
          assignor assigns from nothing, the same balance as a balanced live group, possibly with the shares held \
