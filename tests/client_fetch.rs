@@ -11,14 +11,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use client_support::*;
-use kafka_consumer_protocol::client::{Client, ClientConfig, Deadline, ErrorKind, FetchOptions, PartitionFetcher};
-use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, Limits, RecordKey, SegmentReader};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::*;
+use kafka_consumer_protocol::client::{Client, ClientConfig, Deadline, ErrorKind, FetchOptions, PartitionFetcher};
+use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, Limits, RecordKey, SegmentReader};
 use kafka_protocol::protocol::StrBytes;
 
 const TOPIC: &str = "__consumer_offsets";

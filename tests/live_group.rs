@@ -6,8 +6,8 @@
 
 mod live;
 
-use live::kcp::Run;
 use live::member::parse_partitions;
+use live::kcp::Run;
 use live::{Cluster, Member, MemberOptions, TopicPartition};
 use serde_json::Value;
 use std::collections::BTreeSet;

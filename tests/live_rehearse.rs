@@ -5,9 +5,7 @@
 
 mod live;
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use live::{Cluster, Member, MemberOptions};
@@ -18,31 +16,7 @@ const EXIT: Duration = Duration::from_secs(45);
 
 /// `kcp ARGS...` (bounded to 120 s), which must succeed; its JSON output.
 fn kcp_json(args: &[&str]) -> Value {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let mut child = cmd.spawn().expect("kcp starts");
-    let mut stdout = child.stdout.take().unwrap();
-    // Read stdout on a thread: `kcp simulate`'s timeline can be larger than a pipe holds.
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        stdout.read_to_string(&mut out).map(|_| out)
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("kcp {args:?} did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = reader.join().unwrap().unwrap();
-    let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(status.success(), "kcp {args:?} failed: {out}\n{err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
+    live::kcp::run(args, Duration::from_secs(120)).ok()
 }
 
 #[test]

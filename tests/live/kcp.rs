@@ -61,10 +61,5 @@ pub fn run(args: &[&str], limit: Duration) -> Run {
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = started.elapsed();
-    Run {
-        status,
-        stdout: out_reader.join().unwrap_or_default(),
-        stderr: err_reader.join().unwrap_or_default(),
-        elapsed,
-    }
+    Run { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default(), elapsed }
 }
