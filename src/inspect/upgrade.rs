@@ -63,6 +63,12 @@ use super::diagnostic::DiagnosticKind;
 use crate::assignor::{builtin, ClusterMetadata, GroupMember};
 use crate::{Subscription, TopicPartitions};
 
+#[cfg(feature = "sim")]
+mod rehearse;
+#[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
+pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError};
+
 /// Which group coordinator's rules apply: they changed between 3.x and 4.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BrokerLine {

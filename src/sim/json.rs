@@ -652,3 +652,97 @@ pub fn outcome_json(o: &Outcome) -> Value {
         "summary": summary_json(&o.summary),
     })
 }
+
+fn member_json(m: &MemberSpec) -> Value {
+    let mut v = json!({"id": m.id, "assignors": m.assignors, "topics": m.topics});
+    if let Some(r) = &m.rack {
+        v["rack"] = json!(r);
+    }
+    if let Some(s) = &m.static_id {
+        v["static_id"] = json!(s);
+    }
+    if m.protocol != GroupProtocol::Classic {
+        v["protocol"] = json!(m.protocol.as_str());
+    }
+    v
+}
+
+fn step_json(s: &StepSpec) -> Value {
+    let mut v = match &s.step {
+        Step::Join(m) => json!({"join": member_json(m)}),
+        Step::Restart { id, assignors, topics } => {
+            let mut r = json!({"id": id});
+            if let Some(a) = assignors {
+                r["assignors"] = json!(a);
+            }
+            if let Some(t) = topics {
+                r["topics"] = json!(t);
+            }
+            json!({"restart": r})
+        }
+        Step::Upgrade(id) => json!({"upgrade": id}),
+        Step::Leave(id) => json!({"leave": id}),
+        Step::Crash(id) => json!({"crash": id}),
+        Step::MissRebalance(id) => json!({"miss_rebalance": id}),
+        Step::Subscribe { id, topics } => json!({"subscribe": {"id": id, "topics": topics}}),
+        Step::CreateTopic { name, partitions } => json!({"create_topic": {"name": name, "partitions": partitions}}),
+        Step::AddPartitions { topic, count } => json!({"add_partitions": {"topic": topic, "count": count}}),
+        Step::DeleteTopic(name) => json!({"delete_topic": name}),
+        Step::Settle => json!({"settle": {}}),
+        Step::Wait(ms) => json!({"wait": ms}),
+        Step::DelayResponses { id, ms, count } => json!({"delay_responses": {"id": id, "ms": ms, "count": count}}),
+        Step::LoseResponses { id, count } => json!({"lose_responses": {"id": id, "count": count}}),
+        Step::StaleMetadata { id, ms } => json!({"stale_metadata": {"id": id, "ms": ms}}),
+    };
+    // A settle step has no flag beside it; others carry it only when it differs from the default.
+    if !matches!(s.step, Step::Settle) && s.settle != s.step.settles_by_default() {
+        v["settle"] = json!(s.settle);
+    }
+    v
+}
+
+/// A scenario as a scenario file ([`parse_scenario`] reads it back to an equal [`Scenario`]),
+/// with an optional `description`. Every config key is written, so the file shows the
+/// timeouts it runs with.
+///
+/// ```
+/// use kafka_consumer_protocol::sim::{json, MemberSpec, Scenario, Step};
+/// let mut s = Scenario::new(3, [("orders", 4)]);
+/// s.members.push(MemberSpec::new("a", ["cooperative-sticky"], ["orders"]));
+/// s.push(Step::Upgrade("a".into()));
+/// let v = json::scenario_json(&s, Some("one member upgraded"));
+/// assert_eq!(v["steps"][0]["upgrade"], "a");
+/// assert_eq!(json::scenario_from_value(&v).unwrap(), s);
+/// ```
+pub fn scenario_json(s: &Scenario, description: Option<&str>) -> Value {
+    let c = &s.config;
+    let mut v = Map::new();
+    if let Some(d) = description {
+        v.insert("description".into(), json!(d));
+    }
+    v.insert("seed".into(), json!(s.seed));
+    v.insert("topics".into(), json!(s.topics));
+    v.insert("members".into(), Value::Array(s.members.iter().map(member_json).collect()));
+    v.insert(
+        "config".into(),
+        json!({
+            "session_timeout_ms": c.session_timeout_ms,
+            "rebalance_timeout_ms": c.rebalance_timeout_ms,
+            "heartbeat_interval_ms": c.heartbeat_interval_ms,
+            "retry_backoff_ms": c.retry_backoff_ms,
+            "request_timeout_ms": c.request_timeout_ms,
+            "initial_rebalance_delay_ms": c.initial_rebalance_delay_ms,
+            "latency_ms": c.latency_ms,
+            "jitter_ms": c.jitter_ms,
+            "metadata_delay_ms": c.metadata_delay_ms,
+            "restart_delay_ms": c.restart_delay_ms,
+            "settle_limit_ms": c.settle_limit_ms,
+            "record_timeline": c.record_timeline,
+            "max_events": c.max_events,
+            "migration_policy": c.migration_policy,
+            "server_assignor": c.server_assignor,
+        }),
+    );
+    v.insert("steps".into(), Value::Array(s.steps.iter().map(step_json).collect()));
+    Value::Object(v)
+}

@@ -9,8 +9,10 @@ use std::time::Duration;
 use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, ListGroupsFilter, Target};
 use kafka_consumer_protocol::inspect::upgrade::{
-    check_downgrade, check_upgrade, BrokerConfigs, BrokerLine, Check, ServerAssignor, UpgradeEnvironment, UpgradeReport,
+    check_downgrade, check_upgrade, rehearsal_scenario, BrokerConfigs, BrokerLine, Check, ServerAssignor,
+    UpgradeEnvironment, UpgradeReport,
 };
+use kafka_consumer_protocol::sim::json::scenario_json;
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
@@ -47,6 +49,14 @@ pub struct UpgradeCheckArgs {
     /// Check consumer groups for the way back to classic instead.
     #[arg(long)]
     pub downgrade: bool,
+    /// Also write a `kcp simulate` scenario rehearsing the group's rolling upgrade to FILE
+    /// (one --group only).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<std::path::PathBuf>,
+    /// The members' session.timeout.ms in the rehearsal (the broker does not report it): the
+    /// simulated session timeout and the spacing of the upgrades.
+    #[arg(long, value_name = "MS", default_value_t = 45_000, requires = "scenario")]
+    pub session_timeout_ms: u64,
     /// Output format: the JSON contract, or text for people.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -90,7 +100,9 @@ async fn cached_environment(
 }
 
 enum Judged {
+    /// The report, and the rehearsal scenario when --scenario asked for it.
     Report(UpgradeReport),
+    Rehearsed(UpgradeReport, Result<Value, String>),
     Failed(String, ClientError),
 }
 
@@ -193,7 +205,19 @@ async fn judge(
             Ok(c) => c,
             Err(e) => return fail(e),
         };
-        return Judged::Report(check_upgrade(&described.group, &env, &counts, assignor));
+        let report = check_upgrade(&described.group, &env, &counts, assignor);
+        if args.scenario.is_some() {
+            let rehearsal = rehearsal_scenario(&described.group, &env, &counts, assignor, args.session_timeout_ms)
+                .map(|r| {
+                    for n in &r.notes {
+                        note(&format!("kcp: rehearsal: {}", clean(n)));
+                    }
+                    scenario_json(&r.scenario, Some(&r.description(group_id)))
+                })
+                .map_err(|e| e.to_string());
+            return Judged::Rehearsed(report, rehearsal);
+        }
+        return Judged::Report(report);
     }
     let consumer = match client.describe_consumer_groups(&[group_id], deadline).await {
         Ok(mut results) => results
@@ -252,6 +276,13 @@ pub(super) async fn upgrade_check(
     out: &mut Out,
 ) -> Result<bool, CliError> {
     let deadline = Deadline::after(timeout);
+    if args.scenario.is_some() && (args.all_groups || args.groups.len() != 1 || args.downgrade) {
+        return Err(CliError::Usage(
+            "--scenario rehearses the upgrade of one group: give exactly one --group (not --all-groups, not \
+             --downgrade)"
+                .to_owned(),
+        ));
+    }
     let mut wanted: Vec<String> = Vec::new();
     if args.all_groups {
         let want_type = if args.downgrade { "consumer" } else { "classic" };
@@ -276,7 +307,35 @@ pub(super) async fn upgrade_check(
     let mut texts = Vec::new();
     for group_id in &wanted {
         match judge(client, group_id, args, &mut environments, deadline).await {
+            Judged::Rehearsed(report, rehearsal) => {
+                texts.push(report_text(&report));
+                values.push(report.to_json());
+                if let Some(path) = &args.scenario {
+                    // The report is still printed: a group that cannot be rehearsed exits 1
+                    // with the reason on stderr.
+                    match rehearsal {
+                        Ok(scenario) => {
+                            let mut text = serde_json::to_string_pretty(&scenario)
+                                .map_err(|e| CliError::input(format!("--scenario: {e}")))?;
+                            text.push('\n');
+                            std::fs::write(path, text)
+                                .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+                        }
+                        Err(e) => {
+                            all_ok = false;
+                            note(&format!("kcp: --scenario: no rehearsal written: {}", clean(&e)));
+                        }
+                    }
+                }
+            }
             Judged::Report(report) => {
+                if args.scenario.is_some() {
+                    all_ok = false;
+                    note(&format!(
+                        "kcp: --scenario: no rehearsal written: group {} is not a classic group",
+                        clean(group_id)
+                    ));
+                }
                 texts.push(report_text(&report));
                 values.push(report.to_json());
             }
