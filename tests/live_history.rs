@@ -16,10 +16,7 @@
 mod live;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use live::{unique_name, Cluster, Member, MemberOptions, TopicPartition};
@@ -31,37 +28,11 @@ const SETTLE: Duration = Duration::from_secs(90);
 /// Runs `kcp ARGS...` to completion (killed after `limit`): its stdout, `Err` with stderr when
 /// it fails.
 fn kcp(args: &[&str], limit: Duration) -> Result<String, String> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("kcp starts");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for kcp") {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("kcp {} still running after {limit:?}; killed", args.join(" ")));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (out, err) = (out_reader.join().unwrap(), err_reader.join().unwrap());
-    if status.success() {
-        Ok(out)
-    } else {
-        Err(format!("kcp {} failed ({status}): {err}\n{out}", args.join(" ")))
+    let run = live::kcp::run(args, limit);
+    match run.status {
+        Some(0) => Ok(run.stdout),
+        Some(code) => Err(format!("kcp {} failed (exit {code}): {}\n{}", args.join(" "), run.stderr, run.stdout)),
+        None => Err(format!("kcp {} still running after {limit:?}; killed", args.join(" "))),
     }
 }
 

@@ -8,7 +8,7 @@ use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
 use serde_json::{json, Value};
 
 use super::table::table;
-use super::writes::{activity, dry_run_note, refusal, report_refusal};
+use super::writes::{activity, dry_run_note, refusal, report_refusal, Apply};
 use super::ConnectionArgs;
 use crate::out::{note, Out};
 use crate::text::clean;
@@ -22,12 +22,8 @@ pub struct DeleteArgs {
     /// A group to delete (repeat for several); none may have active members.
     #[arg(long = "group", value_name = "G", required = true)]
     pub groups: Vec<String>,
-    /// Delete the groups (without it, a dry run that prints what would be deleted).
-    #[arg(long, conflicts_with = "dry_run")]
-    pub execute: bool,
-    /// A dry run (the default).
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub apply: Apply,
     /// Output format: the JSON contract, or a table.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -61,7 +57,7 @@ pub(super) async fn delete(
     }
     let offsets = client.fetch_committed_offsets(&groups, deadline).await?;
     let mut results: Vec<Option<Result<(), ClientError>>> = vec![None; groups.len()];
-    if args.execute {
+    if args.apply.execute {
         let existing: Vec<&str> = groups.iter().zip(&states).filter(|(_, s)| s.exists()).map(|(g, _)| *g).collect();
         let deleted = if existing.is_empty() { Vec::new() } else { client.delete_groups(&existing, deadline).await? };
         for (i, group) in groups.iter().enumerate() {
@@ -110,7 +106,9 @@ pub(super) async fn delete(
         })
         .collect();
     match args.format {
-        Format::Json => out.json_pretty(&json!({"action": "delete", "executed": args.execute, "groups": entries}))?,
+        Format::Json => {
+            out.json_pretty(&json!({"action": "delete", "executed": args.apply.execute, "groups": entries}))?
+        }
         Format::Text => {
             let cells: Vec<[String; 5]> = entries
                 .iter()
@@ -137,6 +135,6 @@ pub(super) async fn delete(
             note(&format!("kcp: group {}: {}", clean(g["group_id"].as_str().unwrap_or("")), clean(message)));
         }
     }
-    dry_run_note(args.execute, "delete these groups");
+    dry_run_note(args.apply.execute, "delete these groups");
     Ok(ok)
 }

@@ -9,7 +9,9 @@ use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
 use serde_json::{json, Value};
 
 use super::table::table;
-use super::writes::{activity, dry_run_note, parse_topic_scope, refusal, report_refusal, resolve_scopes, TopicScope};
+use super::writes::{
+    activity, dry_run_note, parse_topic_scope, refusal, report_refusal, resolve_scopes, Apply, TopicScope,
+};
 use super::ConnectionArgs;
 use crate::out::{note, Out};
 use crate::text::clean;
@@ -26,12 +28,8 @@ pub struct DeleteOffsetsArgs {
     /// A topic (every partition) or TOPIC:P,P,... (repeat for several).
     #[arg(long = "topic", value_name = "T[:P,...]", value_parser = parse_topic_scope, required = true)]
     pub(super) topics: Vec<TopicScope>,
-    /// Delete the offsets (without it, a dry run that prints what would change).
-    #[arg(long, conflicts_with = "dry_run")]
-    pub execute: bool,
-    /// A dry run (the default).
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub apply: Apply,
     /// Output format: the JSON contract, or a table like Kafka's tool's.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -68,7 +66,7 @@ pub(super) async fn delete_offsets(
 
     let mut errors: BTreeMap<(String, i32), ClientError> = BTreeMap::new();
     let mut now: BTreeMap<(String, i32), Option<i64>> = BTreeMap::new();
-    if args.execute && !keys.is_empty() {
+    if args.apply.execute && !keys.is_empty() {
         for written in client.delete_committed_offsets(group, &partitions, deadline).await? {
             if let Err(e) = written.result {
                 errors.insert((written.topic, written.partition), e);
@@ -84,7 +82,7 @@ pub(super) async fn delete_offsets(
         .iter()
         .map(|key| {
             let before = committed.get(&key.0, key.1).and_then(|c| c.offset);
-            let after = if args.execute { now.get(key).copied().flatten() } else { None };
+            let after = if args.apply.execute { now.get(key).copied().flatten() } else { None };
             json!({
                 "topic": key.0,
                 "partition": key.1,
@@ -98,7 +96,7 @@ pub(super) async fn delete_offsets(
         Format::Json => out.json_pretty(&json!({
             "group_id": group,
             "action": "delete_offsets",
-            "executed": args.execute,
+            "executed": args.apply.execute,
             "type": state.kind,
             "state": state.state,
             "partitions": rows,
@@ -108,7 +106,7 @@ pub(super) async fn delete_offsets(
                 .iter()
                 .map(|r| {
                     let before = r["before"].as_i64();
-                    let status = match (args.execute, r["error"]["kind"].as_str(), before) {
+                    let status = match (args.apply.execute, r["error"]["kind"].as_str(), before) {
                         (true, Some(kind), _) => format!("failed: {kind}"),
                         (true, None, _) => "deleted".to_owned(),
                         (false, _, Some(_)) => "would delete".to_owned(),
@@ -128,6 +126,6 @@ pub(super) async fn delete_offsets(
     for ((topic, partition), e) in &errors {
         note(&format!("kcp: {}-{partition}: {}: {}", clean(topic), e.kind(), clean(e.message())));
     }
-    dry_run_note(args.execute, "delete these offsets");
+    dry_run_note(args.apply.execute, "delete these offsets");
     Ok(errors.is_empty())
 }

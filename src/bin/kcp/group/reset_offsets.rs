@@ -19,7 +19,9 @@ use kafka_consumer_protocol::TopicPartitions;
 use serde_json::{json, Value};
 
 use super::table::table;
-use super::writes::{activity, dry_run_note, parse_topic_scope, refusal, report_refusal, resolve_scopes, TopicScope};
+use super::writes::{
+    activity, dry_run_note, parse_topic_scope, refusal, report_refusal, resolve_scopes, Apply, TopicScope,
+};
 use super::ConnectionArgs;
 use crate::out::{note, Out};
 use crate::text::clean;
@@ -67,12 +69,8 @@ pub struct ResetOffsetsArgs {
     /// Kafka's tool exports them; lines of other groups are skipped).
     #[arg(long, value_name = "CSV")]
     pub from_file: Option<PathBuf>,
-    /// Commit the new offsets (without it, a dry run that prints what would change).
-    #[arg(long, conflicts_with = "dry_run")]
-    pub execute: bool,
-    /// A dry run (the default; accepted as Kafka's tool takes it).
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub apply: Apply,
     /// Output format: the JSON contract, or a table like Kafka's tool's.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -379,7 +377,7 @@ pub(super) async fn reset_offsets(
     // Execute: commit, then read back what the group holds now.
     let mut errors: BTreeMap<(String, i32), ClientError> = BTreeMap::new();
     let mut now: BTreeMap<(String, i32), Option<i64>> = BTreeMap::new();
-    if args.execute && !rows.is_empty() {
+    if args.apply.execute && !rows.is_empty() {
         let offsets: Vec<OffsetToCommit> =
             rows.iter().map(|r| OffsetToCommit::new(r.topic.clone(), r.partition, r.after)).collect();
         for written in client.commit_offsets_as_admin(group, &offsets, deadline).await? {
@@ -400,7 +398,7 @@ pub(super) async fn reset_offsets(
         .iter()
         .map(|r| {
             let key = (r.topic.clone(), r.partition);
-            let after = if args.execute {
+            let after = if args.apply.execute {
                 now.get(&key).copied().flatten().map_or(Value::Null, Value::from)
             } else {
                 json!(r.after)
@@ -422,7 +420,7 @@ pub(super) async fn reset_offsets(
         Format::Json => out.json_pretty(&json!({
             "group_id": group,
             "action": "reset_offsets",
-            "executed": args.execute,
+            "executed": args.apply.execute,
             "type": state.kind,
             "state": state.state,
             "strategy": strategy.json(),
@@ -432,7 +430,7 @@ pub(super) async fn reset_offsets(
             let rows_text: Vec<[String; 6]> = partitions_json
                 .iter()
                 .map(|p| {
-                    let status = if !args.execute {
+                    let status = if !args.apply.execute {
                         "would commit".to_owned()
                     } else if let Some(kind) = p["error"]["kind"].as_str() {
                         format!("failed: {kind}")
@@ -466,7 +464,7 @@ pub(super) async fn reset_offsets(
     for ((topic, partition), e) in &errors {
         note(&format!("kcp: {}-{partition}: {}: {}", clean(topic), e.kind(), clean(e.message())));
     }
-    dry_run_note(args.execute, "commit these offsets");
+    dry_run_note(args.apply.execute, "commit these offsets");
     Ok(ok)
 }
 

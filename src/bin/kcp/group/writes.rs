@@ -20,6 +20,17 @@ use crate::text::clean;
 use crate::{CliError, Format};
 
 /// What a group is right now, as far as a write action cares.
+/// `--execute` and `--dry-run`, as every write action takes them: a dry run unless `--execute`.
+#[derive(clap::Args, Debug)]
+pub struct Apply {
+    /// Make the change (without it, a dry run that prints what would change).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub execute: bool,
+    /// A dry run (the default; accepted as Kafka's tool takes it).
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Activity {
     /// `classic` or `consumer` (KIP-848); `None` when no group has this id.
