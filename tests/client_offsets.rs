@@ -295,6 +295,9 @@ fn list_offsets_reply(node: i32, r: &Seen, isolation: &Mutex<Vec<i8>>) -> Reply 
     body(&ListOffsetsResponse::default().with_topics(topics), r.version)
 }
 
+/// The partition count of the fake cluster's `wide` topic.
+const WIDE: i32 = 10_000;
+
 async fn leaders(isolation: Arc<Mutex<Vec<i8>>>) -> Leaders {
     let ports = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
     let metadata_calls = Arc::new(AtomicUsize::new(0));
@@ -323,7 +326,14 @@ async fn leaders(isolation: Arc<Mutex<Vec<i8>>>) -> Leaders {
                         .iter()
                         .map(|t| {
                             let name = t.name.clone().unwrap();
-                            if name.as_str() == "orders" {
+                            if name.as_str() == "wide" {
+                                // 10,000 partitions over the two nodes (partitions 1 and 3 on
+                                // node 1: node 2's fake answers treat those two specially).
+                                let leader = |i: i32| if i % 2 == 0 || i == 1 || i == 3 { 1 } else { 2 };
+                                MetadataResponseTopic::default()
+                                    .with_name(Some(name))
+                                    .with_partitions((0..WIDE).map(|i| partition(i, leader(i))).collect())
+                            } else if name.as_str() == "orders" {
                                 let moved = if round == 0 { 2 } else { 1 };
                                 MetadataResponseTopic::default().with_name(Some(name)).with_partitions(vec![
                                     partition(0, 1),
@@ -396,6 +406,37 @@ async fn log_offsets_per_leader_with_gaps_in_place() {
     let asked: Vec<usize> = node1.iter().map(|r| r.topics[0].partitions.len()).collect();
     assert_eq!(asked.iter().sum::<usize>(), 4);
     assert!(isolation.lock().unwrap().iter().all(|&level| level == 1));
+}
+
+/// The round trips of the log offsets do not grow with the partition count: a topic of 10,000
+/// partitions over two leaders takes one Metadata and, per leader, one ListOffsets for the log
+/// starts and one for the ends (issue 23's "one group with 10,000 partitions").
+#[tokio::test]
+async fn ten_thousand_partitions_take_two_list_offsets_per_leader() {
+    let isolation = Arc::new(Mutex::new(Vec::new()));
+    let cluster = leaders(isolation).await;
+    let client = client_for(&cluster.node1.address());
+    let topics = client.log_offsets(&["wide"], IsolationLevel::ReadUncommitted, deadline()).await.unwrap();
+    let wide = &topics[0];
+    for i in 0..WIDE {
+        let p = wide.partition(i).unwrap_or_else(|| panic!("wide-{i} missing"));
+        assert_eq!(
+            (p.log_start_offset.clone(), p.log_end_offset.clone()),
+            (Ok(i64::from(i) * 10), Ok(i64::from(i) * 10 + 100))
+        );
+    }
+    assert_eq!(cluster.metadata_calls.load(Ordering::SeqCst), 1);
+    let on = |b: &FakeBroker| -> Vec<usize> {
+        b.seen()
+            .iter()
+            .filter(|s| s.api_key == 2)
+            .map(|s| s.decode::<ListOffsetsRequest>().topics.iter().map(|t| t.partitions.len()).sum())
+            .collect()
+    };
+    let (node1, node2) = (on(&cluster.node1), on(&cluster.node2));
+    assert_eq!(node1.len(), 2, "earliest and latest from node 1");
+    assert_eq!(node2.len(), 2, "earliest and latest from node 2");
+    assert_eq!(node1.iter().chain(&node2).sum::<usize>(), 2 * WIDE as usize, "every partition asked twice, once each");
 }
 
 #[tokio::test]
