@@ -167,9 +167,12 @@ fn reset_offsets_on(name: &str) {
     let v =
         kcp(&cluster, &["reset-offsets", "--group", &group, "--topic", &scope, "--shift-by", "-2", "--execute"]).ok();
     assert_eq!(v["partitions"].as_array().unwrap().len(), 1);
-    assert_eq!(v["partitions"][0]["after"], json!(ends[&0] - 2));
+    // Within the log: the round-robin producer may leave a partition with fewer than two
+    // records, and a shift below the log start is clamped to it (as Kafka's tool clamps).
+    let shifted_0 = (ends[&0] - 2).max(0);
+    assert_eq!(v["partitions"][0]["after"], json!(shifted_0));
     let mut shifted = at_end.clone();
-    shifted.insert(0, Some(ends[&0] - 2));
+    shifted.insert(0, Some(shifted_0));
     assert_eq!(kafka_committed(&cluster, &group, &topic), shifted, "{name}: after --shift-by -2");
 
     // Beyond the log: clamped with a note, as Kafka's tool clamps.
