@@ -6,7 +6,7 @@ use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::{
     inspect_classic, inspect_consumer, ClassicGroup, ConsumerGroup, ConsumerMember, Diagnostic, DiagnosticKind,
-    MemberType, Payload, PayloadKind, UserDataReading,
+    MemberType, PayloadKind, ReportedPayload, UserDataReading,
 };
 use kafka_consumer_protocol::{
     Assignment, CooperativeStickyUserData, StickyUserData, StickyUserDataFormat, Subscription, TopicPartitions, Version,
@@ -290,7 +290,7 @@ fn an_undecodable_subscription_keeps_the_rest_of_the_group() {
     assert!(d.blocks_online_upgrade);
     assert!(d.message.contains("KIP-848 online upgrade"), "{}", d.message);
     match &report.members[0].subscription {
-        Payload::Undecodable { error, bytes } => {
+        ReportedPayload::Undecodable { error, bytes } => {
             assert_eq!(error.kind().code(), "truncated");
             assert_eq!(bytes.len(), 7);
         }
@@ -313,8 +313,8 @@ fn payloads_are_not_reported_during_a_rebalance() {
     let mut g = group("", vec![member("c1-a", Bytes::new(), Bytes::new())]);
     g.state = "PreparingRebalance".into();
     let report = inspect_classic(&g, &orders(1));
-    assert_eq!(report.members[0].subscription, Payload::NotReported);
-    assert_eq!(report.members[0].assignment, Payload::NotReported);
+    assert_eq!(report.members[0].subscription, ReportedPayload::NotReported);
+    assert_eq!(report.members[0].assignment, ReportedPayload::NotReported);
     assert_eq!(report.diagnostics, []);
 }
 
@@ -411,7 +411,7 @@ fn other_protocol_types_are_not_decoded() {
     let mut g = group("sessioned", vec![member("connect-1", Bytes::from_static(b"{}"), Bytes::from_static(b"x"))]);
     g.protocol_type = "connect".into();
     let report = inspect_classic(&g, &orders(1));
-    assert_eq!(report.members[0].subscription, Payload::Opaque(Bytes::from_static(b"{}")));
+    assert_eq!(report.members[0].subscription, ReportedPayload::Opaque(Bytes::from_static(b"{}")));
     assert_eq!(report.diagnostics, []);
 }
 

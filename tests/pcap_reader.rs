@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use bytes::{BufMut, BytesMut};
 use kafka_consumer_protocol::group_api::{self, ErrorCode};
 use kafka_consumer_protocol::pcap::{
-    GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
+    CaptureSummary, GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions,
 };
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -23,7 +23,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn read_all(path: &Path, options: ReaderOptions) -> (Vec<GroupMessage>, Summary) {
+fn read_all(path: &Path, options: ReaderOptions) -> (Vec<GroupMessage>, CaptureSummary) {
     let file = std::fs::File::open(path).unwrap();
     let mut reader = GroupReader::new(std::io::BufReader::new(file), options).unwrap();
     let messages: Vec<_> = reader.by_ref().collect();
@@ -429,7 +429,7 @@ fn segments(client: &[Vec<u8>], server: &[Vec<u8>], mss: usize, syn: bool) -> Ve
     out
 }
 
-fn decode(file: &[u8]) -> (Vec<GroupMessage>, Summary) {
+fn decode(file: &[u8]) -> (Vec<GroupMessage>, CaptureSummary) {
     let mut reader = GroupReader::new(file, ReaderOptions::default()).unwrap();
     let messages: Vec<_> = reader.by_ref().collect();
     (messages, reader.summary().clone())

@@ -67,7 +67,7 @@ use bytes::Bytes;
 
 pub use admin::fetch::{FetchOptions, FetchedRecords, PartitionFetcher};
 pub use admin::offsets::{
-    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionLogOffsets, PartitionOffset,
+    CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionListing, PartitionLogOffsets,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
 pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};

@@ -35,7 +35,7 @@ pub struct ClassicGroup {
 
 /// One embedded payload, decoded or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Payload<T> {
+pub enum ReportedPayload<T> {
     /// Decoded by Java's reader, or by the lenient reader (then `repair()` says what it repaired).
     Decoded(T),
     /// The broker sent no bytes because the group is not `Stable` (it omits both payloads
@@ -52,11 +52,11 @@ pub enum Payload<T> {
     Opaque(Bytes),
 }
 
-impl<T> Payload<T> {
+impl<T> ReportedPayload<T> {
     /// The decoded value, if any.
     pub fn decoded(&self) -> Option<&T> {
         match self {
-            Payload::Decoded(value) => Some(value),
+            ReportedPayload::Decoded(value) => Some(value),
             _ => None,
         }
     }
@@ -87,9 +87,9 @@ pub enum UserDataReading {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassicMemberReport {
     /// The member's subscription.
-    pub subscription: Payload<SubscriptionBuf>,
+    pub subscription: ReportedPayload<SubscriptionBuf>,
     /// The member's assignment.
-    pub assignment: Payload<AssignmentBuf>,
+    pub assignment: ReportedPayload<AssignmentBuf>,
     /// Its subscription's userData read as the chosen assignor's format; `None` when there is
     /// no userData (null or empty) or no decoded subscription.
     pub user_data: Option<UserDataReading>,
@@ -140,37 +140,37 @@ pub struct ClassicGroupReport {
 /// The state in which the broker reports the members' payloads.
 const STABLE: &str = "Stable";
 
-fn decode_subscription(bytes: &Bytes, stable: bool) -> Payload<SubscriptionBuf> {
+fn decode_subscription(bytes: &Bytes, stable: bool) -> ReportedPayload<SubscriptionBuf> {
     if bytes.is_empty() && !stable {
-        return Payload::NotReported;
+        return ReportedPayload::NotReported;
     }
     match SubscriptionBuf::decode(bytes.clone()) {
-        Ok(sub) => Payload::Decoded(sub),
+        Ok(sub) => ReportedPayload::Decoded(sub),
         Err(error) => match SubscriptionBuf::decode_with(bytes.clone(), DecodeOptions::new().lenient(true)) {
-            Ok(sub) => Payload::Decoded(sub),
-            Err(_) => Payload::Undecodable { error, bytes: bytes.clone() },
+            Ok(sub) => ReportedPayload::Decoded(sub),
+            Err(_) => ReportedPayload::Undecodable { error, bytes: bytes.clone() },
         },
     }
 }
 
-fn decode_assignment(bytes: &Bytes, stable: bool) -> Payload<AssignmentBuf> {
+fn decode_assignment(bytes: &Bytes, stable: bool) -> ReportedPayload<AssignmentBuf> {
     if bytes.is_empty() && !stable {
-        return Payload::NotReported;
+        return ReportedPayload::NotReported;
     }
     match AssignmentBuf::decode(bytes.clone()) {
-        Ok(asg) => Payload::Decoded(asg),
+        Ok(asg) => ReportedPayload::Decoded(asg),
         Err(error) => match AssignmentBuf::decode_with(bytes.clone(), DecodeOptions::new().lenient(true)) {
-            Ok(asg) => Payload::Decoded(asg),
-            Err(_) => Payload::Undecodable { error, bytes: bytes.clone() },
+            Ok(asg) => ReportedPayload::Decoded(asg),
+            Err(_) => ReportedPayload::Undecodable { error, bytes: bytes.clone() },
         },
     }
 }
 
-fn opaque<T>(bytes: &Bytes, stable: bool) -> Payload<T> {
+fn opaque<T>(bytes: &Bytes, stable: bool) -> ReportedPayload<T> {
     if bytes.is_empty() && !stable {
-        Payload::NotReported
+        ReportedPayload::NotReported
     } else {
-        Payload::Opaque(bytes.clone())
+        ReportedPayload::Opaque(bytes.clone())
     }
 }
 
@@ -235,14 +235,14 @@ fn payload_findings(group: &ClassicGroup, reports: &[ClassicMemberReport], out: 
             (
                 PayloadKind::Subscription,
                 match &report.subscription {
-                    Payload::Undecodable { error, bytes } => Some((error, bytes)),
+                    ReportedPayload::Undecodable { error, bytes } => Some((error, bytes)),
                     _ => None,
                 },
             ),
             (
                 PayloadKind::Assignment,
                 match &report.assignment {
-                    Payload::Undecodable { error, bytes } => Some((error, bytes)),
+                    ReportedPayload::Undecodable { error, bytes } => Some((error, bytes)),
                     _ => None,
                 },
             ),
@@ -548,7 +548,7 @@ fn generation_findings(group: &ClassicGroup, reports: &[ClassicMemberReport], ou
 /// `metadata` must hold every subscribed topic that exists (partition counts; racks are not
 /// needed). Payloads are read as Apache Kafka's Java client reads them; one that Java rejects
 /// but the lenient reader accepts is shown decoded with a `third_party_defect` finding. Groups
-/// whose protocol type is not `consumer` are not decoded ([`Payload::Opaque`]) and have no
+/// whose protocol type is not `consumer` are not decoded ([`ReportedPayload::Opaque`]) and have no
 /// findings. Deterministic: the same input gives the same report.
 pub fn inspect_classic(group: &ClassicGroup, metadata: &ClusterMetadata) -> ClassicGroupReport {
     let stable = group.state == STABLE;

@@ -63,6 +63,8 @@ mod partitions;
 pub mod upgrade;
 pub mod watch;
 
-pub use classic::{inspect_classic, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Payload, UserDataReading};
+pub use classic::{
+    inspect_classic, ClassicGroup, ClassicGroupReport, ClassicMemberReport, ReportedPayload, UserDataReading,
+};
 pub use consumer::{inspect_consumer, ConsumerGroup, ConsumerGroupReport, ConsumerMember, MemberType};
 pub use diagnostic::{Diagnostic, DiagnosticKind, PayloadKind};

@@ -57,7 +57,7 @@
 
 use std::collections::BTreeMap;
 
-use super::classic::{inspect_classic, ClassicGroup, Payload};
+use super::classic::{inspect_classic, ClassicGroup, ReportedPayload};
 use super::consumer::{ConsumerGroup, MemberType};
 use super::diagnostic::DiagnosticKind;
 use crate::assignor::{builtin, ClusterMetadata, GroupMember};
@@ -605,8 +605,10 @@ fn payloads_check(
     for (member, r) in group.members.iter().zip(&report.members) {
         let sub_repair = r.subscription.decoded().and_then(|s| s.view().repair());
         match &r.subscription {
-            Payload::Undecodable { error, .. } => failures.push(format!("{}: subscription: {error}", member.member_id)),
-            Payload::Decoded(_) if sub_repair.is_some() => failures.push(format!(
+            ReportedPayload::Undecodable { error, .. } => {
+                failures.push(format!("{}: subscription: {error}", member.member_id))
+            }
+            ReportedPayload::Decoded(_) if sub_repair.is_some() => failures.push(format!(
                 "{}: subscription only decodes leniently ({})",
                 member.member_id,
                 sub_repair.map(|r| r.to_string()).unwrap_or_default()
@@ -617,13 +619,15 @@ fn payloads_check(
         match &r.assignment {
             // 4.x reads an empty assignment as no partitions (a member that never synced);
             // 3.x hands the zero bytes to Java's reader, which fails on the missing version.
-            Payload::Undecodable { bytes, .. } if bytes.is_empty() && line == BrokerLine::Kafka4 => {}
-            Payload::Undecodable { bytes, .. } if bytes.is_empty() => failures.push(format!(
+            ReportedPayload::Undecodable { bytes, .. } if bytes.is_empty() && line == BrokerLine::Kafka4 => {}
+            ReportedPayload::Undecodable { bytes, .. } if bytes.is_empty() => failures.push(format!(
                 "{}: assignment is empty (the member has not synced); a 3.x broker cannot read zero bytes",
                 member.member_id
             )),
-            Payload::Undecodable { error, .. } => failures.push(format!("{}: assignment: {error}", member.member_id)),
-            Payload::Decoded(_) if asg_repair.is_some() => failures.push(format!(
+            ReportedPayload::Undecodable { error, .. } => {
+                failures.push(format!("{}: assignment: {error}", member.member_id))
+            }
+            ReportedPayload::Decoded(_) if asg_repair.is_some() => failures.push(format!(
                 "{}: assignment only decodes leniently ({})",
                 member.member_id,
                 asg_repair.map(|r| r.to_string()).unwrap_or_default()

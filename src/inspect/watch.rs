@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use std::collections::BTreeMap;
-//! use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, StormThreshold, Watcher};
+//! use kafka_consumer_protocol::inspect::watch::{WatchEvent, Snapshot, StormThreshold, Watcher};
 //! use kafka_consumer_protocol::TopicPartitions;
 //!
 //! let stable = |members: &[(&str, Vec<i32>)]| Snapshot {
@@ -25,14 +25,14 @@
 //! assert_eq!(
 //!     events,
 //!     [
-//!         Event::Rebalance { state: "Stable".into(), inferred: true },
-//!         Event::MemberJoined { member_id: "b".into() },
-//!         Event::AssignmentChanged {
+//!         WatchEvent::Rebalance { state: "Stable".into(), inferred: true },
+//!         WatchEvent::MemberJoined { member_id: "b".into() },
+//!         WatchEvent::AssignmentChanged {
 //!             member_id: "a".into(),
 //!             added: vec![],
 //!             removed: vec![TopicPartitions::new("orders", [1])]
 //!         },
-//!         Event::AssignmentChanged {
+//!         WatchEvent::AssignmentChanged {
 //!             member_id: "b".into(),
 //!             added: vec![TopicPartitions::new("orders", [1])],
 //!             removed: vec![]
@@ -108,7 +108,7 @@ impl Snapshot {
 /// One change. New kinds of events may be added.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Event {
+pub enum WatchEvent {
     /// The state changed (`previous` is `None` on the first poll).
     State {
         /// The state before.
@@ -162,17 +162,17 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl WatchEvent {
     /// The event's name in `kcp group watch` output.
     pub fn name(&self) -> &'static str {
         match self {
-            Event::State { .. } => "state",
-            Event::Rebalance { .. } => "rebalance",
-            Event::MemberJoined { .. } => "member_joined",
-            Event::MemberLeft { .. } => "member_left",
-            Event::AssignmentChanged { .. } => "assignment_changed",
-            Event::Diagnostic { .. } => "diagnostic",
-            Event::Storm { .. } => "storm",
+            WatchEvent::State { .. } => "state",
+            WatchEvent::Rebalance { .. } => "rebalance",
+            WatchEvent::MemberJoined { .. } => "member_joined",
+            WatchEvent::MemberLeft { .. } => "member_left",
+            WatchEvent::AssignmentChanged { .. } => "assignment_changed",
+            WatchEvent::Diagnostic { .. } => "diagnostic",
+            WatchEvent::Storm { .. } => "storm",
         }
     }
 }
@@ -220,7 +220,7 @@ fn is_rebalancing(state: &str) -> bool {
     matches!(state, "PreparingRebalance" | "CompletingRebalance" | "Assigning" | "Reconciling")
 }
 
-/// Turns successive snapshots of one group into [`Event`]s.
+/// Turns successive snapshots of one group into [`WatchEvent`]s.
 #[derive(Clone, Debug)]
 pub struct Watcher {
     threshold: StormThreshold,
@@ -254,10 +254,10 @@ impl Watcher {
     /// returns what changed, in this order: state, rebalance, members that left, members that
     /// joined, assignment changes, resolved then new findings, storm. The first poll only
     /// reports its state (everything else is the baseline).
-    pub fn observe(&mut self, now_ms: u64, snapshot: Snapshot) -> Vec<Event> {
+    pub fn observe(&mut self, now_ms: u64, snapshot: Snapshot) -> Vec<WatchEvent> {
         let mut events = Vec::new();
         let Some(previous) = self.previous.take() else {
-            events.push(Event::State { previous: None, state: snapshot.state.clone() });
+            events.push(WatchEvent::State { previous: None, state: snapshot.state.clone() });
             for (id, assignment) in &snapshot.members {
                 if let Some(a) = assignment {
                     self.assignments.insert(id.clone(), by_topic(a));
@@ -272,7 +272,7 @@ impl Watcher {
         };
 
         if previous.state != snapshot.state {
-            events.push(Event::State { previous: Some(previous.state.clone()), state: snapshot.state.clone() });
+            events.push(WatchEvent::State { previous: Some(previous.state.clone()), state: snapshot.state.clone() });
         }
 
         let left: Vec<&String> = previous.members.keys().filter(|m| !snapshot.members.contains_key(*m)).collect();
@@ -284,7 +284,7 @@ impl Watcher {
             let added = difference(&now, &before);
             let removed = difference(&before, &now);
             if !added.is_empty() || !removed.is_empty() {
-                changes.push(Event::AssignmentChanged { member_id: id.clone(), added, removed });
+                changes.push(WatchEvent::AssignmentChanged { member_id: id.clone(), added, removed });
             }
             self.assignments.insert(id.clone(), now);
         }
@@ -314,15 +314,15 @@ impl Watcher {
         // generations is not a billion events.
         let keep = self.threshold.rebalances as usize + 1;
         for _ in 0..(count as usize).min(keep) {
-            events.push(Event::Rebalance { state: snapshot.state.clone(), inferred: !entered && settled_both });
+            events.push(WatchEvent::Rebalance { state: snapshot.state.clone(), inferred: !entered && settled_both });
             self.rebalances.push_back(now_ms);
         }
         while self.rebalances.len() > keep {
             self.rebalances.pop_front();
         }
 
-        events.extend(left.iter().map(|m| Event::MemberLeft { member_id: (*m).clone() }));
-        events.extend(joined.iter().map(|m| Event::MemberJoined { member_id: (*m).clone() }));
+        events.extend(left.iter().map(|m| WatchEvent::MemberLeft { member_id: (*m).clone() }));
+        events.extend(joined.iter().map(|m| WatchEvent::MemberJoined { member_id: (*m).clone() }));
         events.extend(changes);
 
         if snapshot.reports_assignments {
@@ -331,12 +331,12 @@ impl Watcher {
             let old_identities: BTreeSet<_> = self.diagnostics.iter().map(Diagnostic::identity).collect();
             for d in &self.diagnostics {
                 if !identities.contains(&d.identity()) {
-                    events.push(Event::Diagnostic { diagnostic: d.clone(), resolved: true });
+                    events.push(WatchEvent::Diagnostic { diagnostic: d.clone(), resolved: true });
                 }
             }
             for d in &now {
                 if !old_identities.contains(&d.identity()) {
-                    events.push(Event::Diagnostic { diagnostic: d.clone(), resolved: false });
+                    events.push(WatchEvent::Diagnostic { diagnostic: d.clone(), resolved: false });
                 }
             }
             self.diagnostics = now;
@@ -350,7 +350,7 @@ impl Watcher {
         if count > self.threshold.rebalances {
             if !self.storming {
                 self.storming = true;
-                events.push(Event::Storm { rebalances: count, threshold: self.threshold });
+                events.push(WatchEvent::Storm { rebalances: count, threshold: self.threshold });
             }
         } else {
             self.storming = false;
@@ -390,15 +390,15 @@ mod tests {
         }
     }
 
-    fn names(events: &[Event]) -> Vec<&'static str> {
-        events.iter().map(Event::name).collect()
+    fn names(events: &[WatchEvent]) -> Vec<&'static str> {
+        events.iter().map(WatchEvent::name).collect()
     }
 
     #[test]
     fn first_poll_is_the_baseline() {
         let mut w = Watcher::new(StormThreshold::default());
         let events = w.observe(0, snap("Stable", &[("a", Some(vec![0]))]));
-        assert_eq!(events, [Event::State { previous: None, state: "Stable".into() }]);
+        assert_eq!(events, [WatchEvent::State { previous: None, state: "Stable".into() }]);
         assert!(w.observe(10, snap("Stable", &[("a", Some(vec![0]))])).is_empty());
     }
 
@@ -411,9 +411,9 @@ mod tests {
         assert_eq!(
             events,
             [
-                Event::State { previous: Some("Stable".into()), state: "PreparingRebalance".into() },
-                Event::Rebalance { state: "PreparingRebalance".into(), inferred: false },
-                Event::MemberJoined { member_id: "b".into() },
+                WatchEvent::State { previous: Some("Stable".into()), state: "PreparingRebalance".into() },
+                WatchEvent::Rebalance { state: "PreparingRebalance".into(), inferred: false },
+                WatchEvent::MemberJoined { member_id: "b".into() },
             ]
         );
         let events = w.observe(2, snap("CompletingRebalance", &[("a", None), ("b", None)]));
@@ -422,13 +422,13 @@ mod tests {
         assert_eq!(
             events,
             [
-                Event::State { previous: Some("CompletingRebalance".into()), state: "Stable".into() },
-                Event::AssignmentChanged {
+                WatchEvent::State { previous: Some("CompletingRebalance".into()), state: "Stable".into() },
+                WatchEvent::AssignmentChanged {
                     member_id: "a".into(),
                     added: vec![],
                     removed: vec![TopicPartitions::new("t", [1])]
                 },
-                Event::AssignmentChanged {
+                WatchEvent::AssignmentChanged {
                     member_id: "b".into(),
                     added: vec![TopicPartitions::new("t", [1])],
                     removed: vec![]
@@ -445,9 +445,9 @@ mod tests {
         assert_eq!(
             events,
             [
-                Event::Rebalance { state: "Stable".into(), inferred: true },
-                Event::MemberLeft { member_id: "b".into() },
-                Event::AssignmentChanged {
+                WatchEvent::Rebalance { state: "Stable".into(), inferred: true },
+                WatchEvent::MemberLeft { member_id: "b".into() },
+                WatchEvent::AssignmentChanged {
                     member_id: "a".into(),
                     added: vec![TopicPartitions::new("t", [1])],
                     removed: vec![]
@@ -467,7 +467,7 @@ mod tests {
         w.observe(0, s.clone());
         assert!(w.observe(1, s.clone()).is_empty());
         s.epoch = Some(4);
-        assert_eq!(w.observe(2, s), [Event::Rebalance { state: "Stable".into(), inferred: true }]);
+        assert_eq!(w.observe(2, s), [WatchEvent::Rebalance { state: "Stable".into(), inferred: true }]);
     }
 
     #[test]
@@ -553,7 +553,7 @@ mod tests {
                 storms.push(i);
             }
             if i == 5 {
-                assert!(events.contains(&Event::Storm { rebalances: 3, threshold }), "{events:?}");
+                assert!(events.contains(&WatchEvent::Storm { rebalances: 3, threshold }), "{events:?}");
             }
         }
         assert_eq!(storms, [5], "reported once while it lasts");
@@ -586,7 +586,7 @@ mod tests {
         w.observe(0, snap("Stable", &[]));
         let mut s = snap("Stable", &[]);
         s.diagnostics = vec![d.clone()];
-        assert_eq!(w.observe(1, s.clone()), [Event::Diagnostic { diagnostic: d.clone(), resolved: false }]);
+        assert_eq!(w.observe(1, s.clone()), [WatchEvent::Diagnostic { diagnostic: d.clone(), resolved: false }]);
         // Reworded: the same finding.
         let mut reworded = s.clone();
         reworded.diagnostics[0].message = "t-0 assigned twice".into();
@@ -594,7 +594,7 @@ mod tests {
         assert_eq!(names(&w.observe(3, snap("PreparingRebalance", &[]))), ["state", "rebalance"]);
         let events = w.observe(4, snap("Stable", &[]));
         assert_eq!(names(&events), ["state", "diagnostic"]);
-        assert!(matches!(&events[1], Event::Diagnostic { resolved: true, .. }));
+        assert!(matches!(&events[1], WatchEvent::Diagnostic { resolved: true, .. }));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! connections from the traffic itself (or from given broker ports), matches responses to
 //! requests by correlation id, decodes JoinGroup v0-v9 and SyncGroup v0-v5 with the
 //! `kafka-protocol` crate and the embedded Subscriptions/Assignments with this crate's codec.
-//! Whatever it cannot use is skipped and counted in a [`Summary`], never a panic.
+//! Whatever it cannot use is skipped and counted in a [`CaptureSummary`], never a panic.
 //!
 //! The messages are [`group_api`](crate::group_api)'s, built by its `kafka` conversions, with
 //! their payloads decoded (`JoinGroupRequest<Payload>`, ...): a capture speaks the same
@@ -339,7 +339,7 @@ impl FrameCounts {
 
 /// What a [`GroupReader`] read and what it skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct CaptureSummary {
     /// Capture format: `"pcap"` or `"pcapng"`.
     pub format: &'static str,
     /// Packets (frames) read.
@@ -535,7 +535,7 @@ pub struct GroupReader<'a> {
     /// Timestamp of the last packet read.
     last_ts: std::time::Duration,
     tcp_counts: tcp::TcpCounts,
-    summary: Summary,
+    summary: CaptureSummary,
     queue: std::collections::VecDeque<GroupMessage>,
     done: bool,
     /// Buffer size of the pcap reader, grown up to `MAX_BLOCK` for big blocks.
@@ -568,7 +568,7 @@ impl<'a> GroupReader<'a> {
             total_buffered: 0,
             last_ts: std::time::Duration::ZERO,
             tcp_counts: tcp::TcpCounts::default(),
-            summary: Summary::default(),
+            summary: CaptureSummary::default(),
             queue: Default::default(),
             done: false,
             capacity,
@@ -581,7 +581,7 @@ impl<'a> GroupReader<'a> {
     }
 
     /// What was read and skipped so far (complete once the iterator returned `None`).
-    pub fn summary(&self) -> &Summary {
+    pub fn summary(&self) -> &CaptureSummary {
         &self.summary
     }
 
@@ -808,7 +808,7 @@ impl<'a> GroupReader<'a> {
         chunks: &[tcp::Chunk],
         from_start: bool,
         options: &ReaderOptions,
-        summary: &mut Summary,
+        summary: &mut CaptureSummary,
         frames: &mut Vec<GroupFrame>,
     ) {
         if chunks.is_empty() {
@@ -933,7 +933,7 @@ impl Iterator for GroupReader<'_> {
 
 fn ng_block(
     interfaces: &mut Vec<Interface>,
-    summary: &mut Summary,
+    summary: &mut CaptureSummary,
     block: pcap_parser::Block<'_>,
 ) -> Option<(i32, std::time::Duration, Vec<u8>)> {
     use pcap_parser::Block;

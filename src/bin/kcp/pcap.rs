@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kafka_consumer_protocol::codec::TopicPartitionsList;
 use kafka_consumer_protocol::group_api::{ErrorCode, JoinGroupMember};
 use kafka_consumer_protocol::pcap::{
-    GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions, Summary,
+    CaptureSummary, GroupBody, GroupMessage, GroupReader, MessageDirection, Payload, ReaderOptions,
 };
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -207,7 +207,7 @@ impl Serialize for JoinMemberJson {
 }
 
 /// The summary as JSON.
-pub fn summary_json(s: &Summary) -> Value {
+pub fn summary_json(s: &CaptureSummary) -> Value {
     let f = &s.frames;
     json!({"summary": {
         "format": s.format, "packets": s.packets, "tcp_segments": s.tcp_segments,

@@ -148,7 +148,7 @@ pub struct ListedOffset {
 /// One partition of [`Client::list_offsets`].
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionOffset {
+pub struct PartitionListing {
     /// The topic.
     pub topic: String,
     /// The partition.
@@ -366,7 +366,7 @@ impl Client {
         spec: OffsetSpec,
         isolation: IsolationLevel,
         deadline: Deadline,
-    ) -> Result<Vec<PartitionOffset>, ClientError> {
+    ) -> Result<Vec<PartitionListing>, ClientError> {
         let wanted: BTreeSet<Tp> =
             partitions.iter().flat_map(|g| g.partitions.iter().map(|&p| (g.topic.clone(), p))).collect();
         let topics: Vec<&str> = wanted.iter().map(|(t, _)| t.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
@@ -378,7 +378,7 @@ impl Client {
                 let result = answers.get_mut(&tp).and_then(|specs| specs.pop()).unwrap_or_else(|| {
                     Err(ClientError::protocol(format!("no ListOffsets answer for {}-{}", tp.0, tp.1)))
                 });
-                PartitionOffset { topic: tp.0, partition: tp.1, result }
+                PartitionListing { topic: tp.0, partition: tp.1, result }
             })
             .collect())
     }

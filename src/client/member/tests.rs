@@ -9,7 +9,8 @@ use tokio::sync::Notify;
 
 use super::*;
 use crate::assignor::builtin;
-use crate::sim::{Broker, Reply};
+// The broker model is the simulator's, reached through the one door for test scaffolding.
+use crate::internal::{Broker, Reply};
 
 /// One request as the fake network saw it.
 #[derive(Clone, Debug)]

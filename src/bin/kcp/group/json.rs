@@ -5,8 +5,8 @@ use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::client::{ClassicGroupDescription, ConsumerGroupDescription, Node};
 use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::{
-    inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Diagnostic, Payload,
-    UserDataReading,
+    inspect_classic, inspect_consumer, ClassicGroup, ClassicGroupReport, ClassicMemberReport, Diagnostic,
+    ReportedPayload, UserDataReading,
 };
 use kafka_consumer_protocol::{StickyUserData, StickyUserDataFormat, TopicPartitions};
 use serde_json::{json, Value};
@@ -40,16 +40,16 @@ fn user_data_json(reading: Option<&UserDataReading>) -> Value {
     }
 }
 
-fn payload_json<T>(payload: &Payload<T>, decoded: impl Fn(&T) -> Value) -> Value {
+fn payload_json<T>(payload: &ReportedPayload<T>, decoded: impl Fn(&T) -> Value) -> Value {
     match payload {
-        Payload::Decoded(value) => decoded(value),
-        Payload::NotReported => Value::Null,
-        Payload::Undecodable { error, bytes } => {
+        ReportedPayload::Decoded(value) => decoded(value),
+        ReportedPayload::NotReported => Value::Null,
+        ReportedPayload::Undecodable { error, bytes } => {
             let mut v = decode_error_json(error);
             v["hex"] = Value::String(to_hex(bytes));
             v
         }
-        Payload::Opaque(bytes) => json!({"hex": to_hex(bytes)}),
+        ReportedPayload::Opaque(bytes) => json!({"hex": to_hex(bytes)}),
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
 use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagRules, LagSample};
-use kafka_consumer_protocol::inspect::watch::{Event, Snapshot, Watcher};
+use kafka_consumer_protocol::inspect::watch::{Snapshot, WatchEvent, Watcher};
 use kafka_consumer_protocol::inspect::{inspect_classic, inspect_consumer};
 use serde_json::{json, Value};
 
@@ -25,28 +25,30 @@ fn now_ts() -> String {
     format!("{}Z", &micros[..micros.len().saturating_sub(4)])
 }
 
-fn event_json(ts: &str, group: &str, event: &Event) -> Value {
+fn event_json(ts: &str, group: &str, event: &WatchEvent) -> Value {
     let mut v = json!({"ts": ts, "group_id": group, "event": event.name()});
     match event {
-        Event::State { previous, state } => {
+        WatchEvent::State { previous, state } => {
             v["state"] = json!(state);
             v["previous"] = json!(previous);
         }
-        Event::Rebalance { state, inferred } => {
+        WatchEvent::Rebalance { state, inferred } => {
             v["state"] = json!(state);
             v["inferred"] = json!(inferred);
         }
-        Event::MemberJoined { member_id } | Event::MemberLeft { member_id } => v["member_id"] = json!(member_id),
-        Event::AssignmentChanged { member_id, added, removed } => {
+        WatchEvent::MemberJoined { member_id } | WatchEvent::MemberLeft { member_id } => {
+            v["member_id"] = json!(member_id)
+        }
+        WatchEvent::AssignmentChanged { member_id, added, removed } => {
             v["member_id"] = json!(member_id);
             v["added"] = groups_json(added);
             v["removed"] = groups_json(removed);
         }
-        Event::Diagnostic { diagnostic, resolved } => {
+        WatchEvent::Diagnostic { diagnostic, resolved } => {
             v["diagnostic"] = diagnostic_json(diagnostic);
             v["resolved"] = json!(resolved);
         }
-        Event::Storm { rebalances, threshold } => {
+        WatchEvent::Storm { rebalances, threshold } => {
             v["rebalances"] = json!(rebalances);
             v["max_rebalances"] = json!(threshold.rebalances);
             v["window_s"] = json!(threshold.window_secs);
