@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use kafka_consumer_protocol::codec::{AssignmentView, SubscriptionView};
-use kafka_consumer_protocol::offsets_log::json::{key_json, value_json, Embedded};
+use kafka_consumer_protocol::offsets_log::json::{key_json, value_json, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, Limits, SegmentReader};
 use serde_json::{json, Value};
 
@@ -145,12 +145,16 @@ fn check_dir(dir: &Path) -> (usize, usize) {
                 .map(|r| {
                     let r = r.unwrap();
                     let d = CoordinatorRecord::decode(r.key, r.value).unwrap();
-                    (
-                        r.offset,
-                        r.timestamp,
-                        key_json(&d.key),
-                        d.value.map(|(v, value)| value_json(v, &value, &kafka_shape)),
-                    )
+                    let key = key_json(&d.key);
+                    let value = d.value.as_ref().map(|(v, value)| value_json(*v, value, &kafka_shape));
+                    // `kcp group history --records` streams the same documents without building
+                    // a `Value`: byte for byte what the `Value` prints.
+                    assert_eq!(serde_json::to_string(&KeyJson(&d.key)).unwrap(), key.to_string());
+                    if let (Some((version, decoded)), Some(built)) = (&d.value, &value) {
+                        let streamed = ValueJson { version: *version, value: decoded, embedded: kafka_shape };
+                        assert_eq!(serde_json::to_string(&streamed).unwrap(), built.to_string());
+                    }
+                    (r.offset, r.timestamp, key, value)
                 })
                 .collect();
             ours.push((fields, records));

@@ -5,6 +5,10 @@
 //! generated JSON converters write them. The embedded subscription and assignment bytes are
 //! rendered by the caller's function (`kcp` uses the shape of `kcp decode`).
 //!
+//! [`KeyJson`] and [`ValueJson`] serialize straight from the decoded record (no intermediate
+//! [`Value`] per record, which cost most of the time of `kcp group history --records`);
+//! [`key_json`] and [`value_json`] build the same document as a [`Value`] from them.
+//!
 //! ```
 //! use kafka_consumer_protocol::offsets_log::{json, CoordinatorRecord};
 //!
@@ -13,9 +17,12 @@
 //! assert_eq!(json::key_json(&record.key).to_string(), r#"{"type":2,"data":{"group":"g"}}"#);
 //! ```
 
-use serde_json::{json, Map, Value};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value;
 
-use super::record::{MemberMetadata, RecordKey, RecordValue, TopicIdPartitions};
+use super::record::{
+    ClassicMemberMetadata, MemberMetadata, RecordKey, RecordValue, TopicIdPartitions, TopicMetadata, Uuid,
+};
 
 /// What embedded bytes are, for the caller's renderer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,141 +43,344 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `{"type": N, "data": {...}}`.
+/// A key as `{"type": N, "data": {...}}`, serialized from the decoded key.
+///
+/// ```
+/// use kafka_consumer_protocol::offsets_log::{json::KeyJson, CoordinatorRecord};
+///
+/// let key = [0, 2, 0, 1, b'g'];
+/// let record = CoordinatorRecord::decode(Some(&key), None).unwrap();
+/// assert_eq!(serde_json::to_string(&KeyJson(&record.key)).unwrap(), r#"{"type":2,"data":{"group":"g"}}"#);
+/// ```
+#[derive(Clone, Copy)]
+pub struct KeyJson<'r, 'a>(pub &'r RecordKey<'a>);
+
+impl Serialize for KeyJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("type", &self.0.type_id())?;
+        m.serialize_entry("data", &KeyData(self.0))?;
+        m.end()
+    }
+}
+
+struct KeyData<'r, 'a>(&'r RecordKey<'a>);
+
+impl Serialize for KeyData<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match *self.0 {
+            RecordKey::OffsetCommit { group, topic, partition, .. } => {
+                m.serialize_entry("group", group)?;
+                m.serialize_entry("topic", topic)?;
+                m.serialize_entry("partition", &partition)?;
+            }
+            RecordKey::GroupMetadata { group } => m.serialize_entry("group", group)?,
+            RecordKey::ConsumerGroupMetadata { group_id }
+            | RecordKey::ConsumerGroupPartitionMetadata { group_id }
+            | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id } => {
+                m.serialize_entry("groupId", group_id)?
+            }
+            RecordKey::Other { group_id, .. } => m.serialize_entry("groupId", &group_id)?,
+            RecordKey::ConsumerGroupMemberMetadata { group_id, member_id }
+            | RecordKey::ConsumerGroupTargetAssignmentMember { group_id, member_id }
+            | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, member_id } => {
+                m.serialize_entry("groupId", group_id)?;
+                m.serialize_entry("memberId", member_id)?;
+            }
+            RecordKey::ConsumerGroupRegularExpression { group_id, regular_expression } => {
+                m.serialize_entry("groupId", group_id)?;
+                m.serialize_entry("regularExpression", regular_expression)?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// `{"type": N, "data": {...}}` as a [`Value`] (see [`KeyJson`]).
 pub fn key_json(key: &RecordKey<'_>) -> Value {
-    let data = match *key {
-        RecordKey::OffsetCommit { group, topic, partition, .. } => {
-            json!({"group": group, "topic": topic, "partition": partition})
-        }
-        RecordKey::GroupMetadata { group } => json!({ "group": group }),
-        RecordKey::ConsumerGroupMetadata { group_id }
-        | RecordKey::ConsumerGroupPartitionMetadata { group_id }
-        | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id } => json!({ "groupId": group_id }),
-        RecordKey::ConsumerGroupMemberMetadata { group_id, member_id }
-        | RecordKey::ConsumerGroupTargetAssignmentMember { group_id, member_id }
-        | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, member_id } => {
-            json!({"groupId": group_id, "memberId": member_id})
-        }
-        RecordKey::ConsumerGroupRegularExpression { group_id, regular_expression } => {
-            json!({"groupId": group_id, "regularExpression": regular_expression})
-        }
-        RecordKey::Other { group_id, .. } => json!({ "groupId": group_id }),
-    };
-    json!({"type": key.type_id(), "data": data})
+    serde_json::to_value(KeyJson(key)).unwrap_or(Value::Null)
 }
 
-fn topic_partitions(list: &[TopicIdPartitions]) -> Value {
-    list.iter().map(|t| json!({"topicId": t.topic_id.to_string(), "partitions": t.partitions})).collect()
+/// A value as `{"version": N, "data": {...}}`, serialized from the decoded value; `embedded`
+/// renders subscription and assignment bytes (any serializable shape).
+///
+/// ```
+/// use kafka_consumer_protocol::offsets_log::json::{Embedded, ValueJson};
+/// use kafka_consumer_protocol::offsets_log::RecordValue;
+///
+/// let value = RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch: 7 };
+/// let json = ValueJson { version: 0, value: &value, embedded: |_: Embedded, b: &[u8]| b.len() };
+/// assert_eq!(serde_json::to_string(&json).unwrap(), r#"{"version":0,"data":{"assignmentEpoch":7}}"#);
+/// ```
+pub struct ValueJson<'r, 'a, F> {
+    /// The value's schema version.
+    pub version: i16,
+    /// The decoded value.
+    pub value: &'r RecordValue<'a>,
+    /// Renders embedded subscription and assignment bytes.
+    pub embedded: F,
 }
 
-/// `{"version": N, "data": {...}}`; `embedded` renders subscription and assignment bytes.
+impl<F, V> Serialize for ValueJson<'_, '_, F>
+where
+    F: Fn(Embedded, &[u8]) -> V,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("version", &self.version)?;
+        if let RecordValue::Other(bytes) = self.value {
+            m.serialize_entry("data", &())?;
+            m.serialize_entry("undecoded_hex", &hex(bytes))?;
+        } else {
+            m.serialize_entry("data", &ValueData(self))?;
+        }
+        m.end()
+    }
+}
+
+/// `{"version": N, "data": {...}}` as a [`Value`] (see [`ValueJson`]); `embedded` renders
+/// subscription and assignment bytes.
 pub fn value_json(version: i16, value: &RecordValue<'_>, embedded: &dyn Fn(Embedded, &[u8]) -> Value) -> Value {
-    let data = match value {
-        RecordValue::OffsetCommit(c) => {
-            let mut m = Map::new();
-            m.insert("offset".into(), c.offset.into());
-            if version >= 3 {
-                m.insert("leaderEpoch".into(), c.leader_epoch.into());
-            }
-            m.insert("metadata".into(), c.metadata.into());
-            m.insert("commitTimestamp".into(), c.commit_timestamp.into());
-            if version == 1 {
-                m.insert("expireTimestamp".into(), c.expire_timestamp.into());
-            }
-            if let Some(id) = c.topic_id {
-                m.insert("topicId".into(), id.to_string().into());
-            }
-            Value::Object(m)
-        }
-        RecordValue::GroupMetadata(g) => {
-            let consumer = g.protocol_type == "consumer";
-            let mut m = Map::new();
-            m.insert("protocolType".into(), g.protocol_type.into());
-            m.insert("generation".into(), g.generation.into());
-            m.insert("protocol".into(), g.protocol.into());
-            m.insert("leader".into(), g.leader.into());
-            if version >= 2 {
-                m.insert("currentStateTimestamp".into(), g.current_state_timestamp.into());
-            }
-            let members: Vec<Value> =
-                g.members.iter().map(|member| member_json(version, member, consumer, embedded)).collect();
-            m.insert("members".into(), members.into());
-            Value::Object(m)
-        }
-        RecordValue::ConsumerGroupMetadata(g) => {
-            // A tagged field at its default is absent, as Kafka's converter leaves it out.
-            if g.metadata_hash == 0 {
-                json!({ "epoch": g.epoch })
-            } else {
-                json!({"epoch": g.epoch, "metadataHash": g.metadata_hash})
-            }
-        }
-        RecordValue::ConsumerGroupPartitionMetadata(p) => {
-            let topics: Vec<Value> = p
-                .topics
-                .iter()
-                .map(|t| {
-                    let partitions: Vec<Value> =
-                        t.partition_metadata.iter().map(|(p, racks)| json!({"partition": p, "racks": racks})).collect();
-                    json!({"topicId": t.topic_id.to_string(), "topicName": t.topic_name,
-                           "numPartitions": t.num_partitions, "partitionMetadata": partitions})
-                })
-                .collect();
-            json!({ "topics": topics })
-        }
-        RecordValue::ConsumerGroupMemberMetadata(m) => {
-            let classic = m.classic_member_metadata.as_ref().map(|c| {
-                let protocols: Vec<Value> = c
-                    .supported_protocols
-                    .iter()
-                    .map(|(name, metadata)| json!({"name": name, "metadata": embedded(Embedded::ClassicProtocolMetadata, metadata)}))
-                    .collect();
-                json!({"sessionTimeoutMs": c.session_timeout_ms, "supportedProtocols": protocols})
-            });
-            json!({
-                "instanceId": m.instance_id, "rackId": m.rack_id, "clientId": m.client_id,
-                "clientHost": m.client_host, "subscribedTopicNames": m.subscribed_topic_names,
-                "subscribedTopicRegex": m.subscribed_topic_regex, "rebalanceTimeoutMs": m.rebalance_timeout_ms,
-                "serverAssignor": m.server_assignor, "classicMemberMetadata": classic,
-            })
-        }
-        RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch } => {
-            json!({ "assignmentEpoch": assignment_epoch })
-        }
-        RecordValue::ConsumerGroupTargetAssignmentMember(list) => json!({ "topicPartitions": topic_partitions(list) }),
-        RecordValue::ConsumerGroupCurrentMemberAssignment(c) => json!({
-            "memberEpoch": c.member_epoch, "previousMemberEpoch": c.previous_member_epoch, "state": c.state,
-            "assignedPartitions": topic_partitions(&c.assigned_partitions),
-            "partitionsPendingRevocation": topic_partitions(&c.partitions_pending_revocation),
-        }),
-        RecordValue::ConsumerGroupRegularExpression(r) => {
-            json!({"topics": r.topics, "version": r.version, "timestamp": r.timestamp})
-        }
-        RecordValue::Other(bytes) => return json!({"version": version, "data": null, "undecoded_hex": hex(bytes)}),
-    };
-    json!({"version": version, "data": data})
+    serde_json::to_value(ValueJson { version, value, embedded }).unwrap_or(Value::Null)
 }
 
-fn member_json(
+struct ValueData<'j, 'r, 'a, F>(&'j ValueJson<'r, 'a, F>);
+
+/// A list serialized from an iterator made on demand (no intermediate `Vec`).
+struct SeqOf<F>(F);
+
+impl<F, I> Serialize for SeqOf<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for item in (self.0)() {
+            seq.serialize_element(&item)?;
+        }
+        seq.end()
+    }
+}
+
+impl<F, V> Serialize for ValueData<'_, '_, '_, F>
+where
+    F: Fn(Embedded, &[u8]) -> V,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ValueJson { version, value, embedded } = self.0;
+        let version = *version;
+        let mut m = s.serialize_map(None)?;
+        match value {
+            RecordValue::OffsetCommit(c) => {
+                m.serialize_entry("offset", &c.offset)?;
+                if version >= 3 {
+                    m.serialize_entry("leaderEpoch", &c.leader_epoch)?;
+                }
+                m.serialize_entry("metadata", c.metadata)?;
+                m.serialize_entry("commitTimestamp", &c.commit_timestamp)?;
+                if version == 1 {
+                    m.serialize_entry("expireTimestamp", &c.expire_timestamp)?;
+                }
+                if let Some(id) = c.topic_id {
+                    m.serialize_entry("topicId", &UuidJson(id))?;
+                }
+            }
+            RecordValue::GroupMetadata(g) => {
+                let consumer = g.protocol_type == "consumer";
+                m.serialize_entry("protocolType", g.protocol_type)?;
+                m.serialize_entry("generation", &g.generation)?;
+                m.serialize_entry("protocol", &g.protocol)?;
+                m.serialize_entry("leader", &g.leader)?;
+                if version >= 2 {
+                    m.serialize_entry("currentStateTimestamp", &g.current_state_timestamp)?;
+                }
+                m.serialize_entry(
+                    "members",
+                    &SeqOf(|| g.members.iter().map(|member| MemberJson { version, member, consumer, embedded })),
+                )?;
+            }
+            RecordValue::ConsumerGroupMetadata(g) => {
+                m.serialize_entry("epoch", &g.epoch)?;
+                // A tagged field at its default is absent, as Kafka's converter leaves it out.
+                if g.metadata_hash != 0 {
+                    m.serialize_entry("metadataHash", &g.metadata_hash)?;
+                }
+            }
+            RecordValue::ConsumerGroupPartitionMetadata(p) => {
+                m.serialize_entry("topics", &SeqOf(|| p.topics.iter().map(TopicMetadataJson)))?;
+            }
+            RecordValue::ConsumerGroupMemberMetadata(member) => {
+                m.serialize_entry("instanceId", &member.instance_id)?;
+                m.serialize_entry("rackId", &member.rack_id)?;
+                m.serialize_entry("clientId", member.client_id)?;
+                m.serialize_entry("clientHost", member.client_host)?;
+                m.serialize_entry("subscribedTopicNames", &member.subscribed_topic_names)?;
+                m.serialize_entry("subscribedTopicRegex", &member.subscribed_topic_regex)?;
+                m.serialize_entry("rebalanceTimeoutMs", &member.rebalance_timeout_ms)?;
+                m.serialize_entry("serverAssignor", &member.server_assignor)?;
+                let classic = member.classic_member_metadata.as_ref().map(|c| ClassicJson { classic: c, embedded });
+                m.serialize_entry("classicMemberMetadata", &classic)?;
+            }
+            RecordValue::ConsumerGroupTargetAssignmentMetadata { assignment_epoch } => {
+                m.serialize_entry("assignmentEpoch", assignment_epoch)?;
+            }
+            RecordValue::ConsumerGroupTargetAssignmentMember(list) => {
+                m.serialize_entry("topicPartitions", &SeqOf(|| list.iter().map(TopicIdPartitionsJson)))?;
+            }
+            RecordValue::ConsumerGroupCurrentMemberAssignment(c) => {
+                m.serialize_entry("memberEpoch", &c.member_epoch)?;
+                m.serialize_entry("previousMemberEpoch", &c.previous_member_epoch)?;
+                m.serialize_entry("state", &c.state)?;
+                m.serialize_entry(
+                    "assignedPartitions",
+                    &SeqOf(|| c.assigned_partitions.iter().map(TopicIdPartitionsJson)),
+                )?;
+                m.serialize_entry(
+                    "partitionsPendingRevocation",
+                    &SeqOf(|| c.partitions_pending_revocation.iter().map(TopicIdPartitionsJson)),
+                )?;
+            }
+            RecordValue::ConsumerGroupRegularExpression(r) => {
+                m.serialize_entry("topics", &r.topics)?;
+                m.serialize_entry("version", &r.version)?;
+                m.serialize_entry("timestamp", &r.timestamp)?;
+            }
+            // Written by `ValueJson` itself (no `data`).
+            RecordValue::Other(_) => {}
+        }
+        m.end()
+    }
+}
+
+/// A topic id as its string form.
+struct UuidJson(Uuid);
+
+impl Serialize for UuidJson {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+struct TopicIdPartitionsJson<'r>(&'r TopicIdPartitions);
+
+impl Serialize for TopicIdPartitionsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("topicId", &UuidJson(self.0.topic_id))?;
+        m.serialize_entry("partitions", &self.0.partitions)?;
+        m.end()
+    }
+}
+
+struct TopicMetadataJson<'r, 'a>(&'r TopicMetadata<'a>);
+
+impl Serialize for TopicMetadataJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("topicId", &UuidJson(t.topic_id))?;
+        m.serialize_entry("topicName", t.topic_name)?;
+        m.serialize_entry("numPartitions", &t.num_partitions)?;
+        m.serialize_entry("partitionMetadata", &SeqOf(|| t.partition_metadata.iter().map(PartitionRacksJson)))?;
+        m.end()
+    }
+}
+
+struct PartitionRacksJson<'r, 'a>(&'r (i32, Vec<&'a str>));
+
+impl Serialize for PartitionRacksJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("partition", &self.0 .0)?;
+        m.serialize_entry("racks", &self.0 .1)?;
+        m.end()
+    }
+}
+
+struct ClassicJson<'r, 'a, 'e, F> {
+    classic: &'r ClassicMemberMetadata<'a>,
+    embedded: &'e F,
+}
+
+impl<F, V> Serialize for ClassicJson<'_, '_, '_, F>
+where
+    F: Fn(Embedded, &[u8]) -> V,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let embedded = self.embedded;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("sessionTimeoutMs", &self.classic.session_timeout_ms)?;
+        m.serialize_entry(
+            "supportedProtocols",
+            &SeqOf(|| {
+                self.classic.supported_protocols.iter().map(move |&(name, metadata)| ProtocolJson {
+                    name,
+                    metadata,
+                    embedded,
+                })
+            }),
+        )?;
+        m.end()
+    }
+}
+
+struct ProtocolJson<'a, 'e, F> {
+    name: &'a str,
+    metadata: &'a [u8],
+    embedded: &'e F,
+}
+
+impl<F, V> Serialize for ProtocolJson<'_, '_, F>
+where
+    F: Fn(Embedded, &[u8]) -> V,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("name", self.name)?;
+        m.serialize_entry("metadata", &(self.embedded)(Embedded::ClassicProtocolMetadata, self.metadata))?;
+        m.end()
+    }
+}
+
+struct MemberJson<'r, 'a, 'e, F> {
     version: i16,
-    m: &MemberMetadata<'_>,
+    member: &'r MemberMetadata<'a>,
     consumer: bool,
-    embedded: &dyn Fn(Embedded, &[u8]) -> Value,
-) -> Value {
-    let (sub, assign) =
-        if consumer { (Embedded::Subscription, Embedded::Assignment) } else { (Embedded::Opaque, Embedded::Opaque) };
-    let mut o = Map::new();
-    o.insert("memberId".into(), m.member_id.into());
-    if version >= 3 {
-        o.insert("groupInstanceId".into(), m.group_instance_id.into());
+    embedded: &'e F,
+}
+
+impl<F, V> Serialize for MemberJson<'_, '_, '_, F>
+where
+    F: Fn(Embedded, &[u8]) -> V,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let MemberJson { version, member: mm, consumer, embedded } = *self;
+        let (sub, assign) = if consumer {
+            (Embedded::Subscription, Embedded::Assignment)
+        } else {
+            (Embedded::Opaque, Embedded::Opaque)
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("memberId", mm.member_id)?;
+        if version >= 3 {
+            m.serialize_entry("groupInstanceId", &mm.group_instance_id)?;
+        }
+        m.serialize_entry("clientId", mm.client_id)?;
+        m.serialize_entry("clientHost", mm.client_host)?;
+        if version >= 1 {
+            m.serialize_entry("rebalanceTimeout", &mm.rebalance_timeout)?;
+        }
+        m.serialize_entry("sessionTimeout", &mm.session_timeout)?;
+        m.serialize_entry("subscription", &embedded(sub, mm.subscription))?;
+        m.serialize_entry("assignment", &embedded(assign, mm.assignment))?;
+        m.end()
     }
-    o.insert("clientId".into(), m.client_id.into());
-    o.insert("clientHost".into(), m.client_host.into());
-    if version >= 1 {
-        o.insert("rebalanceTimeout".into(), m.rebalance_timeout.into());
-    }
-    o.insert("sessionTimeout".into(), m.session_timeout.into());
-    o.insert("subscription".into(), embedded(sub, m.subscription));
-    o.insert("assignment".into(), embedded(assign, m.assignment));
-    Value::Object(o)
 }

@@ -19,11 +19,12 @@ use kafka_consumer_protocol::client::{
     Client, ClientError, Deadline, ErrorKind, FetchOptions, IsolationLevel, OffsetSpec, PartitionFetcher,
 };
 use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
-use kafka_consumer_protocol::offsets_log::json::{hex, key_json, value_json, Embedded};
+use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
     partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::super::out::{note, Out};
@@ -121,6 +122,30 @@ fn embedded(kind: Embedded, bytes: &[u8]) -> Value {
             AssignmentView::decode(bytes).map_or_else(|_| hex(bytes).into(), |v| assignment_json(&v))
         }
         Embedded::Opaque => hex(bytes).into(),
+    }
+}
+
+/// One `--records` line, serialized straight from the decoded record (building a `Value` per
+/// record cost most of the run's time).
+struct RecordLine<'r, 'a> {
+    partition: Option<i32>,
+    offset: i64,
+    timestamp: i64,
+    record: &'r CoordinatorRecord<'a>,
+}
+
+impl Serialize for RecordLine<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("partition", &self.partition)?;
+        m.serialize_entry("offset", &self.offset)?;
+        m.serialize_entry("timestamp", &self.timestamp)?;
+        m.serialize_entry("key", &KeyJson(&self.record.key))?;
+        m.serialize_entry(
+            "value",
+            &self.record.value.as_ref().map(|(version, value)| ValueJson { version: *version, value, embedded }),
+        )?;
+        m.end()
     }
 }
 
@@ -232,9 +257,7 @@ impl<'a> Sink<'a> {
                 }
                 self.records += 1;
                 if self.args.records {
-                    let value = d.value.as_ref().map(|(v, value)| value_json(*v, value, &embedded));
-                    out.json_line(&json!({"partition": partition, "offset": r.offset, "timestamp": r.timestamp,
-                        "key": key_json(&d.key), "value": value}))?;
+                    out.json_line(&RecordLine { partition, offset: r.offset, timestamp: r.timestamp, record: &d })?;
                 } else {
                     self.builder.add(r.offset, r.timestamp, &d);
                 }
