@@ -114,3 +114,39 @@ fn svg_draws_the_real_generations() {
     let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "g", "--follow"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Commits per partition carry their rate over the span and the pauses longer than
+/// `--commit-gap-s`, longest first (the captured consumer commits every few seconds).
+#[test]
+fn commits_have_a_rate_and_their_pauses() {
+    let commits = |gap: &str| -> Vec<Value> {
+        let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--commit-gap-s", gap]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["groups"][0]["commits"].as_array().unwrap().clone()
+    };
+    let every_second = commits("1");
+    assert!(!every_second.is_empty());
+    for c in &every_second {
+        let (count, span) = (c["count"].as_u64().unwrap(), c["span_ms"].as_i64().unwrap());
+        let first = c["first"]["commit_timestamp"].as_i64().unwrap();
+        assert_eq!(span, c["last"]["commit_timestamp"].as_i64().unwrap() - first);
+        let per_minute = c["commits_per_minute"].as_f64().unwrap();
+        assert!((per_minute - (count - 1) as f64 * 60_000.0 / span as f64).abs() < 1e-6, "{c}");
+        let gaps: Vec<i64> =
+            c["largest_gaps"].as_array().unwrap().iter().map(|g| g["length_ms"].as_i64().unwrap()).collect();
+        assert!(c["gap_count"].as_u64().unwrap() >= gaps.len() as u64 && !gaps.is_empty(), "{c}");
+        assert!(gaps.len() <= 8 && gaps.windows(2).all(|w| w[0] >= w[1]) && gaps.iter().all(|&g| g > 1_000), "{c}");
+        for g in c["largest_gaps"].as_array().unwrap() {
+            let (from, to) =
+                (g["from"]["commit_timestamp"].as_i64().unwrap(), g["to"]["commit_timestamp"].as_i64().unwrap());
+            assert_eq!(g["length_ms"].as_i64().unwrap(), to - from);
+        }
+    }
+    // The default (60 s) is longer than any pause of this consumer.
+    assert!(commits("60").iter().all(|c| c["gap_count"] == 0 && c["largest_gaps"].as_array().unwrap().is_empty()));
+    let text =
+        kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--commit-gap-s", "1", "--format", "text"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("commit(s)/min") && text.contains("pause(s) without a commit; longest"), "{text}");
+}

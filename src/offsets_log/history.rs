@@ -1,7 +1,7 @@
 //! What happened to each group, rebuilt from its records in log order: the generations of a
 //! classic group (protocol, leader, members who joined, left or came back under a new member id,
 //! partitions moved), the epochs and member assignments of a KIP-848 group, the commits per
-//! partition (count, first, last, rewinds), deletion (told apart from the coordinator converting
+//! partition (count, first, last, rewinds, rate, the pauses between commits), deletion (told apart from the coordinator converting
 //! the group between classic and consumer, Kafka 4.x), and where the story starts when compaction
 //! removed its beginning.
 //!
@@ -166,6 +166,65 @@ pub struct PartitionCommits {
     pub rewinds: Vec<(CommitPoint, CommitPoint)>,
     /// Whether the last record is a tombstone (the offset deleted or expired).
     pub deleted: bool,
+    /// How many times the time between two consecutive commits (by `commitTimestamp`) was
+    /// longer than the builder's gap ([`HistoryBuilder::with_commit_gap_ms`]).
+    pub gap_count: u64,
+    /// The longest of those gaps, longest first (at most [`MAX_GAPS_KEPT`]; ties keep the
+    /// earlier one), so that memory does not grow with the log.
+    pub largest_gaps: Vec<CommitGap>,
+}
+
+/// How many of a partition's longest commit gaps a history keeps.
+pub const MAX_GAPS_KEPT: usize = 8;
+
+/// The default gap between two commits that counts as a pause: 60 s (Java commits every 5 s
+/// with auto-commit on).
+pub const DEFAULT_COMMIT_GAP_MS: i64 = 60_000;
+
+/// A pause in a partition's commits: no commit between `before` and `after`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitGap {
+    /// The last commit before the pause.
+    pub before: CommitPoint,
+    /// The first commit after it.
+    pub after: CommitPoint,
+}
+
+impl CommitGap {
+    /// The pause's length (ms), by `commitTimestamp`.
+    pub fn length_ms(&self) -> i64 {
+        self.after.commit_timestamp.saturating_sub(self.before.commit_timestamp)
+    }
+}
+
+impl PartitionCommits {
+    /// The time from the first to the last commit (ms), by `commitTimestamp`.
+    pub fn span_ms(&self) -> i64 {
+        self.last.commit_timestamp.saturating_sub(self.first.commit_timestamp)
+    }
+
+    /// Commits per minute over [`span_ms`](Self::span_ms) (the first commit starts the span, so
+    /// `count - 1` commits fall in it); `None` when the span is empty.
+    pub fn commits_per_minute(&self) -> Option<f64> {
+        let span = self.span_ms();
+        (span > 0).then(|| (self.count.saturating_sub(1)) as f64 * 60_000.0 / span as f64)
+    }
+
+    /// How far the committed offset moved per second over the span (negative after a net
+    /// rewind); `None` when the span is empty.
+    pub fn offsets_per_second(&self) -> Option<f64> {
+        let span = self.span_ms();
+        (span > 0).then(|| (self.last.offset.saturating_sub(self.first.offset)) as f64 * 1_000.0 / span as f64)
+    }
+
+    fn note_gap(&mut self, gap: CommitGap) {
+        self.gap_count += 1;
+        let at = self.largest_gaps.partition_point(|g| g.length_ms() >= gap.length_ms());
+        if at < MAX_GAPS_KEPT {
+            self.largest_gaps.insert(at, gap);
+            self.largest_gaps.truncate(MAX_GAPS_KEPT);
+        }
+    }
 }
 
 /// One commit.
@@ -222,13 +281,21 @@ impl GroupHistory {
 }
 
 /// Builds [`GroupHistory`]s from records fed in log order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HistoryBuilder {
+    /// Longer than this between two commits of a partition is a gap.
+    commit_gap_ms: i64,
     groups: BTreeMap<String, GroupHistory>,
     live_members: BTreeMap<(String, String), ()>,
     /// Per group, whether its last deletion was a `GroupMetadata` tombstone (else a
     /// `ConsumerGroupMetadata` one).
     classic_tombstone: BTreeMap<String, bool>,
+}
+
+impl Default for HistoryBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Whether a record of this key, with a value, is a KIP-848 consumer group's.
@@ -259,9 +326,21 @@ fn owners(members: &[GenerationMember]) -> BTreeMap<(String, i32), String> {
 }
 
 impl HistoryBuilder {
-    /// An empty builder.
+    /// An empty builder; a commit gap is longer than [`DEFAULT_COMMIT_GAP_MS`].
     pub fn new() -> Self {
-        Self::default()
+        HistoryBuilder {
+            commit_gap_ms: DEFAULT_COMMIT_GAP_MS,
+            groups: BTreeMap::new(),
+            live_members: BTreeMap::new(),
+            classic_tombstone: BTreeMap::new(),
+        }
+    }
+
+    /// Counts as a gap any time between two consecutive commits of a partition longer than
+    /// `ms` (by `commitTimestamp`).
+    pub fn with_commit_gap_ms(mut self, ms: i64) -> Self {
+        self.commit_gap_ms = ms;
+        self
     }
 
     /// Adds one record at `offset` with `timestamp` (records must come in log order).
@@ -300,12 +379,18 @@ impl HistoryBuilder {
                                         last: point,
                                         rewinds: Vec::new(),
                                         deleted: false,
+                                        gap_count: 0,
+                                        largest_gaps: Vec::new(),
                                     },
                                 );
                             }
                             Some(pc) => {
                                 if point.offset < pc.last.offset && !pc.deleted {
                                     pc.rewinds.push((pc.last, point));
+                                }
+                                let gap = CommitGap { before: pc.last, after: point };
+                                if gap.length_ms() > self.commit_gap_ms {
+                                    pc.note_gap(gap);
                                 }
                                 pc.count += 1;
                                 pc.last = point;

@@ -701,3 +701,51 @@ fn a_conversion_is_not_a_deletion() {
     assert_eq!(k.deleted.map(|at| at.offset), Some(9), "a consumer group's own deletion");
     assert_eq!(k.compacted_before, None);
 }
+
+/// Commits of one partition at (offset, commitTimestamp): the rate over the span, and every pause
+/// longer than the builder's gap counted, the longest kept longest first and bounded.
+#[test]
+fn commit_rate_and_gaps() {
+    use super::history::MAX_GAPS_KEPT;
+    let commit = |offset: i64, ts: i64| {
+        let mut v = vec![0, 3];
+        v.extend_from_slice(&offset.to_be_bytes());
+        v.extend_from_slice(&[255, 255, 255, 255, 0, 0]);
+        v.extend_from_slice(&ts.to_be_bytes());
+        v
+    };
+    let key = offset_commit_key("g", "orders", 0);
+    let mut b = HistoryBuilder::new().with_commit_gap_ms(10_000);
+    // Every 5 s from 0 to 60 s (offsets 0..=1,200), then pauses of 20 s, 90 s and 11 s, then
+    // twelve pauses of 15 s to push past the kept bound.
+    let mut times: Vec<i64> = (0..=12).map(|i| i * 5_000).collect();
+    for pause in [20_000, 90_000, 11_000] {
+        times.push(times.last().unwrap() + pause);
+    }
+    for _ in 0..12 {
+        times.push(times.last().unwrap() + 15_000);
+    }
+    for (i, &ts) in times.iter().enumerate() {
+        let value = commit(i as i64 * 100, ts);
+        b.add(i as i64, ts, &CoordinatorRecord::decode(Some(&key), Some(&value)).unwrap());
+    }
+    let groups = b.finish();
+    let c = &groups[0].commits[&("orders".to_string(), 0)];
+    let span = times.last().unwrap() - times[0];
+    assert_eq!(c.span_ms(), span);
+    let per_minute = c.commits_per_minute().unwrap();
+    assert!((per_minute - (times.len() - 1) as f64 * 60_000.0 / span as f64).abs() < 1e-9);
+    let per_second = c.offsets_per_second().unwrap();
+    assert!((per_second - ((times.len() - 1) * 100) as f64 * 1_000.0 / span as f64).abs() < 1e-9);
+    assert_eq!(c.gap_count, 15, "20 s, 90 s, 11 s and twelve of 15 s; the 5 s steps are not gaps");
+    assert_eq!(c.largest_gaps.len(), MAX_GAPS_KEPT);
+    let lengths: Vec<i64> = c.largest_gaps.iter().map(|g| g.length_ms()).collect();
+    assert_eq!(&lengths[..3], [90_000, 20_000, 15_000]);
+    assert!(lengths[2..].iter().all(|&l| l == 15_000));
+    // The 90 s pause starts after the commit at 80 s (offset 1,300) and ends at 170 s.
+    let longest = c.largest_gaps[0];
+    assert_eq!((longest.before.commit_timestamp, longest.before.offset), (80_000, 1_300));
+    assert_eq!(longest.after.commit_timestamp, 170_000);
+    // Equal pauses keep the earlier ones.
+    assert_eq!(c.largest_gaps[2].before.commit_timestamp, 181_000);
+}

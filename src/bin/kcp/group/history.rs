@@ -84,6 +84,10 @@ pub struct HistoryArgs {
     /// per partition coloured by the member assigned it, a band per generation.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["records", "all_groups"])]
     pub svg: Option<PathBuf>,
+    /// A pause longer than this between two commits of a partition (by their commitTimestamp)
+    /// is reported as a gap.
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    pub commit_gap_s: u32,
     /// Output format of the history.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -193,7 +197,14 @@ struct Sink<'a> {
 
 impl<'a> Sink<'a> {
     fn new(args: &'a HistoryArgs) -> Self {
-        Sink { args, builder: HistoryBuilder::new(), problems: Vec::new(), records: 0, control_batches: 0, bad_crc: 0 }
+        Sink {
+            args,
+            builder: HistoryBuilder::new().with_commit_gap_ms(i64::from(args.commit_gap_s) * 1_000),
+            problems: Vec::new(),
+            records: 0,
+            control_batches: 0,
+            bad_crc: 0,
+        }
     }
 
     fn problem(&mut self, problem: Value, out: &mut Out) -> Result<(), CliError> {
@@ -622,6 +633,15 @@ fn group_json(g: &GroupHistory) -> Value {
             "last": {"offset": c.last.offset, "commit_timestamp": c.last.commit_timestamp, "record_offset": c.last.at.offset},
             "rewinds": c.rewinds.iter().map(|(a, b)| json!({"from": a.offset, "to": b.offset, "commit_timestamp": b.commit_timestamp, "record_offset": b.at.offset})).collect::<Vec<_>>(),
             "deleted": c.deleted,
+            "span_ms": c.span_ms(),
+            "commits_per_minute": c.commits_per_minute(),
+            "offsets_per_second": c.offsets_per_second(),
+            "gap_count": c.gap_count,
+            "largest_gaps": c.largest_gaps.iter().map(|g| json!({
+                "length_ms": g.length_ms(),
+                "from": {"offset": g.before.offset, "commit_timestamp": g.before.commit_timestamp, "record_offset": g.before.at.offset},
+                "to": {"offset": g.after.offset, "commit_timestamp": g.after.commit_timestamp, "record_offset": g.after.at.offset},
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "deleted": g.deleted.map(|at| at_json(at.offset, at.timestamp)),
         "other_record_types": g.other_records.iter().map(|(t, n)| json!({"type": t, "records": n})).collect::<Vec<_>>(),
@@ -726,6 +746,23 @@ fn story(g: &GroupHistory, s: &mut String) {
             c.rewinds.len(),
             if c.deleted { ", deleted" } else { "" }
         );
+        if let (Some(per_minute), Some(per_second)) = (c.commits_per_minute(), c.offsets_per_second()) {
+            let _ = writeln!(
+                s,
+                "    {per_minute:.1} commit(s)/min, offset {per_second:+.1}/s over {} s",
+                c.span_ms() / 1_000
+            );
+        }
+        if let Some(longest) = c.largest_gaps.first() {
+            let _ = writeln!(
+                s,
+                "    {} pause(s) without a commit; longest {} s, after offset {} committed at {}",
+                c.gap_count,
+                longest.length_ms() / 1_000,
+                longest.before.offset,
+                longest.before.commit_timestamp
+            );
+        }
     }
 }
 
