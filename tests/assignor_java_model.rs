@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use assignor_common::parity::java_sets;
 use assignor_common::{hex_decode, parse_group, Sets};
-use kafka_consumer_protocol::internal::java_sticky_model;
+use kcp_testkit::java_sticky_model::java_sticky_model;
 use serde_json::Value;
 
 /// Some member claims a partition id its topic does not have.
