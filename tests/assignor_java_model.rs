@@ -1,4 +1,5 @@
-//! The model of Java's sticky assignor (the floor under ours) against Apache Kafka's own results
+//! The model of Java's sticky assignor (`kcp_testkit::java_sticky_model`, the oracle of the parity
+//! tests on groups without a recorded Java run) against Apache Kafka's own results
 //! on every committed parity scenario (the three sets): the same assignment in every round,
 //! partition for partition.
 

@@ -6,14 +6,15 @@
 //! 3. partitions off their member's racks,
 //! 4. other partitions moved away from their valid owners.
 //!
-//! For `cooperative-sticky` the end of the rebalance counts: the round, and when it withholds
-//! partitions the follow-up rounds played to the end (where each pending `to` must say it ends);
-//! such an end is held to Java's end on every measure rather than to the first round's optimum.
+//! The one exception is the placement that keeps every valid claim, which the leader takes where
+//! it is no worse on every criterion and better on one. For `cooperative-sticky` the end of the
+//! rebalance counts: the round, and when it withholds partitions the follow-up rounds played to
+//! the end (where each pending `to` must say it ends); such an end is held to Java's end rather
+//! than to the first round's optimum.
 //!
-//! The one exception is Java's floor: where that optimum is worse than Java's own answer on the
-//! sum of squares, rack mismatches or moves (or, cooperative, follow-up rounds), the result must
-//! be Java's final assignment (the model of Java, `java_sticky_model`). Either way the result is
-//! no worse than Java's on any of the three.
+//! Against Java's end (the model of Java, `kcp_testkit::java_sticky_model`): where Java is better
+//! on some criterion, ours must be better on an earlier one (follow-up rounds: never more than
+//! Java's), or the group is listed in `testdata/assignor/known-divergences.tsv`.
 
 mod assignor_common;
 
