@@ -17,7 +17,8 @@
 //! of the previous owner as a last tie-break). Up to 256 members (or 4,000,000 members x
 //! partitions) and 100,000 partitions, a second placement that keeps every valid claim and places
 //! the rest for balance, then racks (an exact min-cost flow, [`placement`](super::placement)),
-//! replaces the first where it is no worse on every criterion and better on one. Beyond those
+//! replaces the first where it is no worse on every criterion and better on one (in a fresh group
+//! beyond the polish it is the exact optimum of balance, then racks). Beyond those
 //! limits the heuristics below run alone, with no optimality claim. Criterion 5 is not optimised:
 //! a `cooperative-sticky` round withholds exactly the partitions the target moves away from their
 //! owners, and the follow-up rounds are played ahead only to say where each ends (`to`, up to
@@ -447,10 +448,12 @@ fn lead(
         // then on their racks. It is taken only where it is no worse on any criterion and better
         // on one (in a cooperative follow-up round it completes the hand-over the previous
         // round started, where our heuristics could move more and start another round).
-        // Not in a fresh group (nothing is claimed), nor where it would be ours. Never when it
-        // is not balanced: the lowest sum of squares with every claim kept can still leave a
-        // member empty that could take a partition from one holding two.
-        if !unbeatable && claims.any {
+        // In a fresh group beyond the polish it is the exact optimum of balance, then racks
+        // (nothing is claimed), where the heuristics' rack passes are not; within the polish,
+        // a fresh group's answer is already optimal. Never when it is not balanced: the lowest
+        // sum of squares with every claim kept can still leave a member empty that could take a
+        // partition from one holding two.
+        if !unbeatable && (claims.any || !polished) {
             let ours_keeps_every_claim = ours.moves == 0 && ours.follow_ups == 0;
             let kept = keep_and_place(&topics, &subs, bits, &claims, off_rack, ours_keeps_every_claim)
                 .filter(|t| balanced(t, &topics, &subs));
