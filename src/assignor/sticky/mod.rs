@@ -361,13 +361,46 @@ fn assign_sticky_with(
 /// not ended by then counts as one whose end is unknown.
 const LOOKAHEAD_MAX_ROUNDS: usize = 8;
 
+/// A member's position in member-id order (`rank_to_member[rank]`): the id space of the
+/// heuristics, the rack passes and the solver, whose per-partition targets are ranks (`u32`,
+/// [`NONE`] for nobody) inside those passes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Rank(u32);
+
+/// A member's position in the input (`members[index]`): the id space of what is sent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct MemberIndex(u32);
+
+/// The member-id order: per rank, the member index.
+struct RankToMember<'a>(&'a [u32]);
+
+impl RankToMember<'_> {
+    #[inline]
+    fn member(&self, rank: Rank) -> MemberIndex {
+        MemberIndex(self.0[rank.0 as usize])
+    }
+}
+
+/// Per flat partition, the member (input index) that holds it, or nobody: the id space of a
+/// played round and of where a rebalance ends, kept apart from a target of ranks.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Owners(Vec<u32>);
+
+impl Owners {
+    /// Who holds flat partition `p` (nobody past the end).
+    #[inline]
+    fn get(&self, p: usize) -> Option<MemberIndex> {
+        self.0.get(p).copied().filter(|&m| m != NONE).map(MemberIndex)
+    }
+}
+
 /// One leader round, and (asked for by a look-ahead) where the rebalance it starts ends.
 struct Round {
     assignment: GroupAssignment,
-    /// With `depth > 0`: per flat partition the member index that holds it once the follow-up
-    /// rounds are over, and how many follow-ups that takes; `None` when that is not known
-    /// within [`LOOKAHEAD_MAX_ROUNDS`].
-    end: Option<(Vec<u32>, usize)>,
+    /// With `depth > 0`: per flat partition the member that holds it once the follow-up rounds
+    /// are over, and how many follow-ups that takes; `None` when that is not known within
+    /// [`LOOKAHEAD_MAX_ROUNDS`].
+    end: Option<(Owners, usize)>,
 }
 
 /// One leader round, played `depth` rounds ahead of the real one (0).
@@ -466,11 +499,12 @@ fn lead(
         }
     }
     let tied = if cooperative { tied_claimers(&topics, members, &rank_to_member, &claims.tie) } else { Vec::new() };
-    let play = |target| play_round(metadata, &topics, members, &rank_to_member, &claims, &tied, cooperative, target);
+    let ranks = RankToMember(&rank_to_member);
+    let play = |target| play_round(metadata, &topics, members, &ranks, &claims, &tied, cooperative, target);
     // Where the rebalance a played round starts ends: its own owners when it withholds
     // nothing, otherwise where the rounds played ahead end (unknown past the limit, or where a
     // round played ahead fails: the real round does not fail for it).
-    let end_of = |played: &Played| -> Option<(Vec<u32>, usize)> {
+    let end_of = |played: &Played| -> Option<(Owners, usize)> {
         if played.assignment.pending.is_empty() {
             return Some((played.owner.clone(), 0));
         }
@@ -488,12 +522,12 @@ fn lead(
         // `to` is where the partition is once the rebalance is over, as played ahead: each
         // follow-up round is the one the next leader computes from the state the members
         // rejoin with. Unknown (`None`) where the look-ahead cannot tell.
-        let ends = end.as_ref().map(|(owner, _)| owner.as_slice());
+        let ends = end.as_ref().map(|(owners, _)| owners);
         for p in &mut played.assignment.pending {
-            p.to = ends.and_then(|owner| {
+            p.to = ends.and_then(|owners| {
                 let flat = topics.id(&p.topic).and_then(|t| topics.flat(t, p.partition))?;
-                let m = *owner.get(flat as usize)?;
-                (m != NONE).then(|| members[m as usize].id().to_owned())
+                let MemberIndex(m) = owners.get(flat as usize)?;
+                Some(members[m as usize].id().to_owned())
             });
         }
     }
@@ -501,10 +535,10 @@ fn lead(
 }
 
 /// A target played as a round: what is sent (cooperative: owner changes withheld), and per flat
-/// partition the member index it is given to (`NONE`: withheld).
+/// partition the member it is given to (nobody: withheld).
 struct Played {
     assignment: GroupAssignment,
-    owner: Vec<u32>,
+    owner: Owners,
 }
 
 /// Plays a target (per flat partition a rank, or `NONE`) as a round: with `cooperative`, a
@@ -514,13 +548,17 @@ fn play_round(
     metadata: &ClusterMetadata,
     topics: &Topics<'_>,
     members: &[Member<'_>],
-    rank_to_member: &[u32],
+    ranks: &RankToMember<'_>,
     claims: &Claims,
     tied: &[(u32, u32)],
     cooperative: bool,
     mut owner: Vec<u32>,
 ) -> Played {
     let mut pending = Vec::new();
+    let id = |r: u32| {
+        let MemberIndex(m) = ranks.member(Rank(r));
+        members[m as usize].id().to_owned()
+    };
     // In place: target rank -> member index, or NONE when withheld.
     for (p, slot) in owner.iter_mut().enumerate() {
         let r = *slot;
@@ -533,8 +571,8 @@ fn play_round(
             let hand_over = |from: u32| PendingPartition {
                 topic: topics.names[t as usize].to_owned(),
                 partition: (p as u32 - topics.base[t as usize]) as i32,
-                from: members[rank_to_member[from as usize] as usize].id().to_owned(),
-                to: Some(members[rank_to_member[r as usize] as usize].id().to_owned()),
+                from: id(from),
+                to: Some(id(r)),
             };
             if claims.tie[p] {
                 // Every tied claimer but the target itself must revoke it first (never a
@@ -550,12 +588,12 @@ fn play_round(
             }
             *slot = NONE;
         } else {
-            *slot = rank_to_member[r as usize];
+            *slot = ranks.member(Rank(r)).0;
         }
     }
     let returned = if cooperative { unknown_but_owned(metadata, members) } else { Vec::new() };
     let assignment = build_group_assignment(topics, members, &owner, pending, &returned);
-    Played { assignment, owner }
+    Played { assignment, owner: Owners(owner) }
 }
 
 /// The members as they rejoin for a follow-up round: each owning what it was given (with the
@@ -582,8 +620,8 @@ fn rejoined(members: &[Member<'_>], assignment: &GroupAssignment) -> Option<Vec<
     Some(members.iter().map(|&m| rejoin(m)).collect())
 }
 
-/// Per flat partition, the member index an assignment gives it to (`NONE`: nobody).
-fn owners_of(topics: &Topics<'_>, members: &[Member<'_>], assignment: &GroupAssignment) -> Vec<u32> {
+/// Per flat partition, the member an assignment gives it to.
+fn owners_of(topics: &Topics<'_>, members: &[Member<'_>], assignment: &GroupAssignment) -> Owners {
     let mut owner = vec![NONE; topics.total()];
     for (m, member) in members.iter().enumerate() {
         for group in assignment.partitions_of(member.id()) {
@@ -593,7 +631,7 @@ fn owners_of(topics: &Topics<'_>, members: &[Member<'_>], assignment: &GroupAssi
             }
         }
     }
-    owner
+    Owners(owner)
 }
 
 /// The measures an assignment is compared on with Java's: the sum of squared member sizes, rack
