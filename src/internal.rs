@@ -3,8 +3,9 @@
 //! scaffolding-like is reached through this one door instead of hidden items scattered over the
 //! public modules.
 //!
-//! - the model of Java's sticky assignor ([`java_sticky_model`]) and a member's claim as an
-//!   owned value ([`member_claim`]), which the assignor parity tests compare with Apache Kafka;
+//! - a member's claim as an owned value ([`member_claim`]), through which the model of Java's
+//!   sticky assignor (the parity tests' oracle, in the tests' helper crate `testkit/`) reads
+//!   claims exactly as the assignors do;
 //! - the escaping of strings from an input ([`terminal_safe`], [`quoted`], feature `json`),
 //!   shared by the JSON readers' errors and the `kcp` binary's output;
 //! - the simulator's scaffolding (feature `sim`): its random generator [`Rng`], the broker's
@@ -14,7 +15,6 @@
 
 use std::borrow::Cow;
 
-use crate::assignor::{ClusterMetadata, GroupMember};
 use crate::{StickyUserData, Subscription, TopicPartitions};
 
 #[cfg(feature = "json")]
@@ -23,20 +23,6 @@ pub use crate::codec::escape::{quoted, terminal_safe};
 pub use crate::sim::gen::{scenario_from_raw, RawStep};
 #[cfg(feature = "sim")]
 pub use crate::sim::{svg, Broker, Reply, Rng};
-
-pub use crate::assignor::java_sticky::JavaModelRound;
-
-/// What the model of Java's sticky assignor (the floor under ours) answers in each round (one
-/// for `sticky`; for `cooperative-sticky` the first and every follow-up until nothing is
-/// withheld), per member in input order, partitions in Java's list order; `None` where the model
-/// does not follow Java. The parity tests compare it with Apache Kafka's own results.
-pub fn java_sticky_model(
-    metadata: &ClusterMetadata,
-    members: &[GroupMember],
-    cooperative: bool,
-) -> Option<Vec<JavaModelRound>> {
-    crate::assignor::java_sticky::java_round_lists(metadata, members, cooperative)
-}
 
 /// A member's claim as each sticky assignor reads it: owned partitions and generation (the
 /// tests' owned-value view of what `assignor::claims` reads from the views).

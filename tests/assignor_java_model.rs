@@ -1,4 +1,5 @@
-//! The model of Java's sticky assignor (the floor under ours) against Apache Kafka's own results
+//! The model of Java's sticky assignor (`kcp_testkit::java_sticky_model`, the oracle of the parity
+//! tests on groups without a recorded Java run) against Apache Kafka's own results
 //! on every committed parity scenario (the three sets): the same assignment in every round,
 //! partition for partition.
 
@@ -8,7 +9,7 @@ use std::collections::BTreeSet;
 
 use assignor_common::parity::java_sets;
 use assignor_common::{hex_decode, parse_group, Sets};
-use kafka_consumer_protocol::internal::java_sticky_model;
+use kcp_testkit::java_sticky_model::java_sticky_model;
 use serde_json::Value;
 
 /// Some member claims a partition id its topic does not have.

@@ -9,28 +9,24 @@
 //! member sizes, rack mismatches, partitions moved away from their valid owners, and follow-up
 //! rounds.
 //!
-//! The leader looks ahead over the follow-up rounds (`sticky::lead`) because each round alone
-//! compares itself with Java from its own state. Without that, ours ends worse than Java on 110
-//! of these 15,000 groups (on balance 12, rack mismatches 5, moves 59, follow-up rounds 90); with
-//! it, on 15, pinned below, so the test fails when any loss appears, disappears or changes its
-//! figures. All 15 are on moves alone: 13 by one partition, one by two, one by three; 9 of them
-//! have fewer rack mismatches than Java, the other 6 equal figures otherwise. In each, Java's
-//! later round puts a partition that an earlier round revoked back on its first owner, where
-//! ours, playing the same state, places it elsewhere at no cost on that round's measures: a
-//! leader finds a revoked partition unowned and cannot tell where it came from, and none of the
-//! first rounds the look-ahead tries leads to Java's end.
+//! Where Java ends better on some criterion, ours must be better on an earlier criterion of the
+//! objective's order (follow-up rounds: never more than Java's), or the group is listed with its
+//! reason in `testdata/assignor/known-divergences.tsv` (`assignor_common::divergences`). Of these
+//! 15,000 groups, 718 are better for Java on a later criterion only; 43 are listed: in 37 ours
+//! moves an owned off-rack partition onto its rack at the cost of a follow-up round that Java
+//! does not take, in 6 ours reaches a lower sum of squares, which takes partitions from owners on
+//! their racks and a follow-up round. Every first-round `to` is where the partition ends.
 //!
 //! `cargo test --release --test assignor_lookahead -- --nocapture` prints the tally.
 
 mod assignor_common;
 
-use std::collections::BTreeMap;
-
+use assignor_common::divergences::{Figures, Known, Verdict};
 use assignor_common::parity::{moved, rack_mismatches, sum_sq, Tally};
 use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
-use kafka_consumer_protocol::internal::java_sticky_model;
 use kafka_consumer_protocol::Subscription;
+use kcp_testkit::java_sticky_model::java_sticky_model;
 
 /// The size of the groups a set draws.
 #[derive(Clone, Copy)]
@@ -126,44 +122,23 @@ fn our_end(metadata: &ClusterMetadata, input: &[GroupMember]) -> (Sets, usize) {
     (known_sets(metadata, &round), follow_ups)
 }
 
-/// (shape, seed, case, ours, Java's) as (sum of squares, mismatches, moves, follow-ups).
-type Loss = (&'static str, u64, usize, [usize; 4], [usize; 4]);
-
-/// Where ours ends worse than Java on some measure (see the module): all on moves.
-const LOSSES: &[Loss] = &[
-    ("small", 1, 1802, [53, 3, 5, 1], [53, 3, 4, 1]),
-    ("small", 2, 66, [46, 0, 6, 1], [46, 1, 5, 1]),
-    ("small", 2, 366, [26, 1, 7, 1], [26, 1, 6, 1]),
-    ("small", 2, 747, [41, 2, 12, 1], [41, 3, 11, 1]),
-    ("small", 3, 522, [79, 0, 12, 1], [79, 1, 11, 1]),
-    ("small", 3, 2733, [25, 0, 6, 1], [25, 1, 5, 1]),
-    ("small", 4, 474, [7, 0, 2, 1], [7, 1, 1, 1]),
-    ("small", 4, 1425, [18, 1, 5, 1], [18, 2, 3, 1]),
-    ("small", 4, 2789, [136, 0, 8, 1], [136, 1, 7, 1]),
-    ("medium", 1, 311, [385, 5, 30, 1], [385, 5, 29, 1]),
-    ("medium", 1, 1477, [141, 1, 8, 1], [141, 1, 7, 1]),
-    ("medium", 2, 100, [130, 2, 7, 1], [130, 2, 6, 1]),
-    ("medium", 2, 289, [27, 0, 3, 1], [27, 1, 2, 1]),
-    ("medium", 2, 702, [42, 0, 9, 1], [42, 1, 8, 1]),
-    ("medium", 2, 1284, [233, 8, 30, 1], [233, 8, 27, 1]),
-];
-
 /// The sets: (shape, seed, groups).
 const SETS: [(Shape, u64, usize); 6] =
     [(SMALL, 1, 3000), (SMALL, 2, 3000), (SMALL, 3, 3000), (SMALL, 4, 3000), (MEDIUM, 1, 1500), (MEDIUM, 2, 1500)];
 
 #[test]
 fn whole_rebalances_end_no_worse_than_java() {
-    // The measures in the order `Loss` lists them.
+    // The measures as the tally names them.
     const NAMES: [&str; 4] = ["balance", "mismatches", "moves", "rounds"];
-    let mut losses = Vec::new();
+    let known = Known::load();
+    let mut failures = Vec::new();
     let mut tally = Tally::default();
     let mut compared = 0;
     for (shape, seed, groups) in SETS {
         let mut rng = Rng(seed.wrapping_mul(2_654_435_761).wrapping_add(7));
         for case in 0..groups {
             let (metadata, input) = random_group(&mut rng, shape);
-            // The model gives up where it does not follow Java (see `java_sticky`).
+            // The model gives up where it does not follow Java (see `java_sticky_model`).
             let Some(java_rounds) = java_sticky_model(&metadata, &input, true) else { continue };
             let java: Sets = java_rounds
                 .last()
@@ -179,8 +154,17 @@ fn whole_rebalances_end_no_worse_than_java() {
             for (i, name) in NAMES.iter().enumerate() {
                 tally.add("cooperative-sticky", name, o[i], j[i]);
             }
-            if o.iter().zip(&j).any(|(a, b)| a > b) {
-                losses.push((shape.name, seed, case, o, j));
+            let of = Figures::of(&metadata, &input, &valid, &ours, follow_ups);
+            let jf = Figures::of(&metadata, &input, &valid, &java, java_rounds.len() - 1);
+            let group = format!("{}-{seed}-{case}", shape.name);
+            match known.judge("assignor_lookahead", &group, "cooperative-sticky", &of, &jf) {
+                Verdict::NoWorse => {}
+                Verdict::ByOrder => tally.by_order += 1,
+                Verdict::Listed => tally.listed += 1,
+                Verdict::Unexplained(worse) => failures.push(format!(
+                    "assignor_lookahead\t{group}\tcooperative-sticky\t{}\tours {of:?}, Java {jf:?}",
+                    worse.join(",")
+                )),
             }
             compared += 1;
         }
@@ -189,8 +173,11 @@ fn whole_rebalances_end_no_worse_than_java() {
     // (Java here is the model of Java 3.9.1's assignor.)
     eprintln!("{}", tally.table("assignor_lookahead, whole rebalances (Java: the model)"));
     assert!(compared >= 14_000, "expected >= 14,000 groups the model answers, compared {compared}");
-    let by_measure: BTreeMap<&str, usize> =
-        NAMES.iter().enumerate().map(|(i, name)| (*name, losses.iter().filter(|l| l.3[i] > l.4[i]).count())).collect();
-    eprintln!("  groups worse on some measure: {}; per measure: {by_measure:?}", losses.len());
-    assert_eq!(losses, LOSSES, "the groups where ours ends worse than Java changed");
+    failures.extend(known.stale("assignor_lookahead").into_iter().map(|e| format!("stale: {e}")));
+    assert!(
+        failures.is_empty(),
+        "{} groups where Java ends better, not by our order and not listed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -6,23 +6,25 @@
 //! 3. partitions off their member's racks,
 //! 4. other partitions moved away from their valid owners.
 //!
-//! For `cooperative-sticky` the end of the rebalance counts: the round, and when it withholds
-//! partitions the follow-up rounds played to the end (where each pending `to` must say it ends);
-//! such an end is held to Java's end on every measure rather than to the first round's optimum.
+//! The one exception is the placement that keeps every valid claim, which the leader takes where
+//! it is no worse on every criterion and better on one. For `cooperative-sticky` the end of the
+//! rebalance counts: the round, and when it withholds partitions the follow-up rounds played to
+//! the end (where each pending `to` must say it ends); such an end is held to Java's end rather
+//! than to the first round's optimum.
 //!
-//! The one exception is Java's floor: where that optimum is worse than Java's own answer on the
-//! sum of squares, rack mismatches or moves (or, cooperative, follow-up rounds), the result must
-//! be Java's final assignment (the model of Java, `java_sticky_model`). Either way the result is
-//! no worse than Java's on any of the three.
+//! Against Java's end (the model of Java, `kcp_testkit::java_sticky_model`): where Java is better
+//! on some criterion, ours must be better on an earlier one (follow-up rounds: never more than
+//! Java's), or the group is listed in `testdata/assignor/known-divergences.tsv`.
 
 mod assignor_common;
 
 use std::collections::BTreeMap;
 
+use assignor_common::divergences::{Figures, Known, Verdict};
 use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
-use kafka_consumer_protocol::internal::java_sticky_model;
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
+use kcp_testkit::java_sticky_model::java_sticky_model;
 
 /// A random group of 2-3 members over 1-2 topics with at most 6 partitions in all. With
 /// `racks`, members may sit on r0/r1 (one at least does) and partitions on [r0], [r1] or both
@@ -141,12 +143,16 @@ fn cost(
     (sizes.iter().map(|s| s * s).sum(), kept, off, other)
 }
 
-fn check(strategy: &str, racks: bool, cases: usize, seed: u64) {
+/// Checks `cases` random groups; the groups where Java's end is better and that are neither by our
+/// order nor listed in the known divergences.
+fn check(strategy: &str, racks: bool, cases: usize, seed: u64, known: &Known, by_order: &mut usize) -> Vec<String> {
     let cooperative = strategy == "cooperative-sticky";
     let mut rng = Rng(seed);
     let mut checked = 0;
+    let mut failures = Vec::new();
     while checked < cases {
         let Some((metadata, members)) = random_group(&mut rng, racks, cooperative) else { continue };
+        let case = checked;
         checked += 1;
         let out = builtin(strategy).unwrap().assign(&metadata, &members).unwrap();
         let subs = subscribed_sets(&metadata, &members);
@@ -218,58 +224,64 @@ fn check(strategy: &str, racks: bool, cases: usize, seed: u64) {
             }
         }
         let best = best.unwrap();
-        // Java's final assignment, as the model plays it.
-        let java: Option<Vec<usize>> = java_sticky_model(&metadata, &members, cooperative).map(|rounds| {
-            let last = rounds.last().expect("one round at least");
-            let held: BTreeMap<&(String, i32), usize> =
-                last.iter().flat_map(|(m, l)| l.iter().map(|tp| (tp, index[m]))).collect();
-            parts.iter().map(|tp| held[tp]).collect()
-        });
-        // (sum of squares, rack mismatches, moves): lower is better on each.
-        let measures = |c: (usize, usize, usize, usize)| (c.0, c.2, c.1 + c.3);
-        let no_worse = |a: (usize, usize, usize), b: (usize, usize, usize)| a.0 <= b.0 && a.1 <= b.1 && a.2 <= b.2;
-        // Every valid claim where it was: the leader's other candidate (the rest placed for
-        // balance, then racks).
+        // Every valid claim where it was: the other placement the leader may take (the rest
+        // placed for balance, then racks), where it is no worse on every criterion.
         let keeps_every_claim = owner.iter().zip(&ours).all(|(o, &t)| o.is_none_or(|o| o == t));
         // A cooperative rebalance that needed follow-up rounds ends where those rounds decide
         // from their own state (the claims of this round are gone by then): it is held to Java's
-        // end below, on every measure, not to this round's optimum.
-        if our_cost != best && !keeps_every_claim && follow_ups == 0 {
-            let java = java.as_ref().expect("ours differs from the optimum only where Java's answer is taken");
-            assert_eq!(
-                &ours, java,
-                "{strategy}: neither optimal nor Java's nor every claim kept\n{metadata:?}\n{members:?}"
-            );
-            let (b, j) = (measures(best), measures(cost(&parts, java, &members, &metadata, &owner)));
-            // Cooperative: the optimum may also lose on follow-up rounds (not counted here).
-            assert!(
-                cooperative || !no_worse(b, j),
-                "{strategy}: Java's answer taken though the optimum {best_holder:?} is no worse\n{metadata:?}\n{members:?}"
-            );
-        }
-        if let Some(java) = &java {
-            let (o, j) = (measures(our_cost), measures(cost(&parts, java, &members, &metadata, &owner)));
-            assert!(no_worse(o, j), "{strategy}: worse than Java: ours {o:?}, Java {j:?}\n{metadata:?}\n{members:?}");
+        // end below rather than to this round's optimum.
+        assert!(
+            our_cost == best || keeps_every_claim || follow_ups > 0,
+            "{strategy}: neither optimal ({best:?}, {best_holder:?}) nor every claim kept: {our_cost:?}\n{metadata:?}\n{members:?}"
+        );
+        // Java's end, as the model plays it: where it is better on some criterion, ours must be
+        // better on an earlier one, or the group listed.
+        if let Some(rounds) = java_sticky_model(&metadata, &members, cooperative) {
+            let last = rounds.last().expect("one round at least");
+            let held: BTreeMap<&(String, i32), usize> =
+                last.iter().flat_map(|(m, l)| l.iter().map(|tp| (tp, index[m]))).collect();
+            let java: Vec<usize> = parts.iter().map(|tp| held[tp]).collect();
+            let figures = |c: (usize, usize, usize, usize), rounds: usize| Figures {
+                balance: c.0,
+                suited_moves: c.1,
+                mismatches: c.2,
+                other_moves: c.3,
+                rounds,
+            };
+            let o = figures(our_cost, follow_ups as usize);
+            let j = figures(cost(&parts, &java, &members, &metadata, &owner), rounds.len() - 1);
+            let group = format!("{strategy}-{}-{case}", if racks { "racks" } else { "subscriptions" });
+            match known.judge("assignor_polish", &group, strategy, &o, &j) {
+                Verdict::NoWorse | Verdict::Listed => {}
+                Verdict::ByOrder => *by_order += 1,
+                Verdict::Unexplained(worse) => failures
+                    .push(format!("assignor_polish\t{group}\t{strategy}\t{}\tours {o:?}, Java {j:?}", worse.join(","))),
+            }
         }
     }
+    failures
 }
 
+/// Every set, then the known divergences of this test: each listed group still diverges.
 #[test]
-fn sticky_polish_is_optimal_with_racks() {
-    check("sticky", true, 3000, 0x9E37_79B9_7F4A_7C15);
-}
-
-#[test]
-fn cooperative_sticky_polish_is_optimal_with_racks() {
-    check("cooperative-sticky", true, 3000, 0xD1B5_4A32_D192_ED03);
-}
-
-#[test]
-fn sticky_is_optimal_with_heterogeneous_subscriptions() {
-    check("sticky", false, 3000, 0x2545_F491_4F6C_DD1D);
-}
-
-#[test]
-fn cooperative_sticky_is_optimal_with_heterogeneous_subscriptions() {
-    check("cooperative-sticky", false, 3000, 0x94D0_49BB_1331_11EB);
+fn polish_is_optimal_and_java_is_better_only_by_our_order() {
+    let known = Known::load();
+    let mut by_order = 0;
+    let mut failures = Vec::new();
+    for (strategy, racks, seed) in [
+        ("sticky", true, 0x9E37_79B9_7F4A_7C15),
+        ("cooperative-sticky", true, 0xD1B5_4A32_D192_ED03),
+        ("sticky", false, 0x2545_F491_4F6C_DD1D),
+        ("cooperative-sticky", false, 0x94D0_49BB_1331_11EB),
+    ] {
+        failures.extend(check(strategy, racks, 3000, seed, &known, &mut by_order));
+    }
+    eprintln!("assignor_polish: Java (the model) better on some criterion by our order: {by_order} groups");
+    failures.extend(known.stale("assignor_polish").into_iter().map(|e| format!("stale: {e}")));
+    assert!(
+        failures.is_empty(),
+        "{} groups where Java ends better, not by our order and not listed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

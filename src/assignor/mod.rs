@@ -36,7 +36,6 @@ use crate::{Assignment, Subscription, SubscriptionView};
 
 pub(crate) mod claims;
 pub(crate) mod common;
-pub(crate) mod java_sticky;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod json;

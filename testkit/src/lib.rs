@@ -5,13 +5,15 @@
 //!   [`cli_json_checks`], [`offsets_log_checks`]: the property each fuzz
 //!   target checks, called by the target (`fuzz/fuzz_targets/`) and by the corpus replays
 //!   (`tests/*_corpus.rs`, through [`replay`]), so `cargo test` re-proves what fuzzing found;
-//! - [`assignor_shapes`], [`sim_shapes`]: the benchmark shapes, also used by tests.
+//! - [`assignor_shapes`], [`sim_shapes`]: the benchmark shapes, also used by tests;
+//! - [`java_sticky_model`]: the model of Apache Kafka's sticky assignor, the parity tests' oracle.
 #![allow(missing_docs, clippy::missing_panics_doc)]
 
 pub mod assignor_shapes;
 pub mod cli_json_checks;
 pub mod client_checks;
 pub mod codec_checks;
+pub mod java_sticky_model;
 pub mod leader_checks;
 pub mod offsets_log_checks;
 pub mod pcap_checks;

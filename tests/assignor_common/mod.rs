@@ -2,6 +2,7 @@
 //! checks.
 #![allow(dead_code)]
 
+pub mod divergences;
 pub mod parity;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,32 +1,143 @@
 //! A model of Apache Kafka's own sticky assignor (`AbstractStickyAssignor`, 3.9), `HashMap`
-//! iteration order included, used as a floor under ours.
-//!
-//! Our sticky assignors reach the exact optimum of a fixed order of priorities (balance, moves
-//! off suited owners, rack mismatches, other moves). Java follows no fixed order: on some groups
-//! it is better than that optimum on one measure and worse on another, and a user comparing the
-//! two on such a group sees us lose on the measure they care about. So, on groups of up to 100,000
-//! partitions and either 256 members or 4,000,000 members x partitions, the leader also computes what Java would answer and keeps ours
-//! only where it is no worse on any measure (see `sticky::lead`, which asks `java_answer`).
+//! iteration order included: the oracle the assignor parity tests compare ours with, where no
+//! recorded run of Java itself exists (random groups, whole rebalances played round by round).
+//! It lives in the tests' helper crate, not in the product: the product never computes Java's
+//! answer (issue 27); `tests/assignor_java_model.rs` checks the model against Java's own results
+//! round for round.
 //!
 //! The model follows Java's steps on Java's data structures where their order decides the answer.
 //! The leader's `Map<String, Subscription>` is a `HashMap` (as in `ConsumerCoordinator`): it
 //! iterates in bucket order at its capacity (from `String.hashCode` and the table's growth), then
 //! in insertion order among ids that share a bucket. The model breaks that last tie by member id
-//! instead of arrival order, so our result stays independent of the order members are listed in;
+//! instead of arrival order, so its result stays independent of the order members are listed in;
 //! it is Java's exactly whenever the ids sharing a bucket arrived in id order or their order does
 //! not matter, which holds on every committed parity run. The partition sets of the balancing
 //! loop's movement records are `HashSet`s of `TopicPartition`, whose first element is found by the
 //! same rule (bucket, then insertion). `TreeSet`s and sorts are deterministic and taken as they
 //! are. Where Java would throw, hand out a partition that does not exist, or reach a state whose
 //! order the model does not follow (a `HashSet` bin turned into a tree), and past its work
-//! budget, the model answers `None` and ours stands.
+//! budget, the model answers `None`.
+//!
+//! It reads the group through the crate's public types only: topics and members as
+//! [`ClusterMetadata`] and [`GroupMember`], claims through `internal::member_claim` (the
+//! crate's own reading of a claim).
 
-use super::claims::Claim;
-use super::common::{member_id_order, rank_of, FxMap, Member, Topics, NONE};
-use crate::codec::java_string_cmp;
+use kafka_consumer_protocol::assignor::{ClusterMetadata, GroupMember, TopicInfo};
+use kafka_consumer_protocol::codec::java_string_cmp;
+use kafka_consumer_protocol::internal::member_claim;
 use std::collections::{BTreeSet, HashMap};
 
-/// One round of the model's answer (`internal::java_sticky_model`): per member, its `(topic, partition)`s.
+type FxMap<K, V> = HashMap<K, V>;
+
+/// "No member" in the model's per-partition arrays.
+const NONE: u32 = u32::MAX;
+
+/// The topics the members subscribe to that exist with partitions, in Java's name order, with
+/// their partitions numbered flat (topic by topic).
+struct Topics<'a> {
+    names: Vec<&'a str>,
+    info: Vec<&'a TopicInfo>,
+    /// Prefix sums of partition counts; `base.len() == names.len() + 1`.
+    base: Vec<u32>,
+    index: HashMap<&'a str, u32>,
+}
+
+impl<'a> Topics<'a> {
+    fn new(metadata: &'a ClusterMetadata, members: &[Member<'a>]) -> Option<Self> {
+        let mut names: Vec<&'a str> = Vec::new();
+        for m in members {
+            for t in m.topics() {
+                if let Some((name, info)) = metadata.topics.get_key_value(t) {
+                    if info.partitions > 0 && !names.contains(&name.as_str()) {
+                        names.push(name.as_str());
+                    }
+                }
+            }
+        }
+        names.sort_unstable_by(|a, b| java_string_cmp(a, b));
+        let info: Vec<&TopicInfo> = names.iter().map(|n| &metadata.topics[*n]).collect();
+        let mut base = vec![0u32];
+        let mut acc = 0u64;
+        for i in &info {
+            acc += i.partitions as u64;
+            if acc >= u64::from(u32::MAX) {
+                return None;
+            }
+            base.push(acc as u32);
+        }
+        let index = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        Some(Topics { names, info, base, index })
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    fn total(&self) -> usize {
+        *self.base.last().unwrap_or(&0) as usize
+    }
+
+    fn id(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    fn count(&self, t: u32) -> u32 {
+        self.base[t as usize + 1] - self.base[t as usize]
+    }
+
+    fn topic_of(&self, p: u32) -> u32 {
+        (self.base.partition_point(|&b| b <= p) - 1) as u32
+    }
+
+    fn flat(&self, t: u32, partition: i32) -> Option<u32> {
+        (partition >= 0 && (partition as u32) < self.count(t)).then(|| self.base[t as usize] + partition as u32)
+    }
+}
+
+/// A member as the model reads it.
+#[derive(Clone, Copy)]
+struct Member<'a>(&'a GroupMember);
+
+impl<'a> Member<'a> {
+    fn id(self) -> &'a str {
+        &self.0.member_id
+    }
+
+    fn topics(self) -> impl Iterator<Item = &'a str> {
+        self.0.subscription.topics.iter().map(String::as_str)
+    }
+
+    fn generation_id(self) -> i32 {
+        self.0.subscription.generation_id
+    }
+
+    fn rack(self) -> Option<&'a str> {
+        self.0.subscription.rack_id.as_deref().filter(|r| !r.is_empty())
+    }
+
+    /// `owned_partitions`, per topic as listed.
+    fn owned(self) -> impl Iterator<Item = (&'a str, &'a [i32])> {
+        self.0.subscription.owned_partitions.iter().map(|g| (g.topic.as_str(), g.partitions.as_slice()))
+    }
+}
+
+/// Member indices in member-id (`String.compareTo`) order.
+fn member_id_order(members: &[Member<'_>]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..members.len() as u32).collect();
+    order.sort_by(|&a, &b| java_string_cmp(members[a as usize].id(), members[b as usize].id()));
+    order
+}
+
+/// The inverse of an order of member indices: per member index, its position.
+fn rank_of(order: &[u32]) -> Vec<u32> {
+    let mut rank = vec![0u32; order.len()];
+    for (r, &m) in order.iter().enumerate() {
+        rank[m as usize] = r as u32;
+    }
+    rank
+}
+
+/// One round of the model's answer ([`java_sticky_model`]): per member, its `(topic, partition)`s.
 pub type JavaModelRound = Vec<(String, Vec<(String, i32)>)>;
 
 /// Java's `DEFAULT_GENERATION`.
@@ -211,38 +322,6 @@ fn partition_hash(topic_hash: i32, partition: u32) -> u32 {
 /// few never stop withholding (the model then gives up, and ours stands).
 const MAX_FOLLOW_UPS: usize = 29;
 
-/// What Java's `sticky` (`cooperative` false) or `cooperative-sticky` assignor answers for a
-/// group: where it ends once the cooperative follow-up rebalances are over (each member
-/// rejoining with what it was given), and where its first round aimed.
-pub(crate) struct JavaAnswer {
-    /// Per flat partition: the member index (input order) that holds it at the end.
-    pub(crate) last: Vec<u32>,
-    /// `cooperative-sticky` only: per flat partition the member index Java's first round gives
-    /// it to, before the assignor withholds what another member must revoke first.
-    pub(crate) first: Option<Vec<u32>>,
-    /// The follow-up rebalances it takes to get from the first round to the end.
-    pub(crate) follow_ups: usize,
-}
-
-/// [`JavaAnswer`] for a group; `None` where Java throws, does not converge within
-/// [`MAX_FOLLOW_UPS`], or the model does not follow Java (see the module).
-pub(crate) fn java_answer(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -> Option<JavaAnswer> {
-    let (mut rounds, first) = java_rounds(topics, members, cooperative)?;
-    let follow_ups = rounds.len() - 1;
-    let by_partition = |lists: &[Vec<u32>]| {
-        let mut owner = vec![NONE; topics.total()];
-        for (m, list) in lists.iter().enumerate() {
-            for &p in list {
-                owner[p as usize] = m as u32;
-            }
-        }
-        owner.iter().all(|&o| o != NONE).then_some(owner)
-    };
-    let last = by_partition(&rounds.pop()?)?;
-    let first = first.and_then(|lists| by_partition(&lists));
-    Some(JavaAnswer { last, first, follow_ups })
-}
-
 /// Per member (input order), its partitions in Java's list order.
 type Lists = Vec<Vec<u32>>;
 
@@ -294,15 +373,18 @@ fn java_rounds(topics: &Topics<'_>, members: &[Member<'_>], cooperative: bool) -
     }
 }
 
-/// [`java_rounds`] on owned members, as per-member partition lists (in member order,
-/// partitions in Java's list order): what the tests compare with Java itself.
-pub(crate) fn java_round_lists(
-    metadata: &super::ClusterMetadata,
-    members: &[super::GroupMember],
+/// What the model of Java's sticky assignor answers in each round (one for `sticky`; for
+/// `cooperative-sticky` the first and every follow-up until nothing is withheld, each member
+/// rejoining with what it was given at the next generation), per member in input order,
+/// partitions in Java's list order; `None` where Java throws, does not converge within
+/// [`MAX_FOLLOW_UPS`] follow-ups, or the model does not follow Java (see the module).
+pub fn java_sticky_model(
+    metadata: &ClusterMetadata,
+    members: &[GroupMember],
     cooperative: bool,
 ) -> Option<Vec<JavaModelRound>> {
-    let members = Member::all_owned(members);
-    let topics = Topics::new(metadata, &members).ok()?;
+    let members: Vec<Member<'_>> = members.iter().map(Member).collect();
+    let topics = Topics::new(metadata, &members)?;
     let (rounds, _) = java_rounds(&topics, &members, cooperative)?;
     let name = |p: u32| {
         let t = topics.topic_of(p);
@@ -338,7 +420,7 @@ impl<'a> Model<'a> {
         let mut wire_generation = Vec::with_capacity(n);
         for &m in members {
             let mut raw = Vec::new();
-            m.topics().for_each(|t| raw.push(t));
+            raw.extend(m.topics());
             let k: Vec<u32> = raw.iter().filter_map(|t| topics.id(t)).collect();
             let mut s = k.clone();
             s.sort_unstable();
@@ -416,7 +498,9 @@ impl<'a> Model<'a> {
             owns_unknown: cooperative
                 && members.iter().any(|m| {
                     let mut unknown = false;
-                    m.owned().for_each(|t, parts| unknown |= topics.id(t).is_none() && parts.next().is_some());
+                    for (t, parts) in m.owned() {
+                        unknown |= topics.id(t).is_none() && !parts.is_empty();
+                    }
                     unknown
                 }),
         })
@@ -1115,20 +1199,15 @@ fn remove_first(list: &mut Vec<u32>, p: u32) {
 /// Java's `memberData`: the member's claim on known topics (in list order) and generation;
 /// `None` for a claim on a partition id the topic does not have (Java would keep it).
 fn member_data(topics: &Topics<'_>, m: Member<'_>, cooperative: bool) -> Option<(Vec<u32>, Option<i32>)> {
+    let (claim, generation) = member_claim(&m.0.subscription, cooperative);
     let mut parts = Vec::new();
-    let mut bad = false;
-    let mut add = |topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
-        let Some(t) = topics.id(topic) else { return };
-        for partition in partitions {
-            match topics.flat(t, partition) {
-                Some(p) => parts.push(p),
-                None => bad = true,
-            }
+    for group in claim.iter() {
+        let Some(t) = topics.id(&group.topic) else { continue };
+        for &partition in &group.partitions {
+            parts.push(topics.flat(t, partition)?);
         }
-    };
-    let claim = Claim::of(m, cooperative);
-    claim.for_each(&mut add);
-    (!bad).then_some((parts, claim.generation))
+    }
+    Some((parts, generation))
 }
 
 #[cfg(test)]
