@@ -17,7 +17,7 @@
 //! claimer, which missed a rebalance, sees it revoked). A claim nobody contests is an ownership
 //! at any generation.
 
-use super::common::{Member, OwnedList};
+use super::common::{Member, OwnedList, OwnedPartitions};
 use crate::{CooperativeStickyUserData, StickyUserData};
 
 /// The generation of a claim that carries none.
@@ -65,7 +65,8 @@ impl<'a> Claim<'a> {
 
     /// Calls `f` with each listed topic and its partitions, in list order (unvalidated: ids may
     /// be negative or beyond the topic's count, topics may be unknown).
-    pub(crate) fn for_each(&self, f: impl FnMut(&'a str, &mut dyn Iterator<Item = i32>)) {
+    #[inline]
+    pub(crate) fn for_each(&self, f: impl FnMut(&'a str, &mut OwnedPartitions<'a>)) {
         if let Some(list) = self.partitions {
             list.for_each(f);
         }

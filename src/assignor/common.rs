@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PendingPartition, TopicInfo};
 use crate::codec::java_string_cmp;
-use crate::codec::lists::{TopicNames, TopicPartitionsList};
+use crate::codec::lists::{PartitionIdsIter, TopicNames, TopicPartitionsList};
 use crate::TopicPartitions;
 
 /// One member as the built-in assignors read it, whichever form it came in: owned
@@ -146,10 +146,33 @@ impl<'a> OwnedList<'a> {
     }
 
     /// Calls `f` with each entry's topic and partitions, in list order.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&'a str, &mut dyn Iterator<Item = i32>)) {
+    #[inline]
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&'a str, &mut OwnedPartitions<'a>)) {
         match *self {
-            OwnedList::Owned(l) => l.iter().for_each(|g| f(&g.topic, &mut g.partitions.iter().copied())),
-            OwnedList::Wire(l) => l.iter().for_each(|g| f(g.topic, &mut g.partitions.iter())),
+            OwnedList::Owned(l) => {
+                l.iter().for_each(|g| f(&g.topic, &mut OwnedPartitions::Owned(g.partitions.iter().copied())))
+            }
+            OwnedList::Wire(l) => l.iter().for_each(|g| f(g.topic, &mut OwnedPartitions::Wire(g.partitions.iter()))),
+        }
+    }
+}
+
+/// The partition ids of one entry of an [`OwnedList`]: a concrete iterator, not a trait object,
+/// so that the claim loops inline it (through `dyn Iterator` every id cost a virtual call:
+/// +11% instructions on an eager sticky reassignment).
+pub(crate) enum OwnedPartitions<'a> {
+    Owned(std::iter::Copied<std::slice::Iter<'a, i32>>),
+    Wire(PartitionIdsIter<'a>),
+}
+
+impl Iterator for OwnedPartitions<'_> {
+    type Item = i32;
+
+    #[inline]
+    fn next(&mut self) -> Option<i32> {
+        match self {
+            OwnedPartitions::Owned(i) => i.next(),
+            OwnedPartitions::Wire(i) => i.next(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! (the crate's one reader of claims); this settles them partition by partition.
 
 use super::super::claims::{self as reader, Claim, Settled, NO_GENERATION};
+use super::super::common::OwnedPartitions;
 use std::cmp::Reverse;
 
 use super::{Member, Topics, NONE};
@@ -49,7 +50,7 @@ pub(super) fn resolve_claims(
         second: Vec::new(),
         any: false,
     };
-    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut dyn Iterator<Item = i32>| {
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut OwnedPartitions<'_>| {
         let Some(t) = topics.id(topic) else { return };
         if c.gen.is_empty() {
             c.gen = vec![NO_GENERATION; n];
