@@ -150,3 +150,40 @@ fn commits_have_a_rate_and_their_pauses() {
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("commit(s)/min") && text.contains("pause(s) without a commit; longest"), "{text}");
 }
+
+/// Every classic generation carries `kcp group describe`'s findings on its members: the
+/// cooperative group's revocation round (generation 2) assigns the two partitions it moves to
+/// nobody, and the generations that follow have none.
+#[test]
+fn each_generation_has_describes_findings() {
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gens = doc["groups"][0]["generations"].as_array().unwrap();
+    let findings = |n: i64| -> Vec<Value> {
+        gens.iter().filter(|g| g["generation"] == n).flat_map(|g| g["findings"].as_array().unwrap().clone()).collect()
+    };
+    let round = findings(2);
+    assert_eq!(round.len(), 1, "{round:?}");
+    assert_eq!(round[0]["kind"], "unassigned_partition");
+    assert_eq!(round[0]["partitions"], serde_json::json!([{"topic": "hist-t", "partitions": [2, 3]}]));
+    // The withheld partitions are the ones the next generation moves.
+    let moved_to_nobody: Vec<i64> = gens
+        .iter()
+        .filter(|g| g["generation"] == 2)
+        .flat_map(|g| g["moved"].as_array().unwrap().clone())
+        .filter(|m| m["to"].is_null())
+        .map(|m| m["partition"].as_i64().unwrap())
+        .collect();
+    assert_eq!(moved_to_nobody, [2, 3]);
+    assert!(gens
+        .iter()
+        .filter(|g| g["generation"].as_i64().unwrap() > 2)
+        .all(|g| g["findings"] == serde_json::json!([])));
+    let text = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--format", "text"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("finding unassigned_partition: 2 of 4 partitions of hist-t are assigned to nobody"),
+        "{text}"
+    );
+}

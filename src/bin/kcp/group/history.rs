@@ -10,14 +10,19 @@
 //! record that does not decode) never stop the run: they are printed where they happen (as
 //! `{"error": ...}`/`{"warning": ...}` lines, or in `read_problems`) and counted on stderr.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use bytes::Bytes;
+use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::client::{
     Client, ClientError, Deadline, ErrorKind, FetchOptions, IsolationLevel, OffsetSpec, PartitionFetcher,
 };
+use kafka_consumer_protocol::group_api::DescribedGroupMember;
+use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, Diagnostic, DiagnosticKind};
 use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
@@ -30,6 +35,7 @@ use serde_json::{json, Map, Value};
 use super::super::out::{note, Out};
 use super::super::shapes::{assignment_json, subscription_json};
 use super::super::{CliError, Format};
+use super::json::diagnostic_json;
 use super::ConnectionArgs;
 
 /// The topic the group coordinator writes.
@@ -586,9 +592,70 @@ fn member_json(m: &GenerationMember, consumer: bool) -> Value {
     })
 }
 
-fn generation_json(g: &Generation) -> Value {
+/// `kcp group describe`'s findings on one classic generation: the group as DescribeGroups showed
+/// it once that generation was stable (empty: `Empty`). The log has no partition counts, so each
+/// subscribed topic's count is one past the highest partition a member of the generation lists
+/// (assigned or owned): a hole below it is still an unassigned partition, but the findings that
+/// need the real counts (unknown topics, partitions beyond the count) cannot be judged and are
+/// left out.
+fn generation_findings(group: &str, g: &Generation) -> Vec<Diagnostic> {
+    let members: Vec<DescribedGroupMember> = g
+        .members
+        .iter()
+        .map(|m| DescribedGroupMember {
+            member_id: m.member_id.clone(),
+            group_instance_id: m.group_instance_id.clone(),
+            client_id: m.client_id.clone(),
+            client_host: m.client_host.clone(),
+            member_metadata: Bytes::copy_from_slice(&m.subscription),
+            member_assignment: Bytes::copy_from_slice(&m.assignment),
+        })
+        .collect();
+    let classic = ClassicGroup {
+        group_id: group.to_string(),
+        state: if members.is_empty() { "Empty" } else { "Stable" }.to_string(),
+        protocol_type: g.protocol_type.clone(),
+        protocol: g.protocol.clone().unwrap_or_default(),
+        members,
+    };
+    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
+    let note = |counts: &mut BTreeMap<String, i32>, list: &[TopicPartitions]| {
+        for t in list {
+            let highest = t.partitions.iter().copied().max().map_or(0, |p| p.saturating_add(1));
+            let count = counts.entry(t.topic.clone()).or_insert(0);
+            *count = (*count).max(highest);
+        }
+    };
+    for m in &g.members {
+        if let Ok(sub) = m.decoded_subscription() {
+            note(&mut counts, &sub.owned_partitions);
+            for topic in &sub.topics {
+                counts.entry(topic.clone()).or_insert(0);
+            }
+        }
+        if let Ok(a) = m.decoded_assignment() {
+            note(&mut counts, &a.assigned_partitions);
+        }
+    }
+    let report = inspect_classic(&classic, &ClusterMetadata::from_counts(counts));
+    report
+        .diagnostics
+        .into_iter()
+        .filter(|d| {
+            !matches!(
+                d.kind,
+                DiagnosticKind::UnknownTopic
+                    | DiagnosticKind::ClaimBeyondPartitionCount
+                    | DiagnosticKind::AssignmentBeyondPartitionCount
+            )
+        })
+        .collect()
+}
+
+fn generation_json(group: &str, g: &Generation) -> Value {
     let consumer = g.protocol_type == "consumer";
     json!({
+        "findings": generation_findings(group, g).iter().map(diagnostic_json).collect::<Vec<_>>(),
         "offset": g.at.offset, "timestamp": g.at.timestamp, "generation": g.generation,
         "protocol_type": g.protocol_type, "protocol": g.protocol, "leader": g.leader,
         "current_state_timestamp": g.current_state_timestamp,
@@ -625,7 +692,7 @@ fn group_json(g: &GroupHistory) -> Value {
         "first": at_json(g.first.offset, g.first.timestamp),
         "last": at_json(g.last.offset, g.last.timestamp),
         "compacted_before": g.compacted_before,
-        "generations": g.generations.iter().map(generation_json).collect::<Vec<_>>(),
+        "generations": g.generations.iter().map(|x| generation_json(&g.group, x)).collect::<Vec<_>>(),
         "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e)).collect::<Vec<_>>(),
         "commits": g.commits.iter().map(|((topic, partition), c)| json!({
             "topic": topic, "partition": partition, "count": c.count,
@@ -702,6 +769,9 @@ fn story(g: &GroupHistory, s: &mut String) {
                 x.leader.as_deref().unwrap_or("-"),
                 x.members.len()
             );
+        }
+        for d in generation_findings(&g.group, x) {
+            let _ = writeln!(s, "      finding {}: {}", d.kind.code(), d.message);
         }
         for id in &x.joined {
             let _ = writeln!(s, "      joined: {id}");
@@ -783,8 +853,7 @@ fn short_member(m: &GenerationMember) -> String {
 /// records carry partition counts, not partitions).
 fn svg(g: &GroupHistory) -> String {
     use kafka_consumer_protocol::sim::{svg, Outcome, Summary, TimelineEntry};
-    use kafka_consumer_protocol::{PartitionSet, TopicPartitions};
-    use std::collections::BTreeMap;
+    use kafka_consumer_protocol::PartitionSet;
 
     let t0 = g.first.timestamp;
     let t = |ts: i64| u64::try_from(ts.saturating_sub(t0)).unwrap_or(0);
