@@ -749,3 +749,60 @@ fn history_of_a_cooperative_group_on_4_1() {
         scenario(&cluster);
     }
 }
+
+/// `--all-groups --follow` reads every partition of `__consumer_offsets` to its end, then polls
+/// them in turn: the commits of a group that joins after the start arrive, and the run ends at
+/// `--duration-s` with exit 0.
+fn follow_every_partition(cluster: &Cluster) {
+    let topic = unique_name("hist-follow-t");
+    let group = unique_name("hist-follow");
+    cluster.create_topic(&topic, 2);
+    let bootstrap = cluster.bootstrap.clone();
+    let follower = std::thread::spawn(move || {
+        let args = [
+            "group",
+            "history",
+            "--bootstrap-server",
+            &bootstrap,
+            "--all-groups",
+            "--follow",
+            "--duration-s",
+            "20",
+            "--records",
+        ];
+        kcp(&args, Duration::from_secs(90))
+    });
+    // The follower reads every partition to its end first; the group commits after that.
+    std::thread::sleep(Duration::from_secs(6));
+    let join = [
+        "group",
+        "join",
+        "--bootstrap-server",
+        &cluster.bootstrap,
+        "--group",
+        &group,
+        "--topics",
+        &topic,
+        "--commit-at",
+        "42",
+        "--execute",
+        "--duration-s",
+        "2",
+    ];
+    kcp(&join, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let out = follower.join().unwrap().unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let commits: BTreeSet<(i64, i64)> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["key"]["type"] == 1 && r["key"]["data"]["group"] == group.as_str())
+        .map(|r| (r["key"]["data"]["partition"].as_i64().unwrap(), r["value"]["data"]["offset"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(commits, BTreeSet::from([(0, 42), (1, 42)]), "{}: {out}", cluster.name);
+}
+
+#[test]
+fn history_follows_every_partition_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        follow_every_partition(&cluster);
+    }
+}

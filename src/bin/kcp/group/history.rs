@@ -71,8 +71,9 @@ pub struct HistoryArgs {
     #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "OFFSET|DATETIME", value_parser = parse_from, conflicts_with_all = ["log_dir", "file"])]
     pub from: Option<From>,
-    /// Live: after the end, keep reading new records until --duration-s or SIGINT/SIGTERM.
-    #[arg(long, conflicts_with_all = ["log_dir", "file", "all_groups"])]
+    /// Live: after the end, keep reading new records until --duration-s or SIGINT/SIGTERM
+    /// (with --all-groups: of every partition, polled in turn).
+    #[arg(long, conflicts_with_all = ["log_dir", "file"])]
     pub follow: bool,
     /// Live: the most bytes of records one fetch asks for (a batch larger than that still comes
     /// whole); the memory of a live read is bounded by it.
@@ -430,7 +431,9 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
     })?;
     let ends = ends.map_err(CliError::Client)?;
     let mut sink = Sink::new(args);
-    let mut read = Vec::new();
+    let mut read: Vec<PartitionRead> = Vec::new();
+    let mut fetchers: Vec<PartitionFetcher> = Vec::new();
+    let follow_all = args.follow && partitions.len() > 1;
     let stop = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) });
     tokio::pin!(stop);
     for &partition in &partitions {
@@ -461,11 +464,54 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
                 }
             }
         };
+        let mode = if args.follow && !follow_all { Mode::Follow } else { Mode::ToEnd(end) };
+        let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, fetch_options(args));
         let (first, leader, last) =
-            read_partition(client, args, partition, from, end, &mut sink, &mut stop, out).await?;
-        read.push(json!({"partition": partition, "from": first, "to": last, "high_watermark_at_start": end,
-            "log_start_offset": log_start, "leader": leader}));
+            read_partition(client, args, &mut fetcher, partition, from, mode, &mut sink, &mut stop, out).await?;
+        read.push(PartitionRead { partition, first, last, end, log_start, leader });
+        fetchers.push(fetcher);
     }
+    if follow_all {
+        // Every partition read to its end: now poll each in turn for what is new (no wait per
+        // fetch), and wait a little when a whole round brought nothing.
+        for fetcher in &mut fetchers {
+            fetcher.set_options(fetcher.options().max_wait(Duration::ZERO));
+        }
+        loop {
+            let mut moved = false;
+            for (r, fetcher) in read.iter_mut().zip(&mut fetchers) {
+                let (_, leader, last) = read_partition(
+                    client,
+                    args,
+                    fetcher,
+                    r.partition,
+                    r.last,
+                    Mode::CatchUp,
+                    &mut sink,
+                    &mut stop,
+                    out,
+                )
+                .await?;
+                moved |= last > r.last;
+                r.last = last;
+                r.leader = leader.or(r.leader);
+            }
+            // `stop` is polled after every round (busy or not) and the loop ends once it completes.
+            let idle = if moved { Duration::ZERO } else { FOLLOW_ALL_IDLE };
+            tokio::select! {
+                biased;
+                () = &mut stop => break,
+                () = tokio::time::sleep(idle) => {}
+            }
+        }
+    }
+    let read: Vec<Value> = read
+        .iter()
+        .map(|r| {
+            json!({"partition": r.partition, "from": r.first, "to": r.last, "high_watermark_at_start": r.end,
+            "log_start_offset": r.log_start, "leader": r.leader})
+        })
+        .collect();
     let mut source = Map::new();
     source.insert("files".into(), Vec::<String>::new().into());
     source.insert("partition".into(), if partitions.len() == 1 { partitions[0].into() } else { Value::Null });
@@ -477,33 +523,65 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
     sink.finish(source, out)
 }
 
-/// Reads one partition from `from` to `end` (or on, with --follow, until `stop`): the first
-/// offset read, the leader, and the offset after the last record read.
+/// How long `--all-groups --follow` waits after a round of every partition brought nothing.
+const FOLLOW_ALL_IDLE: Duration = Duration::from_millis(500);
+
+/// What a live read of one partition did.
+struct PartitionRead {
+    partition: i32,
+    first: i64,
+    last: i64,
+    end: i64,
+    log_start: i64,
+    leader: Option<i32>,
+}
+
+/// How far [`read_partition`] reads.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// To this offset (the high watermark read at the start).
+    ToEnd(i64),
+    /// On, until `stop` (one partition).
+    Follow,
+    /// To the first fetch that brings nothing (a round of `--all-groups --follow`).
+    CatchUp,
+}
+
+fn fetch_options(args: &HistoryArgs) -> FetchOptions {
+    FetchOptions::default().max_bytes(args.fetch_max_bytes).max_wait(Duration::from_millis(500))
+}
+
+/// Reads one partition from `from` as `mode` says: the first offset read, the leader, and the
+/// offset after the last record read.
 #[allow(clippy::too_many_arguments)]
 async fn read_partition(
     client: &Client,
     args: &HistoryArgs,
+    fetcher: &mut PartitionFetcher,
     partition: i32,
     from: i64,
-    end: i64,
+    mode: Mode,
     sink: &mut Sink<'_>,
     stop: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
     out: &mut Out,
 ) -> Result<(i64, Option<i32>, i64), CliError> {
     let timeout = Duration::from_millis(args.connection.timeout_ms);
-    let options = FetchOptions::default().max_bytes(args.fetch_max_bytes).max_wait(Duration::from_millis(500));
-    let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, options);
-    let until = (!args.follow).then_some(end);
+    let end = match mode {
+        Mode::ToEnd(end) => end,
+        Mode::Follow | Mode::CatchUp => i64::MAX,
+    };
+    let follow = matches!(mode, Mode::Follow);
+    let until = matches!(mode, Mode::ToEnd(_)).then_some(end);
     let (mut first, mut offset, mut leader) = (from, from, None);
     let (mut empty, mut out_of_range) = (0u32, 0u32);
     loop {
-        if !args.follow && offset >= end {
+        if offset >= end {
             break;
         }
         let fetch = fetcher.fetch(offset, Deadline::after(timeout));
-        // `stop` is polled only here and the loop ends once it completes; --follow reads one
-        // partition, so a completed `stop` is never polled again.
-        let fetched = if args.follow {
+        // `stop` is polled only here and the loop ends once it completes; --follow of one
+        // partition reads it alone, so a completed `stop` is never polled again.
+        let fetched = if follow {
             tokio::select! {
                 () = &mut *stop => break,
                 f = fetch => f,
@@ -561,8 +639,10 @@ async fn read_partition(
             fetcher.set_options(options.max_bytes(options.max_bytes.saturating_mul(2)));
             continue;
         }
-        if args.follow {
-            continue;
+        match mode {
+            Mode::Follow => continue,
+            Mode::CatchUp => break,
+            Mode::ToEnd(_) => {}
         }
         // Nothing below the end: the end moved back (a new leader truncated), or the leader
         // has not got there yet; a few tries, then stop where it is.
