@@ -187,3 +187,68 @@ fn each_generation_has_describes_findings() {
         "{text}"
     );
 }
+
+/// A KIP-848 member's `member_assignment` event lists the partitions of its
+/// `ConsumerGroupCurrentMemberAssignment` record (per topic id, as `--records` shows them under
+/// `assignedPartitions`), with the counts beside them; the text story prints them.
+#[test]
+fn member_assignment_events_list_the_partitions() {
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-848", "--records"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-848"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events: Vec<&Value> = doc["groups"][0]["consumer_group_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "member_assignment")
+        .collect();
+    let assignments: Vec<&Value> = records.iter().filter(|r| r["key"]["type"] == 8 && !r["value"].is_null()).collect();
+    assert!(!events.is_empty() && events.len() == assignments.len(), "{events:?}");
+    let mut with_partitions = 0;
+    for (e, r) in events.iter().zip(&assignments) {
+        assert_eq!(e["offset"], r["offset"]);
+        let data = &r["value"]["data"];
+        for (list, count, field) in [
+            ("assigned", "assigned_partitions", "assignedPartitions"),
+            ("pending_revocation", "partitions_pending_revocation", "partitionsPendingRevocation"),
+        ] {
+            let ours: Vec<(String, Vec<i64>)> = e[list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    (
+                        t["topic_id"].as_str().unwrap().to_string(),
+                        serde_json::from_value(t["partitions"].clone()).unwrap(),
+                    )
+                })
+                .collect();
+            let theirs: Vec<(String, Vec<i64>)> = data[field]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    (
+                        t["topicId"].as_str().unwrap().to_string(),
+                        serde_json::from_value(t["partitions"].clone()).unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(ours, theirs, "{list} at offset {}", e["offset"]);
+            assert_eq!(e[count], ours.iter().map(|t| t.1.len()).sum::<usize>());
+        }
+        with_partitions += usize::from(e["assigned_partitions"].as_u64().unwrap() > 0);
+    }
+    assert!(with_partitions > 0, "some member was assigned partitions: {events:?}");
+
+    let text = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-848", "--format", "text"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let e = events.iter().find(|e| e["assigned_partitions"].as_u64().unwrap() > 0).unwrap();
+    let t = &e["assigned"][0];
+    let parts: Vec<String> = t["partitions"].as_array().unwrap().iter().map(|p| p.to_string()).collect();
+    let shown = format!("[{}:{}", t["topic_id"].as_str().unwrap(), parts.join(","));
+    assert!(text.contains(&shown), "{shown} in\n{text}");
+}

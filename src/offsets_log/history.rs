@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::codec::{Assignment, AssignmentView, Subscription, SubscriptionView};
 
-use super::record::{CoordinatorRecord, RecordKey, RecordValue};
+use super::record::{CoordinatorRecord, RecordKey, RecordValue, TopicIdPartitions};
 
 /// Where a record is: its offset in the partition and its timestamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,16 +132,17 @@ pub enum ConsumerGroupEvent {
     MemberLeft(String),
     /// `ConsumerGroupTargetAssignmentMetadata`: the assignment epoch.
     AssignmentEpoch(i32),
-    /// `ConsumerGroupCurrentMemberAssignment`: a member's epoch and its assigned partition count.
+    /// `ConsumerGroupCurrentMemberAssignment`: a member's epoch, its assigned partitions and
+    /// those it has still to revoke, per topic id (the records name topics by id only).
     MemberAssignment {
         /// `MemberId`.
         member_id: String,
         /// `MemberEpoch`.
         member_epoch: i32,
-        /// Partitions assigned (over all topics).
-        assigned: usize,
-        /// Partitions pending revocation.
-        pending_revocation: usize,
+        /// `AssignedPartitions`.
+        assigned: Vec<TopicIdPartitions>,
+        /// `PartitionsPendingRevocation`.
+        pending_revocation: Vec<TopicIdPartitions>,
     },
     /// The coordinator converted a classic group to a consumer group (an online upgrade, Kafka
     /// 4.x): the `GroupMetadata` tombstone at this place is immediately followed by the consumer
@@ -538,14 +539,13 @@ impl HistoryBuilder {
                 RecordKey::ConsumerGroupCurrentMemberAssignment { member_id, .. },
                 Some((_, RecordValue::ConsumerGroupCurrentMemberAssignment(c))),
             ) => {
-                let count = |l: &[super::record::TopicIdPartitions]| l.iter().map(|t| t.partitions.len()).sum();
                 h.consumer_group_events.push((
                     at,
                     ConsumerGroupEvent::MemberAssignment {
                         member_id: member_id.to_string(),
                         member_epoch: c.member_epoch,
-                        assigned: count(&c.assigned_partitions),
-                        pending_revocation: count(&c.partitions_pending_revocation),
+                        assigned: c.assigned_partitions.clone(),
+                        pending_revocation: c.partitions_pending_revocation.clone(),
                     },
                 ));
             }

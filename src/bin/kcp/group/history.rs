@@ -27,6 +27,7 @@ use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generati
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
     partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
+    TopicIdPartitions,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -754,9 +755,18 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
             "subscribed_topic_names": topics, "classic": classic}),
         ConsumerGroupEvent::MemberLeft(id) => json!({"event": "member_left", "member_id": id}),
         ConsumerGroupEvent::AssignmentEpoch(n) => json!({"event": "assignment_epoch", "epoch": n}),
-        ConsumerGroupEvent::MemberAssignment { member_id, member_epoch, assigned, pending_revocation } => json!({
-            "event": "member_assignment", "member_id": member_id, "member_epoch": member_epoch,
-            "assigned_partitions": assigned, "partitions_pending_revocation": pending_revocation}),
+        ConsumerGroupEvent::MemberAssignment { member_id, member_epoch, assigned, pending_revocation } => {
+            let count = |l: &[TopicIdPartitions]| l.iter().map(|t| t.partitions.len()).sum::<usize>();
+            let list = |l: &[TopicIdPartitions]| {
+                l.iter()
+                    .map(|t| json!({"topic_id": t.topic_id.to_string(), "partitions": t.partitions}))
+                    .collect::<Vec<_>>()
+            };
+            json!({
+                "event": "member_assignment", "member_id": member_id, "member_epoch": member_epoch,
+                "assigned_partitions": count(assigned), "partitions_pending_revocation": count(pending_revocation),
+                "assigned": list(assigned), "pending_revocation": list(pending_revocation)})
+        }
         ConsumerGroupEvent::ConvertedFromClassic => json!({"event": "converted_from_classic"}),
         ConsumerGroupEvent::ConvertedToClassic => json!({"event": "converted_to_classic"}),
         _ => json!({"event": "other"}),
@@ -831,6 +841,18 @@ fn story(g: &GroupHistory, s: &mut String) {
                     Value::Number(n) => line.push_str(&format!(" {field} {n}")),
                     _ => {}
                 }
+            }
+            // A member's assignment: its partitions per topic id, then those still to revoke.
+            for (field, label) in [("assigned", ""), ("pending_revocation", " pending revocation")] {
+                let Some(list) = v[field].as_array().filter(|l| !l.is_empty()) else { continue };
+                line.push_str(&format!("{label} ["));
+                for (i, t) in list.iter().enumerate() {
+                    let parts: Vec<String> =
+                        t["partitions"].as_array().into_iter().flatten().map(|p| p.to_string()).collect();
+                    let sep = if i == 0 { "" } else { " " };
+                    line.push_str(&format!("{sep}{}:{}", t["topic_id"].as_str().unwrap_or(""), parts.join(",")));
+                }
+                line.push(']');
             }
             let _ = writeln!(s, "{line}");
             continue;
