@@ -12,6 +12,12 @@
 //! assignments against the members', its deletion; 4.1.1); a classic group deleted with
 //! `kcp group delete` (offset and group metadata tombstones; 3.9.1 and 4.1.1); a cooperative-sticky
 //! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1).
+//!
+//! Every compression codec of `__consumer_offsets` (`history_reads_*_offsets_*`): `.ci/run` gives
+//! each cluster another `offsets.topic.compression.codec` (k39 none, k41 zstd, k39x3 gzip,
+//! k41nomig lz4, k39c snappy); a committing `kcp group join` member's records read live and from a
+//! copy of the partition directory are the same and agree with `kafka-dump-log.sh`, which names
+//! the codec of the batches holding them.
 
 mod live;
 
@@ -508,7 +514,8 @@ fn events_of(doc: &Value) -> &Vec<Value> {
 
 /// For each member: every assignment it reported (epoch, partitions) is a
 /// `ConsumerGroupCurrentMemberAssignment` record of its member id with that epoch and those
-/// partitions, and a `member_assignment` event of the history with that epoch and count.
+/// partitions, and a `member_assignment` event of the history with that epoch, count and
+/// partitions.
 fn check_848_assignments(cluster: &Cluster, doc: &Value, records: &[Value], members: &[&Member]) {
     for m in members {
         let id = reported_member_id(m);
@@ -527,6 +534,7 @@ fn check_848_assignments(cluster: &Cluster, doc: &Value, records: &[Value], memb
                     && x["member_id"] == id.as_str()
                     && x["member_epoch"] == epoch
                     && x["assigned_partitions"] == owned.len()
+                    && record_partitions(&x["assigned"]) == owned
             });
             assert!(event, "{}: {} epoch {epoch} in the history: {doc:#}", cluster.name, m.label);
         }
@@ -757,6 +765,13 @@ fn follow_every_partition(cluster: &Cluster) {
     let topic = unique_name("hist-follow-t");
     let group = unique_name("hist-follow");
     cluster.create_topic(&topic, 2);
+    // `__consumer_offsets` exists only once some group has used a coordinator: on a fresh cluster
+    // (this test run alone) a commit by another group creates it first.
+    let warm = unique_name("hist-follow-warm");
+    let b = cluster.bootstrap.as_str();
+    let warm_args = ["group", "join", "--bootstrap-server", b, "--group", &warm, "--topics", &topic];
+    let warm_args = [&warm_args[..], &["--commit-at", "0", "--execute", "--duration-s", "1"]].concat();
+    kcp(&warm_args, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
     let bootstrap = cluster.bootstrap.clone();
     let follower = std::thread::spawn(move || {
         let args = [
@@ -804,5 +819,153 @@ fn follow_every_partition(cluster: &Cluster) {
 fn history_follows_every_partition_on_4_1() {
     if let Some(cluster) = Cluster::shared("k41") {
         follow_every_partition(&cluster);
+    }
+}
+
+/// The batches of `kafka-dump-log.sh`'s output: (base offset, last offset, compresscodec).
+fn dump_batches(text: &str) -> Vec<(i64, i64, String)> {
+    let field = |line: &str, name: &str| -> String {
+        let at = line.find(&format!("{name}: ")).unwrap_or_else(|| panic!("{name} in {line}")) + name.len() + 2;
+        line[at..].split(' ').next().unwrap().to_string()
+    };
+    text.lines()
+        .filter(|l| l.starts_with("baseOffset:"))
+        .map(|l| {
+            let base = field(l, "baseOffset").parse().unwrap();
+            (base, field(l, "lastOffset").parse().unwrap(), field(l, "compresscodec"))
+        })
+        .collect()
+}
+
+/// The record lines of `kcp group history --records` at these arguments, with `error` and
+/// `warning` lines left out (a copy of a live segment may end inside a batch another group is
+/// still writing).
+fn record_lines(args: &[&str]) -> Vec<Value> {
+    let out = kcp(args, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    out.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r.get("error").is_none() && r.get("warning").is_none())
+        .collect()
+}
+
+/// `__consumer_offsets` written with `codec` (`offsets.topic.compression.codec`, set per cluster
+/// by `.ci/run`): a `kcp group join` member commits and leaves; its group's records read live
+/// (Fetch hands back the compressed batches as stored) and offline from a copy of the
+/// coordinator's partition directory are the same, each agrees with `kafka-dump-log.sh
+/// --offsets-decoder`, and DumpLogSegments says the batches holding them are `codec`.
+fn compressed_offsets(cluster: &Cluster, codec: &str) {
+    let name = &cluster.name;
+    let codec_id = ["none", "gzip", "snappy", "lz4", "zstd"].iter().position(|c| *c == codec).unwrap();
+    let props = std::fs::read_to_string(cluster.run_dir.join("broker-1/server.properties")).unwrap();
+    let configured = props
+        .lines()
+        .find_map(|l| l.strip_prefix("offsets.topic.compression.codec="))
+        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+    assert_eq!(configured, codec_id, "{name}: offsets.topic.compression.codec (.ci/run sets it per cluster)");
+
+    let topic = unique_name("hist-codec-t");
+    let group = unique_name("hist-codec");
+    cluster.create_topic(&topic, 2);
+    let b = cluster.bootstrap.as_str();
+    let join = ["group", "join", "--bootstrap-server", b, "--group", &group, "--topics", &topic];
+    let join = [&join[..], &["--commit-at", "7", "--execute", "--duration-s", "2"]].concat();
+    kcp(&join, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+    // Live: the commits (partitions 0 and 1 at 7) and the generation the member was in.
+    let live = record_lines(&["group", "history", "--bootstrap-server", b, "--group", &group, "--records"]);
+    let commits: BTreeSet<(i64, i64)> = live
+        .iter()
+        .filter(|r| r["key"]["type"] == 1 && !r["value"].is_null())
+        .map(|r| (r["key"]["data"]["partition"].as_i64().unwrap(), r["value"]["data"]["offset"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(commits, BTreeSet::from([(0, 7), (1, 7)]), "{name} ({codec}): {live:#?}");
+    let doc = live_history(cluster, &group);
+    let generations = history_generations(&doc);
+    let everything: BTreeSet<TopicPartition> = (0..2).map(|p| (topic.clone(), p)).collect();
+    assert!(
+        generations.values().any(|members| members.values().any(|owned| *owned == everything)),
+        "{name} ({codec}): a generation where the member owns both partitions: {doc:#}"
+    );
+
+    // Offline, from a copy of the coordinator's partition directory.
+    let partition = doc["partition"].as_i64().unwrap();
+    let dir_name = format!("__consumer_offsets-{partition}");
+    let broker = cluster.coordinator_id(&group);
+    let source = cluster.run_dir.join(format!("broker-{broker}/data")).join(&dir_name);
+    let copy = std::env::temp_dir().join(unique_name("kcp-live-codec")).join(&dir_name);
+    copy_dir(&source, &copy);
+    let offline =
+        record_lines(&["group", "history", "--log-dir", copy.to_str().unwrap(), "--group", &group, "--records"]);
+    let fields = |r: &Value| (r["offset"].clone(), r["timestamp"].clone(), r["key"].clone(), r["value"].clone());
+    let live_fields: Vec<_> = live.iter().map(fields).collect();
+    let offline_fields: Vec<_> = offline.iter().map(fields).collect();
+    assert_eq!(offline_fields, live_fields, "{name} ({codec}): offline and live records");
+
+    // Against DumpLogSegments: every record equal, every batch holding one of them in `codec`.
+    let mut dumped = BTreeMap::new();
+    let mut batches = Vec::new();
+    let mut segments: Vec<PathBuf> = std::fs::read_dir(&copy)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    segments.sort();
+    for seg in &segments {
+        let text = cluster
+            .kafka_tool("dump-log", &["--offsets-decoder", "--files", seg.to_str().unwrap()])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        dumped.extend(dump_records(&text));
+        batches.extend(dump_batches(&text));
+    }
+    for r in &live {
+        let offset = r["offset"].as_i64().unwrap();
+        let dump = dumped.get(&offset).unwrap_or_else(|| panic!("{name}: offset {offset} in the dump"));
+        if r["value"].is_null() {
+            assert!(dump.1.is_none(), "{name}: a tombstone at {offset} on both sides");
+            assert_eq!(r["key"], dump.0, "{name}: key at {offset}");
+        } else {
+            check_against_dump(r, dump);
+        }
+        let (_, _, batch_codec) = batches
+            .iter()
+            .find(|(base, last, _)| (*base..=*last).contains(&offset))
+            .unwrap_or_else(|| panic!("{name}: the batch of offset {offset}"));
+        assert_eq!(batch_codec, codec, "{name}: the batch holding offset {offset}");
+    }
+    let _ = std::fs::remove_dir_all(copy.parent().unwrap());
+}
+
+#[test]
+fn history_reads_uncompressed_offsets_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39") {
+        compressed_offsets(&cluster, "none");
+    }
+}
+
+#[test]
+fn history_reads_zstd_offsets_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        compressed_offsets(&cluster, "zstd");
+    }
+}
+
+#[test]
+fn history_reads_gzip_offsets_on_3_9_three_brokers() {
+    if let Some(cluster) = Cluster::shared("k39x3") {
+        compressed_offsets(&cluster, "gzip");
+    }
+}
+
+#[test]
+fn history_reads_lz4_offsets_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41nomig") {
+        compressed_offsets(&cluster, "lz4");
+    }
+}
+
+#[test]
+fn history_reads_snappy_offsets_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39c") {
+        compressed_offsets(&cluster, "snappy");
     }
 }
