@@ -21,7 +21,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::record::{
-    ClassicMemberMetadata, MemberMetadata, RecordKey, RecordValue, TopicIdPartitions, TopicMetadata, Uuid,
+    ClassicMemberMetadata, MemberMetadata, PartitionMetadataTopic, RecordKey, RecordValue, TopicIdPartitions, Uuid,
 };
 
 /// What embedded bytes are, for the caller's renderer.
@@ -212,7 +212,7 @@ where
                 }
             }
             RecordValue::ConsumerGroupPartitionMetadata(p) => {
-                m.serialize_entry("topics", &SeqOf(|| p.topics.iter().map(TopicMetadataJson)))?;
+                m.serialize_entry("topics", &SeqOf(|| p.topics.iter().map(PartitionMetadataTopicJson)))?;
             }
             RecordValue::ConsumerGroupMemberMetadata(member) => {
                 m.serialize_entry("instanceId", &member.instance_id)?;
@@ -277,9 +277,9 @@ impl Serialize for TopicIdPartitionsJson<'_> {
     }
 }
 
-struct TopicMetadataJson<'r, 'a>(&'r TopicMetadata<'a>);
+struct PartitionMetadataTopicJson<'r, 'a>(&'r PartitionMetadataTopic<'a>);
 
-impl Serialize for TopicMetadataJson<'_, '_> {
+impl Serialize for PartitionMetadataTopicJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let t = self.0;
         let mut m = s.serialize_map(Some(4))?;

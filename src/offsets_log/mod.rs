@@ -58,8 +58,8 @@ pub use history::{GroupHistory, HistoryBuilder};
 pub use record::{
     ClassicMemberMetadata, ConsumerGroupCurrentMemberAssignmentValue, ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataValue, ConsumerGroupPartitionMetadataValue, ConsumerGroupRegularExpressionValue,
-    CoordinatorRecord, GroupMetadataValue, MemberMetadata, OffsetCommitValue, OtherFamily, RecordKey, RecordValue,
-    TopicIdPartitions, TopicMetadata, Uuid,
+    CoordinatorRecord, GroupMetadataValue, MemberMetadata, OffsetCommitValue, OtherFamily, PartitionMetadataTopic,
+    RecordKey, RecordValue, TopicIdPartitions, Uuid,
 };
 pub use segment::{Batch, BatchHeader, Compression, Limits, LogRecord, Records, SegmentReader};
 

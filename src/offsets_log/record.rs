@@ -268,12 +268,12 @@ pub struct ConsumerGroupMetadataValue {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConsumerGroupPartitionMetadataValue<'a> {
     /// `Topics`.
-    pub topics: Vec<TopicMetadata<'a>>,
+    pub topics: Vec<PartitionMetadataTopic<'a>>,
 }
 
 /// One topic of a [`ConsumerGroupPartitionMetadataValue`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TopicMetadata<'a> {
+pub struct PartitionMetadataTopic<'a> {
     /// `TopicId`.
     pub topic_id: Uuid,
     /// `TopicName`.
@@ -457,7 +457,7 @@ fn decode_value(type_id: i16, bytes: &[u8]) -> Result<(i16, RecordValue<'_>), Lo
                     Ok((partition, racks))
                 })?;
                 r.tagged("value.Topics[]._tagged_fields", |_, _| Ok(false))?;
-                Ok(TopicMetadata { topic_id, topic_name, num_partitions, partition_metadata })
+                Ok(PartitionMetadataTopic { topic_id, topic_name, num_partitions, partition_metadata })
             })?;
             r.tagged("value._tagged_fields", |_, _| Ok(false))?;
             RecordValue::ConsumerGroupPartitionMetadata(ConsumerGroupPartitionMetadataValue { topics })
