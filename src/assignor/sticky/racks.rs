@@ -276,6 +276,13 @@ pub(super) fn rack_swap_via_third_rack(
                         list.swap_remove(i);
                         continue;
                     }
+                    if claims.owner[q as usize] == m && !racks.mismatch(m, q) {
+                        // Its owner holds it on one of its racks: taking it away is a move of the
+                        // objective's second criterion, worse than the mismatch it would fix. It
+                        // stays where it is (nothing here moves it), so it leaves the pool.
+                        list.swap_remove(i);
+                        continue;
+                    }
                     if let Some(bits) = bits {
                         looked += 1;
                         if second {
