@@ -307,6 +307,12 @@ impl<'a> Topics<'a> {
         (self.base.partition_point(|&b| b <= p) - 1) as u32
     }
 
+    /// Topic `t`'s first flat id and its partition count: for loops over many ids of one topic.
+    #[inline]
+    pub(crate) fn span(&self, t: u32) -> (u32, u32) {
+        (self.base[t as usize], self.count(t))
+    }
+
     /// Flat id of `(topic name, partition)` when both exist.
     #[inline]
     pub(crate) fn flat(&self, t: u32, partition: i32) -> Option<u32> {

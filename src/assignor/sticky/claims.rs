@@ -55,20 +55,11 @@ pub(super) fn resolve_claims(
         if c.gen.is_empty() {
             c.gen = vec![NO_GENERATION; n];
         }
-        for partition in partitions {
-            let Some(p) = topics.flat(t, partition) else { continue };
-            let p = p as usize;
-            let o = c.owner[p];
-            if o == NONE {
-                c.owner[p] = rank;
-                c.gen[p] = g;
-                continue;
-            }
-            if o == rank {
-                // Listed twice by the same member.
-                continue;
-            }
-            conflict(c, p, rank, g);
+        // The list's form is settled once per topic, not per id: one loop per form.
+        let span = topics.span(t);
+        match partitions {
+            OwnedPartitions::Owned(ids) => claim_ids(c, span, rank, g, ids),
+            OwnedPartitions::Wire(ids) => claim_ids(c, span, rank, g, ids),
         }
     };
     for (rank, &m) in rank_to_member.iter().enumerate() {
@@ -91,6 +82,30 @@ pub(super) fn resolve_claims(
     }
     c.second = Vec::new();
     c
+}
+
+/// One member's claims on one topic (`span`: its first flat id and partition count): the first
+/// claimer takes the partition, a second one goes to [`conflict`]. Ids beyond the count (or
+/// negative: they wrap to large `u32`s) are ignored.
+#[inline(always)]
+fn claim_ids(c: &mut Claims, (base, count): (u32, u32), rank: u32, g: i32, ids: impl Iterator<Item = i32>) {
+    for partition in ids {
+        if partition as u32 >= count {
+            continue;
+        }
+        let p = (base + partition as u32) as usize;
+        let o = c.owner[p];
+        if o == NONE {
+            c.owner[p] = rank;
+            c.gen[p] = g;
+            continue;
+        }
+        if o == rank {
+            // Listed twice by the same member.
+            continue;
+        }
+        conflict(c, p, rank, g);
+    }
 }
 
 /// A claim on a partition another member already claims (rare: kept out of the claim loop).
