@@ -193,11 +193,14 @@ fn run(cluster: Cluster, restart_a_broker: bool) {
         let want = i64::from(PARTITIONS) * i64::from(BATCH * batches);
         let deadline = Instant::now() + DRAIN;
         while (processed(members).len() as i64) < want {
-            assert!(
-                Instant::now() < deadline,
-                "{what}: {} of {want} records processed after {DRAIN:?}",
-                processed(members).len()
-            );
+            if Instant::now() >= deadline {
+                let diagnostics: Vec<String> = members.iter().map(|m| m.diagnostics()).collect();
+                panic!(
+                    "{what}: {} of {want} records processed after {DRAIN:?}\n{}",
+                    processed(members).len(),
+                    diagnostics.join("\n")
+                );
+            }
             std::thread::sleep(Duration::from_millis(200));
         }
     };
