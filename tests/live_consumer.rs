@@ -194,7 +194,18 @@ fn run(cluster: Cluster, restart_a_broker: bool) {
         let deadline = Instant::now() + DRAIN;
         while (processed(members).len() as i64) < want {
             if Instant::now() >= deadline {
-                let diagnostics: Vec<String> = members.iter().map(|m| m.diagnostics()).collect();
+                let diagnostics: Vec<String> = members
+                    .iter()
+                    .map(|m| {
+                        let membership: Vec<String> = m
+                            .events()
+                            .iter()
+                            .filter(|e| !matches!(e.event.as_str(), "processed" | "committed"))
+                            .map(|e| e.raw.to_string())
+                            .collect();
+                        format!("{}\n--- membership events:\n{}", m.diagnostics(), membership.join("\n"))
+                    })
+                    .collect();
                 panic!(
                     "{what}: {} of {want} records processed after {DRAIN:?}\n{}",
                     processed(members).len(),

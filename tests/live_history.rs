@@ -14,7 +14,7 @@
 //! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1).
 //!
 //! Every compression codec of `__consumer_offsets` (`history_reads_*_offsets_*`): `.ci/run` gives
-//! each cluster another `offsets.topic.compression.codec` (k39 none, k41 zstd, k39x3 gzip,
+//! each cluster another `offsets.topic.compression.codec` (k39 gzip, k41 zstd, k39x3 none,
 //! k41nomig lz4, k39c snappy); a committing `kcp group join` member's records read live and from a
 //! copy of the partition directory are the same and agree with `kafka-dump-log.sh`, which names
 //! the codec of the batches holding them.
@@ -936,8 +936,8 @@ fn compressed_offsets(cluster: &Cluster, codec: &str) {
 }
 
 #[test]
-fn history_reads_uncompressed_offsets_on_3_9() {
-    if let Some(cluster) = Cluster::shared("k39") {
+fn history_reads_uncompressed_offsets_on_3_9_three_brokers() {
+    if let Some(cluster) = Cluster::shared("k39x3") {
         compressed_offsets(&cluster, "none");
     }
 }
@@ -950,8 +950,8 @@ fn history_reads_zstd_offsets_on_4_1() {
 }
 
 #[test]
-fn history_reads_gzip_offsets_on_3_9_three_brokers() {
-    if let Some(cluster) = Cluster::shared("k39x3") {
+fn history_reads_gzip_offsets_on_3_9() {
+    if let Some(cluster) = Cluster::shared("k39") {
         compressed_offsets(&cluster, "gzip");
     }
 }
