@@ -71,12 +71,19 @@ fn spawn_fetcher(
     positions: Positions,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
+        // rskafka sets no request timeout: after a broker restart a lookup can wait forever on
+        // a connection that will not answer (seen in CI: a partition assigned after a restart
+        // never got a client). Each attempt is bounded and retried.
         let pc = loop {
-            match client.partition_client(topic.clone(), partition, UnknownTopicHandling::Retry).await {
-                Ok(pc) => break pc,
-                Err(e) => {
+            let attempt = client.partition_client(topic.clone(), partition, UnknownTopicHandling::Retry);
+            match tokio::time::timeout(Duration::from_secs(10), attempt).await {
+                Ok(Ok(pc)) => break pc,
+                Ok(Err(e)) => {
                     emit("error", json!({"error": {"kind": "fetch", "message": e.to_string()}}));
                     tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(_) => {
+                    emit("error", json!({"error": {"kind": "fetch", "message": "partition client: no answer in 10 s"}}))
                 }
             }
         };
@@ -86,7 +93,11 @@ fn spawn_fetcher(
         };
         positions.lock().unwrap().insert((topic.clone(), partition), offset);
         loop {
-            match pc.fetch_records(offset, 1..1_000_000, 200).await {
+            let fetch = tokio::time::timeout(Duration::from_secs(10), pc.fetch_records(offset, 1..1_000_000, 200));
+            match fetch
+                .await
+                .unwrap_or_else(|_| Err(rskafka::client::error::Error::InvalidResponse("no answer in 10 s".into())))
+            {
                 Ok((records, _high_watermark)) => {
                     for r in records {
                         if r.offset < offset {
