@@ -63,6 +63,15 @@ impl<'a> Claim<'a> {
         self.partitions.is_none_or(|l| l.is_empty())
     }
 
+    /// [`Claim::for_each`] with each topic name as bytes, not validated again: for walks that
+    /// only look names up among known topics.
+    #[inline]
+    pub(crate) fn for_each_raw(&self, f: impl FnMut(&'a [u8], &mut OwnedPartitions<'a>)) {
+        if let Some(list) = self.partitions {
+            list.for_each_raw(f);
+        }
+    }
+
     /// Calls `f` with each listed topic and its partitions, in list order (unvalidated: ids may
     /// be negative or beyond the topic's count, topics may be unknown).
     #[inline]

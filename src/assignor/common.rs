@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::{AssignError, ClusterMetadata, GroupAssignment, GroupMember, GroupMemberView, PendingPartition, TopicInfo};
 use crate::codec::java_string_cmp;
@@ -145,6 +145,18 @@ impl<'a> OwnedList<'a> {
         }
     }
 
+    /// [`OwnedList::for_each`] with each topic name as bytes, not validated again (the claims
+    /// walk only looks names up among known topics).
+    #[inline]
+    pub(crate) fn for_each_raw(&self, mut f: impl FnMut(&'a [u8], &mut OwnedPartitions<'a>)) {
+        match *self {
+            OwnedList::Owned(l) => {
+                l.iter().for_each(|g| f(g.topic.as_bytes(), &mut OwnedPartitions::Owned(g.partitions.iter().copied())))
+            }
+            OwnedList::Wire(l) => l.for_each_raw(|topic, ids| f(topic, &mut OwnedPartitions::Wire(ids.iter()))),
+        }
+    }
+
     /// Calls `f` with each entry's topic and partitions, in list order.
     #[inline]
     pub(crate) fn for_each(&self, mut f: impl FnMut(&'a str, &mut OwnedPartitions<'a>)) {
@@ -208,6 +220,20 @@ impl Hasher for FxHasher {
 
 pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// A topic name's bytes as a map key, hashed as `str` hashes (the bytes, then `0xff`): `[u8]`'s
+/// own hash puts the length first, and with [`FxHasher`] that spread names that differ in their
+/// last digits badly (twice the probes and key comparisons on 500 `topic-NNN` names).
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub(crate) struct NameBytes<'a>(pub(crate) &'a [u8]);
+
+impl Hash for NameBytes<'_> {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+        state.write_u8(0xff);
+    }
+}
+
 /// "No member" in flat `u32` member arrays.
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -219,7 +245,8 @@ pub(crate) struct Topics<'a> {
     pub(crate) info: Vec<&'a TopicInfo>,
     /// Prefix sums of partition counts; `base.len() == names.len() + 1`.
     pub(crate) base: Vec<u32>,
-    index: FxMap<&'a str, u32>,
+    /// Topic id by name, keyed by the name's bytes (claims are looked up unvalidated).
+    index: FxMap<NameBytes<'a>, u32>,
     /// Per member: which distinct topic list it has (index into `lists`).
     list_of: Vec<u32>,
     /// One member index per distinct topic list, in first-appearance order.
@@ -276,7 +303,7 @@ impl<'a> Topics<'a> {
             }
             base.push(acc as u32);
         }
-        let index = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        let index = names.iter().enumerate().map(|(i, n)| (NameBytes(n.as_bytes()), i as u32)).collect();
         Ok(Topics { names, info, base, index, list_of, lists })
     }
 
@@ -293,7 +320,13 @@ impl<'a> Topics<'a> {
 
     #[inline]
     pub(crate) fn id(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        self.id_of_bytes(name.as_bytes())
+    }
+
+    /// [`Topics::id`] by the name's bytes.
+    #[inline]
+    pub(crate) fn id_of_bytes(&self, name: &[u8]) -> Option<u32> {
+        self.index.get(&NameBytes(name)).copied()
     }
 
     #[inline]

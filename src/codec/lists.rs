@@ -212,6 +212,19 @@ impl<'a> TopicPartitionsList<'a> {
         self.iter().map(|g| g.partitions.len()).sum()
     }
 
+    /// Calls `f` with each group's topic name as bytes (validated at decode time, not again) and
+    /// its partitions, in wire order: the claim walks, which only look the name up among known
+    /// topics, skip a second UTF-8 validation per entry.
+    #[inline]
+    pub(crate) fn for_each_raw(&self, mut f: impl FnMut(&'a [u8], PartitionIds<'a>)) {
+        let mut rest = Validated { buf: self.bytes };
+        for _ in 0..self.count {
+            let topic = rest.str_bytes();
+            let n = rest.i32().max(0) as usize;
+            f(topic, PartitionIds { bytes: rest.take(n * 4) });
+        }
+    }
+
     /// Every `(topic, partition)` pair in wire order.
     pub fn pairs(&self) -> impl Iterator<Item = (&'a str, i32)> + 'a {
         self.iter().flat_map(|g| g.partitions.iter().map(move |p| (g.topic, p)))

@@ -369,6 +369,15 @@ impl<'a> Validated<'a> {
         head
     }
 
+    /// A string's bytes without validating them again (they were at decode time): for callers
+    /// that only compare them with known names, where UTF-8 validation was a fifth of an eager
+    /// sticky reassignment's instructions.
+    #[inline]
+    pub(crate) fn str_bytes(&mut self) -> &'a [u8] {
+        let len = self.i16().max(0) as usize;
+        self.take(len)
+    }
+
     #[inline]
     pub(crate) fn str(&mut self) -> &'a str {
         let len = self.i16().max(0) as usize;

@@ -24,6 +24,10 @@ pub(super) struct Claims {
     pub(super) second: Vec<(i32, bool)>,
     /// Some member claims partitions of a known topic (the keep pass can be skipped otherwise).
     pub(super) any: bool,
+    /// Some claim names a topic outside the assignment's topics (missing from the metadata, with
+    /// no partition, or subscribed by nobody): only then are KIP-429's unknown-but-owned
+    /// partitions looked for, a second walk over the claims that most rounds skip.
+    pub(super) off_topics: bool,
 }
 
 impl Claims {
@@ -49,9 +53,13 @@ pub(super) fn resolve_claims(
         prev: Vec::new(),
         second: Vec::new(),
         any: false,
+        off_topics: false,
     };
-    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &str, partitions: &mut OwnedPartitions<'_>| {
-        let Some(t) = topics.id(topic) else { return };
+    let apply = |c: &mut Claims, rank: u32, g: i32, topic: &[u8], partitions: &mut OwnedPartitions<'_>| {
+        let Some(t) = topics.id_of_bytes(topic) else {
+            c.off_topics = true;
+            return;
+        };
         if c.gen.is_empty() {
             c.gen = vec![NO_GENERATION; n];
         }
@@ -68,7 +76,7 @@ pub(super) fn resolve_claims(
             continue;
         }
         let g = claim.generation();
-        claim.for_each(|topic, partitions| apply(&mut c, rank as u32, g, topic, partitions));
+        claim.for_each_raw(|topic, partitions| apply(&mut c, rank as u32, g, topic, partitions));
     }
     // Generations only decide the claims (allocated with the first one); free them before the
     // heavier work.

@@ -591,7 +591,7 @@ fn play_round(
             *slot = ranks.member(Rank(r)).0;
         }
     }
-    let returned = if cooperative { unknown_but_owned(metadata, members) } else { Vec::new() };
+    let returned = if cooperative && claims.off_topics { unknown_but_owned(metadata, members) } else { Vec::new() };
     let assignment = build_group_assignment(topics, members, &owner, pending, &returned);
     Played { assignment, owner: Owners(owner) }
 }
@@ -708,6 +708,9 @@ fn balanced(target: &[u32], topics: &Topics<'_>, subs: &[&Vec<u32>]) -> bool {
 /// partitions in flat order round-robin over the members in member-id order, so the member of
 /// rank `r` gets flat partitions `r`, `r + n`, `r + 2n`, ... This writes them straight into the
 /// output, one member after the other, without the per-partition owner array.
+// Not inlined: inside `lead` its loop was compiled one instruction per partition longer
+// (sticky:A 42.25M instructions against 41.25M out of line).
+#[inline(never)]
 fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[u32]) -> GroupAssignment {
     let n = members.len();
     let total = topics.total();
@@ -720,17 +723,20 @@ fn fresh_uniform(topics: &Topics<'_>, members: &[Member<'_>], rank_to_member: &[
     for &m in &by_id {
         let start = entry_topics.len();
         let mut p = rank_of[m as usize] as usize;
+        // The current topic `t` and its flat range `lo..hi`, read again only when `p` leaves it.
         let mut t = 0usize;
+        let (mut lo, mut hi) = (0usize, base.get(1).map_or(0, |&b| b as usize));
         while p < total {
-            // Usually the next topic or the one after; a binary search past many small topics.
-            if base[t + 1] as usize <= p {
+            if hi <= p {
+                // Usually the next topic or the one after; a binary search past many small topics.
                 t += 1;
                 if base[t + 1] as usize <= p {
                     t += base[t + 1..].partition_point(|&b| b as usize <= p);
                 }
+                (lo, hi) = (base[t] as usize, base[t + 1] as usize);
             }
             entry_topics.push(t as u32);
-            entry_partitions.push((p - base[t] as usize) as i32);
+            entry_partitions.push((p - lo) as i32);
             p += n;
         }
         slots.push((members[m as usize].id().to_owned(), start, entry_topics.len()));
