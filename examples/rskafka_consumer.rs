@@ -31,7 +31,7 @@ use kafka_consumer_protocol::client::member::{ClientTransport, Member, MemberCon
 use kafka_consumer_protocol::client::ClientConfig;
 use kafka_consumer_protocol::coordinator::PartitionOffset;
 use kafka_consumer_protocol::{PartitionSet, TopicPartitions};
-use rskafka::client::partition::{Compression, OffsetAt, UnknownTopicHandling};
+use rskafka::client::partition::{Compression, OffsetAt, PartitionClient, UnknownTopicHandling};
 use rskafka::client::{Client, ClientBuilder};
 use rskafka::record::Record;
 use serde_json::{json, Value};
@@ -62,36 +62,51 @@ fn partitions_json(groups: &[TopicPartitions]) -> Value {
 /// The next offset to process, per partition this member reads.
 type Positions = Arc<Mutex<BTreeMap<(String, i32), i64>>>;
 
+/// A partition client for `topic`/`partition`, each attempt bounded: rskafka sets no request
+/// timeout, and after a broker restart a client can wait forever on a connection that will not
+/// answer (seen in CI: a partition whose leader moved never got a partition client, however often
+/// the same client was asked). After a failed attempt the next one starts from a fresh client.
+async fn partition_client(
+    client: &mut Arc<Client>,
+    brokers: &[String],
+    topic: &str,
+    partition: i32,
+) -> PartitionClient {
+    loop {
+        let attempt = client.partition_client(topic.to_string(), partition, UnknownTopicHandling::Retry);
+        let message = match tokio::time::timeout(Duration::from_secs(10), attempt).await {
+            Ok(Ok(pc)) => return pc,
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "partition client: no answer in 10 s".to_string(),
+        };
+        emit("error", json!({"error": {"kind": "fetch", "message": message}}));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let fresh = ClientBuilder::new(brokers.to_vec()).build();
+        if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_secs(10), fresh).await {
+            *client = Arc::new(fresh);
+        }
+    }
+}
+
 /// One partition's fetch loop: processes (prints) every record from `start` on.
 fn spawn_fetcher(
-    client: Arc<Client>,
+    mut client: Arc<Client>,
+    brokers: Vec<String>,
     topic: String,
     partition: i32,
     start: Option<i64>,
     positions: Positions,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        // rskafka sets no request timeout: after a broker restart a lookup can wait forever on
-        // a connection that will not answer (seen in CI: a partition assigned after a restart
-        // never got a client). Each attempt is bounded and retried.
-        let pc = loop {
-            let attempt = client.partition_client(topic.clone(), partition, UnknownTopicHandling::Retry);
-            match tokio::time::timeout(Duration::from_secs(10), attempt).await {
-                Ok(Ok(pc)) => break pc,
-                Ok(Err(e)) => {
-                    emit("error", json!({"error": {"kind": "fetch", "message": e.to_string()}}));
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
-                Err(_) => {
-                    emit("error", json!({"error": {"kind": "fetch", "message": "partition client: no answer in 10 s"}}))
-                }
-            }
-        };
+        let mut pc = partition_client(&mut client, &brokers, &topic, partition).await;
         let mut offset = match start {
             Some(o) => o,
             None => pc.get_offset(OffsetAt::Earliest).await.unwrap_or(0),
         };
         positions.lock().unwrap().insert((topic.clone(), partition), offset);
+        // Fetches that failed in a row: after a few the partition client (and its connection) is
+        // replaced, as a lookup is above.
+        let mut failures = 0u32;
         loop {
             let fetch = tokio::time::timeout(Duration::from_secs(10), pc.fetch_records(offset, 1..1_000_000, 200));
             match fetch
@@ -99,6 +114,7 @@ fn spawn_fetcher(
                 .unwrap_or_else(|_| Err(rskafka::client::error::Error::InvalidResponse("no answer in 10 s".into())))
             {
                 Ok((records, _high_watermark)) => {
+                    failures = 0;
                     for r in records {
                         if r.offset < offset {
                             continue;
@@ -115,6 +131,15 @@ fn spawn_fetcher(
                 Err(e) => {
                     emit("error", json!({"error": {"kind": "fetch", "message": e.to_string()}}));
                     tokio::time::sleep(Duration::from_millis(200)).await;
+                    failures += 1;
+                    if failures >= 3 {
+                        failures = 0;
+                        let fresh = ClientBuilder::new(brokers.clone()).build();
+                        if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_secs(10), fresh).await {
+                            client = Arc::new(fresh);
+                        }
+                        pc = partition_client(&mut client, &brokers, &topic, partition).await;
+                    }
                 }
             }
         }
@@ -239,7 +264,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // rskafka takes one address per entry (a comma-separated list is one unreachable address,
     // retried forever).
     let brokers: Vec<String> = a.bootstrap.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty()).collect();
-    let client = Arc::new(ClientBuilder::new(brokers).build().await?);
+    let client = Arc::new(ClientBuilder::new(brokers.clone()).build().await?);
     if let Some(topic) = &a.produce {
         return produce(&client, topic, a.count).await;
     }
@@ -291,7 +316,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 );
                 for (t, p) in PartitionSet::from_groups(partitions).iter() {
                     let start = committed.iter().find(|o| o.topic == t && o.partition == p).map(|o| o.offset);
-                    let task = spawn_fetcher(Arc::clone(&client), t.to_string(), p, start, Arc::clone(&positions));
+                    let task = spawn_fetcher(
+                        Arc::clone(&client),
+                        brokers.clone(),
+                        t.to_string(),
+                        p,
+                        start,
+                        Arc::clone(&positions),
+                    );
                     fetchers.insert((t.to_string(), p), task);
                 }
             }
