@@ -81,10 +81,16 @@ async fn partition_client(
         };
         emit("error", json!({"error": {"kind": "fetch", "message": message}}));
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let fresh = ClientBuilder::new(brokers.to_vec()).build();
-        if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_secs(10), fresh).await {
-            *client = Arc::new(fresh);
-        }
+        renew(client, brokers).await;
+    }
+}
+
+/// Replaces `client` with a fresh one (new connections from the bootstrap list), unless that
+/// does not answer within 10 s either (the next failure tries again).
+async fn renew(client: &mut Arc<Client>, brokers: &[String]) {
+    let fresh = ClientBuilder::new(brokers.to_vec()).build();
+    if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_secs(10), fresh).await {
+        *client = Arc::new(fresh);
     }
 }
 
@@ -134,10 +140,7 @@ fn spawn_fetcher(
                     failures += 1;
                     if failures >= 3 {
                         failures = 0;
-                        let fresh = ClientBuilder::new(brokers.clone()).build();
-                        if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_secs(10), fresh).await {
-                            client = Arc::new(fresh);
-                        }
+                        renew(&mut client, &brokers).await;
                         pc = partition_client(&mut client, &brokers, &topic, partition).await;
                     }
                 }

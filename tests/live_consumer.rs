@@ -267,7 +267,11 @@ fn run(cluster: Cluster, restart_a_broker: bool) {
     // did not answer, replaced from a fresh client), so a run shows whether that path ran.
     let recovered: Vec<String> = [&logs[0], &logs[2]]
         .iter()
-        .map(|log| format!("{} {}", log.member, log.events.iter().filter(|e| e.event == "error").count()))
+        .map(|log| {
+            let fetch_errors =
+                log.events.iter().filter(|e| e.event == "error" && e.raw["error"]["kind"] == "fetch").count();
+            format!("{} {fetch_errors}", log.member)
+        })
         .collect();
     eprintln!(
         "{}: {} records through scale-out,{} SIGKILL, scale-in in {:?} (rskafka fetch errors recovered: {})",

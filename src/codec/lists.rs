@@ -200,10 +200,18 @@ impl fmt::Debug for TopicPartitionsView<'_> {
 counted_list! {
     /// A list of `{topic, partitions}` groups (owned or assigned partitions), borrowed from the input.
     TopicPartitionsList, TopicPartitionsIter, TopicPartitionsView<'a>, "groups (topics)", |rest| {
-        let topic = rest.str();
-        let n = rest.i32().max(0) as usize;
-        TopicPartitionsView { topic, partitions: PartitionIds { bytes: rest.take(n * 4) } }
+        let (topic, partitions) = raw_group(rest);
+        // Validated at decode time; the fallback is unreachable for views built by this crate.
+        TopicPartitionsView { topic: core::str::from_utf8(topic).unwrap_or(""), partitions }
     }
+}
+
+/// One `{topic, partitions}` group from a validated cursor: the topic name's bytes and the ids.
+#[inline]
+fn raw_group<'a>(rest: &mut Validated<'a>) -> (&'a [u8], PartitionIds<'a>) {
+    let topic = rest.str_bytes();
+    let n = rest.i32().max(0) as usize;
+    (topic, PartitionIds { bytes: rest.take(n * 4) })
 }
 
 impl<'a> TopicPartitionsList<'a> {
@@ -219,9 +227,8 @@ impl<'a> TopicPartitionsList<'a> {
     pub(crate) fn for_each_raw(&self, mut f: impl FnMut(&'a [u8], PartitionIds<'a>)) {
         let mut rest = Validated { buf: self.bytes };
         for _ in 0..self.count {
-            let topic = rest.str_bytes();
-            let n = rest.i32().max(0) as usize;
-            f(topic, PartitionIds { bytes: rest.take(n * 4) });
+            let (topic, partitions) = raw_group(&mut rest);
+            f(topic, partitions);
         }
     }
 

@@ -380,9 +380,8 @@ impl<'a> Validated<'a> {
 
     #[inline]
     pub(crate) fn str(&mut self) -> &'a str {
-        let len = self.i16().max(0) as usize;
         // Validated at decode time; the fallback is unreachable for views built by this crate.
-        core::str::from_utf8(self.take(len)).unwrap_or("")
+        core::str::from_utf8(self.str_bytes()).unwrap_or("")
     }
 }
 
