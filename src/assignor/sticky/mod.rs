@@ -94,6 +94,13 @@
 //!   an off-rack partition against one held on one of its racks that has a replica on the
 //!   holder's rack (both end on-rack or the second stays as it was); with heterogeneous
 //!   subscriptions only against a partition both may take and its holder did not own before.
+//!   Last, the mismatches left are ejection chains' (shortest first, breadth-first over members):
+//!   the partition goes to a member it is on-rack for (or one without a rack), which hands one of
+//!   its partitions on, and so on until a member hands one back (sizes unchanged) or, with one
+//!   subscription, one smaller than the first takes it (the multiset unchanged; with other
+//!   subscriptions only where the balance holds). No partition leaves an owner that holds it on
+//!   its rack or has no rack, so no chain costs criterion 2; a budget linear in the partitions
+//!   bounds the pass.
 //! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
 //!
 //! # Exact polish (groups of up to 128 members and 100,000 partitions)

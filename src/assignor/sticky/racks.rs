@@ -3,7 +3,7 @@
 //! racks without changing member sizes; and how a member's rack mismatches are counted.
 
 use super::heuristics::SubBits;
-use super::{Claims, Member, Topics, NONE};
+use super::{balanced, Claims, Member, Topics, NONE};
 
 /// KIP-881 rack data on ranks and flat partition ids (racks interned to small integers).
 pub(super) struct Racks {
@@ -211,6 +211,122 @@ pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u
         }
     }
     rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims);
+    rack_chains(target, topics, subs, &bits, uniform, racks, claims);
+}
+
+/// Ejection chains for the mismatches the swaps leave. A partition `p` held off its racks by `h`
+/// moves to a member `m1` that may hold it (on one of its racks, or without a rack), `m1` hands
+/// one of its partitions to `m2`, and so on; the last member hands one to `h` (a cycle: sizes
+/// unchanged) or, when every member subscribes to every topic, is one partition smaller than `h`
+/// (the multiset of sizes unchanged). Every partition handed on ends on a member it is not a
+/// mismatch for, and none is taken from a valid owner that holds it on its rack or has no rack
+/// (the objective's second criterion), so each chain removes at least one mismatch and adds none.
+///
+/// Breadth-first over members, so chains are as short as they can be; a first pass moves only
+/// partitions their holder did not own. (The swaps need the partner on `p`'s rack to hold a
+/// partition that fits `h`; with members without a rack, only a longer chain through them
+/// exists: 4 mismatches on a 376-member group of two racks, where Java has none.) A budget of
+/// examined (partition, member) pairs, linear in the partitions, bounds the whole pass.
+fn rack_chains(
+    target: &mut [u32],
+    topics: &Topics<'_>,
+    subs: &[&Vec<u32>],
+    bits: &SubBits,
+    uniform: bool,
+    racks: &Racks,
+    claims: &Claims,
+) {
+    let nm = bits.rows();
+    let mut held: Vec<Vec<u32>> = vec![Vec::new(); nm];
+    let mut mismatches = 0usize;
+    for (p, &m) in target.iter().enumerate() {
+        if m != NONE {
+            held[m as usize].push(p as u32);
+            mismatches += usize::from(racks.mismatch(m, p as u32));
+        }
+    }
+    if mismatches == 0 {
+        return;
+    }
+    let rackless: Vec<u32> = (0..nm as u32).filter(|&m| racks.member[m as usize] == NONE).collect();
+    // May `q` leave `a` without a move of the second criterion (or, first, without any move)?
+    let free = |a: u32, q: u32, fresh_only: bool| {
+        let owner = claims.owner[q as usize];
+        owner != a || claims.tie[q as usize] || (!fresh_only && racks.mismatch(a, q))
+    };
+    // Ending a chain on a smaller member keeps the multiset of sizes; with other subscriptions
+    // it may break the balance, checked then (and only if it held before).
+    let shifts = uniform || balanced(target, topics, subs);
+    let nr = racks.rstart.len() - 1;
+    let mut budget = 64 * target.len() + 4096;
+    // Per BFS (`stamp`): members reached and how (giver, partition); racks whose members were
+    // all offered already (uniform subscriptions only: then every member of a rack may take).
+    let mut search = ChainSearch {
+        stamp: 0,
+        seen: vec![0; nm],
+        reached_by: vec![(NONE, NONE); nm],
+        rack_done: vec![0; nr + 1],
+        queue: Vec::new(),
+        rackless,
+        uniform,
+    };
+    // Chains applied so far, and the last search that found none (holder, topic, replica racks,
+    // chains applied then): a partition like it on the same holder would search the same way.
+    let mut chains = 0usize;
+    for fresh_only in [true, false] {
+        let mut last_failure: Option<(u32, u32, &[u32], usize)> = None;
+        for p in 0..target.len() as u32 {
+            let h = target[p as usize];
+            if h == NONE || !racks.mismatch(h, p) || !free(h, p, fresh_only) {
+                continue;
+            }
+            if budget == 0 {
+                return;
+            }
+            // The same search as the last one, which failed, with nothing changed since.
+            let t = topics.topic_of(p);
+            if last_failure.is_some_and(|(fh, ft, fr, at)| (fh, ft, fr, at) == (h, t, racks.of_partition(p), chains)) {
+                continue;
+            }
+            search.start(h);
+            search.offer(p, h, topics, bits, racks, &mut budget);
+            let mut head = 0;
+            let mut found = false;
+            'bfs: while head < search.queue.len() && budget > 0 {
+                let a = search.queue[head];
+                head += 1;
+                // One partition smaller than `h`: the chain may end here, sizes swapped. With
+                // other subscriptions only where the assignment stays balanced.
+                if shifts && held[a as usize].len() + 1 == held[h as usize].len() {
+                    let moves = apply_chain(target, &mut held, &search.reached_by, a, None, p);
+                    if uniform || balanced(target, topics, subs) {
+                        found = true;
+                        break;
+                    }
+                    for &(q, from, _) in moves.iter().rev() {
+                        move_partition(target, &mut held, q, from);
+                    }
+                }
+                for &q in &held[a as usize] {
+                    budget = budget.saturating_sub(1);
+                    if !free(a, q, fresh_only) {
+                        continue;
+                    }
+                    if bits.has(h, topics.topic_of(q)) && !racks.mismatch(h, q) {
+                        apply_chain(target, &mut held, &search.reached_by, h, Some((a, q)), p);
+                        found = true;
+                        break 'bfs;
+                    }
+                    search.offer(q, a, topics, bits, racks, &mut budget);
+                }
+            }
+            if found {
+                chains += 1;
+            } else {
+                last_failure = Some((h, t, racks.of_partition(p), chains));
+            }
+        }
+    }
 }
 
 /// An off-rack partition `p` held on rack `H` swaps with a partition `q` that a member on one of
@@ -313,6 +429,88 @@ pub(super) fn rack_swap_via_third_rack(
     }
 }
 
+/// One breadth-first search of [`rack_chains`] at a time (`stamp`): the members reached and how
+/// (giver, partition), and the racks whose members were all offered already (with uniform
+/// subscriptions only, where every member of a rack may take any partition).
+struct ChainSearch {
+    stamp: u32,
+    seen: Vec<u32>,
+    reached_by: Vec<(u32, u32)>,
+    /// Per rack id, and one more slot for the members without a rack.
+    rack_done: Vec<u32>,
+    queue: Vec<u32>,
+    rackless: Vec<u32>,
+    uniform: bool,
+}
+
+impl ChainSearch {
+    fn start(&mut self, h: u32) {
+        self.stamp += 1;
+        self.queue.clear();
+        self.seen[h as usize] = self.stamp;
+    }
+
+    /// Queues every member not reached yet that may take `q` from `giver` without a mismatch.
+    fn offer(&mut self, q: u32, giver: u32, topics: &Topics<'_>, bits: &SubBits, racks: &Racks, budget: &mut usize) {
+        let t = topics.topic_of(q);
+        let rackless_slot = self.rack_done.len() - 1;
+        let groups = racks.of_partition(q).iter().map(|&r| (r as usize, racks.on_rack(r)));
+        for (slot, group) in groups.chain(std::iter::once((rackless_slot, &self.rackless[..]))) {
+            if self.uniform && self.rack_done[slot] == self.stamp {
+                continue;
+            }
+            for &b in group {
+                *budget = budget.saturating_sub(1);
+                if self.seen[b as usize] != self.stamp && bits.has(b, t) {
+                    self.seen[b as usize] = self.stamp;
+                    self.reached_by[b as usize] = (giver, q);
+                    self.queue.push(b);
+                }
+            }
+            if self.uniform {
+                self.rack_done[slot] = self.stamp;
+            }
+        }
+    }
+}
+
+/// Moves `q` to `to`, keeping the per-member lists; returns where it was.
+fn move_partition(target: &mut [u32], held: &mut [Vec<u32>], q: u32, to: u32) -> u32 {
+    let from = target[q as usize];
+    let list = &mut held[from as usize];
+    if let Some(i) = list.iter().position(|&x| x == q) {
+        list.swap_remove(i);
+    }
+    held[to as usize].push(q);
+    target[q as usize] = to;
+    from
+}
+
+/// Applies a chain found by [`rack_chains`] from its end `last` back to its first partition
+/// `first`: each step hands one partition to the member after it (`closing`: the step that
+/// hands one back to the chain's start). Returns the moves as (partition, from, to).
+fn apply_chain(
+    target: &mut [u32],
+    held: &mut [Vec<u32>],
+    reached_by: &[(u32, u32)],
+    last: u32,
+    closing: Option<(u32, u32)>,
+    first: u32,
+) -> Vec<(u32, u32, u32)> {
+    let mut moves = Vec::new();
+    let mut b = last;
+    let mut step = closing.unwrap_or(reached_by[b as usize]);
+    loop {
+        let (a, q) = step;
+        moves.push((q, move_partition(target, held, q, b), b));
+        if q == first {
+            return moves;
+        }
+        b = a;
+        step = reached_by[b as usize];
+    }
+}
+
 /// Which partitions count as off-rack for a member, as Java's `racksMismatch` counts them: with
 /// rack metadata, a partition none of whose replicas is on the member's rack; without any
 /// replica racks, every partition of a member that has a rack.
@@ -357,5 +555,62 @@ impl<'a> OffRack<'a> {
     /// What decides a partition's mismatches: its replica racks.
     pub(super) fn partition_key(&self, p: u32) -> &[u32] {
         self.racks.map_or(&[], |racks| racks.of_partition(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assignor::common::member_id_order;
+    use crate::assignor::{ClusterMetadata, GroupMember};
+    use crate::{Subscription, TopicPartitions};
+
+    fn member(id: &str, rack: Option<&str>, topics: &[&str], owned: &[(&str, i32)]) -> GroupMember {
+        let owned = owned.iter().map(|&(t, p)| TopicPartitions::new(t, [p])).collect();
+        let mut sub =
+            Subscription::new(topics.iter().map(|t| t.to_string())).with_owned_partitions(owned).with_generation_id(1);
+        sub.rack_id = rack.map(Into::into);
+        GroupMember { member_id: id.into(), group_instance_id: None, subscription: sub }
+    }
+
+    /// The one mismatch here is fixed only by a chain of three: neither swap pass applies (the
+    /// member on the partition's rack holds nothing off its rack, and nothing held on that rack
+    /// has a replica on the holder's), the member without a rack does not subscribe to the
+    /// partition's topic, and the partition its owner holds on its rack must stay.
+    #[test]
+    fn a_chain_through_a_member_without_a_rack_fixes_a_mismatch_no_swap_can() {
+        let mut metadata = ClusterMetadata::from_counts([("t0", 1), ("t1", 5)]);
+        metadata.topics.get_mut("t0").unwrap().partition_racks = vec![vec!["b".into()]];
+        metadata.topics.get_mut("t1").unwrap().partition_racks =
+            [["a"], ["b"], ["b"], ["a"], ["a"]].iter().map(|r| vec![r[0].to_string()]).collect();
+        // "m" owns t1-2, on its rack; nobody owns anything else.
+        let group = [
+            member("h", Some("a"), &["t0", "t1"], &[]),
+            member("m", Some("b"), &["t0", "t1"], &[("t1", 2)]),
+            member("x", None, &["t1"], &[]),
+        ];
+        let members = Member::all_owned(&group);
+        let topics = Topics::new(&metadata, &members).unwrap();
+        let subs_by_member = topics.subscriptions(&members);
+        let rank_to_member = member_id_order(&members);
+        let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
+        let racks = Racks::new(&topics, &members, &rank_to_member).unwrap();
+        assert!(racks.active);
+        let claims = super::super::resolve_claims(&topics, &members, &rank_to_member, true);
+        let flat = |t: &str, p: i32| topics.flat(topics.id(t).unwrap(), p).unwrap() as usize;
+        let (h, m, x) = (0u32, 1u32, 2u32);
+        let mut target = vec![NONE; topics.total()];
+        // h: t0-0 (rack b: the mismatch) and t1-0; m: t1-1 and its own t1-2; x: t1-3 and t1-4.
+        for (t, p, r) in [("t0", 0, h), ("t1", 0, h), ("t1", 1, m), ("t1", 2, m), ("t1", 3, x), ("t1", 4, x)] {
+            target[flat(t, p)] = r;
+        }
+        rack_align(&mut target, &topics, &subs, &racks, &claims);
+        let mismatches = (0..target.len() as u32).filter(|&p| racks.mismatch(target[p as usize], p)).count();
+        assert_eq!(mismatches, 0, "{target:?}");
+        assert_eq!(target[flat("t0", 0)], m);
+        assert_eq!(target[flat("t1", 2)], m, "an owner's partition on its rack stays");
+        for r in [h, m, x] {
+            assert_eq!(target.iter().filter(|&&o| o == r).count(), 2, "sizes unchanged");
+        }
     }
 }
