@@ -210,8 +210,9 @@ pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u
             fresh_only = false;
         }
     }
-    rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims);
-    rack_chains(target, topics, subs, &bits, uniform, racks, claims);
+    if rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims) {
+        rack_chains(target, topics, subs, &bits, uniform, racks, claims);
+    }
 }
 
 /// Ejection chains for the mismatches the swaps leave. A partition `p` held off its racks by `h`
@@ -221,6 +222,8 @@ pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u
 /// (the multiset of sizes unchanged). Every partition handed on ends on a member it is not a
 /// mismatch for, and none is taken from a valid owner that holds it on its rack or has no rack
 /// (the objective's second criterion), so each chain removes at least one mismatch and adds none.
+/// The one exception keeps that count: a member the chain hands back a partition it validly owns
+/// (and may hold on its rack) may hand on any partition, even one it owns on its rack.
 ///
 /// Breadth-first over members, so chains are as short as they can be; a first pass moves only
 /// partitions their holder did not own. (The swaps need the partner on `p`'s rack to hold a
@@ -238,15 +241,10 @@ fn rack_chains(
 ) {
     let nm = bits.rows();
     let mut held: Vec<Vec<u32>> = vec![Vec::new(); nm];
-    let mut mismatches = 0usize;
     for (p, &m) in target.iter().enumerate() {
         if m != NONE {
             held[m as usize].push(p as u32);
-            mismatches += usize::from(racks.mismatch(m, p as u32));
         }
-    }
-    if mismatches == 0 {
-        return;
     }
     let rackless: Vec<u32> = (0..nm as u32).filter(|&m| racks.member[m as usize] == NONE).collect();
     // May `q` leave `a` without a move of the second criterion (or, first, without any move)?
@@ -258,17 +256,18 @@ fn rack_chains(
     // it may break the balance, checked then (and only if it held before).
     let shifts = uniform || balanced(target, topics, subs);
     let nr = racks.rstart.len() - 1;
-    let mut budget = 64 * target.len() + 4096;
     // Per BFS (`stamp`): members reached and how (giver, partition); racks whose members were
     // all offered already (uniform subscriptions only: then every member of a rack may take).
     let mut search = ChainSearch {
         stamp: 0,
         seen: vec![0; nm],
         reached_by: vec![(NONE, NONE); nm],
+        unlocked: vec![false; nm],
         rack_done: vec![0; nr + 1],
         queue: Vec::new(),
         rackless,
         uniform,
+        budget: 64 * target.len() + 4096,
     };
     // Chains applied so far, and the last search that found none (holder, topic, replica racks,
     // chains applied then): a partition like it on the same holder would search the same way.
@@ -280,7 +279,7 @@ fn rack_chains(
             if h == NONE || !racks.mismatch(h, p) || !free(h, p, fresh_only) {
                 continue;
             }
-            if budget == 0 {
+            if search.budget == 0 {
                 return;
             }
             // The same search as the last one, which failed, with nothing changed since.
@@ -289,10 +288,10 @@ fn rack_chains(
                 continue;
             }
             search.start(h);
-            search.offer(p, h, topics, bits, racks, &mut budget);
+            search.offer(p, h, topics, bits, racks, claims);
             let mut head = 0;
             let mut found = false;
-            'bfs: while head < search.queue.len() && budget > 0 {
+            'bfs: while head < search.queue.len() && search.budget > 0 {
                 let a = search.queue[head];
                 head += 1;
                 // One partition smaller than `h`: the chain may end here, sizes swapped. With
@@ -308,8 +307,8 @@ fn rack_chains(
                     }
                 }
                 for &q in &held[a as usize] {
-                    budget = budget.saturating_sub(1);
-                    if !free(a, q, fresh_only) {
+                    search.budget = search.budget.saturating_sub(1);
+                    if !search.unlocked[a as usize] && !free(a, q, fresh_only) {
                         continue;
                     }
                     if bits.has(h, topics.topic_of(q)) && !racks.mismatch(h, q) {
@@ -317,7 +316,7 @@ fn rack_chains(
                         found = true;
                         break 'bfs;
                     }
-                    search.offer(q, a, topics, bits, racks, &mut budget);
+                    search.offer(q, a, topics, bits, racks, claims);
                 }
             }
             if found {
@@ -335,13 +334,14 @@ fn rack_chains(
 /// nobody owned before are taken first. With heterogeneous subscriptions (`bits`) a swap also
 /// needs each member to subscribe to the other's partition, and a second pass lets partitions
 /// still off their racks search a whole pool, within a total budget linear in the partitions.
+/// Returns whether some partition may still be off its racks.
 pub(super) fn rack_swap_via_third_rack(
     target: &mut [u32],
     topics: &Topics<'_>,
     bits: Option<&SubBits>,
     racks: &Racks,
     claims: &Claims,
-) {
+) -> bool {
     // Heterogeneous subscriptions: a candidate must suit both subscriptions; a bounded look at
     // each pool's end keeps a lookup short.
     const LOOK: usize = 32;
@@ -364,21 +364,25 @@ pub(super) fn rack_swap_via_third_rack(
     // left 96 of 10,000 partitions off-rack on a 500-member group of two disjoint subscription
     // halves: each pool's end held only the other half's partitions.)
     let mut budget = if bits.is_some() { 16 * target.len() + 1024 } else { 0 };
+    // Partitions the last pass left off their racks (a swap never puts one off its racks).
+    let mut left = 0usize;
     for look_limit in [LOOK, usize::MAX] {
         if look_limit == usize::MAX && budget == 0 {
             break;
         }
         let second = look_limit == usize::MAX;
+        left = 0;
         for p in 0..target.len() as u32 {
             let h = target[p as usize];
             if h == NONE || !racks.mismatch(h, p) {
                 continue;
             }
             if second && budget == 0 {
-                return;
+                return true;
             }
             let hr = racks.member[h as usize];
             let tp = topics.topic_of(p);
+            left += 1;
             'racks: for &r in racks.of_partition(p) {
                 let list = &mut pool[r as usize * nr + hr as usize];
                 let mut i = list.len();
@@ -422,11 +426,13 @@ pub(super) fn rack_swap_via_third_rack(
                     for &x in racks.of_partition(q) {
                         pool[hr as usize * nr + x as usize].push(q);
                     }
+                    left -= 1;
                     break 'racks;
                 }
             }
         }
     }
+    left > 0
 }
 
 /// One breadth-first search of [`rack_chains`] at a time (`stamp`): the members reached and how
@@ -436,11 +442,16 @@ struct ChainSearch {
     stamp: u32,
     seen: Vec<u32>,
     reached_by: Vec<(u32, u32)>,
+    /// Reached by a partition it validly owns and may hold (one moved away from it): handing
+    /// on any partition then, even one it owns on its rack, keeps criterion 2 as it was.
+    unlocked: Vec<bool>,
     /// Per rack id, and one more slot for the members without a rack.
     rack_done: Vec<u32>,
     queue: Vec<u32>,
     rackless: Vec<u32>,
     uniform: bool,
+    /// Examined (partition, member) pairs left for the whole pass.
+    budget: usize,
 }
 
 impl ChainSearch {
@@ -451,7 +462,8 @@ impl ChainSearch {
     }
 
     /// Queues every member not reached yet that may take `q` from `giver` without a mismatch.
-    fn offer(&mut self, q: u32, giver: u32, topics: &Topics<'_>, bits: &SubBits, racks: &Racks, budget: &mut usize) {
+    fn offer(&mut self, q: u32, giver: u32, topics: &Topics<'_>, bits: &SubBits, racks: &Racks, claims: &Claims) {
+        let owner = if claims.tie[q as usize] { NONE } else { claims.owner[q as usize] };
         let t = topics.topic_of(q);
         let rackless_slot = self.rack_done.len() - 1;
         let groups = racks.of_partition(q).iter().map(|&r| (r as usize, racks.on_rack(r)));
@@ -460,10 +472,11 @@ impl ChainSearch {
                 continue;
             }
             for &b in group {
-                *budget = budget.saturating_sub(1);
+                self.budget = self.budget.saturating_sub(1);
                 if self.seen[b as usize] != self.stamp && bits.has(b, t) {
                     self.seen[b as usize] = self.stamp;
                     self.reached_by[b as usize] = (giver, q);
+                    self.unlocked[b as usize] = b == owner;
                     self.queue.push(b);
                 }
             }
@@ -573,44 +586,105 @@ mod tests {
         GroupMember { member_id: id.into(), group_instance_id: None, subscription: sub }
     }
 
-    /// The one mismatch here is fixed only by a chain of three: neither swap pass applies (the
-    /// member on the partition's rack holds nothing off its rack, and nothing held on that rack
-    /// has a replica on the holder's), the member without a rack does not subscribe to the
-    /// partition's topic, and the partition its owner holds on its rack must stay.
-    #[test]
-    fn a_chain_through_a_member_without_a_rack_fixes_a_mismatch_no_swap_can() {
-        let mut metadata = ClusterMetadata::from_counts([("t0", 1), ("t1", 5)]);
-        metadata.topics.get_mut("t0").unwrap().partition_racks = vec![vec!["b".into()]];
-        metadata.topics.get_mut("t1").unwrap().partition_racks =
-            [["a"], ["b"], ["b"], ["a"], ["a"]].iter().map(|r| vec![r[0].to_string()]).collect();
-        // "m" owns t1-2, on its rack; nobody owns anything else.
-        let group = [
-            member("h", Some("a"), &["t0", "t1"], &[]),
-            member("m", Some("b"), &["t0", "t1"], &[("t1", 2)]),
-            member("x", None, &["t1"], &[]),
-        ];
-        let members = Member::all_owned(&group);
-        let topics = Topics::new(&metadata, &members).unwrap();
+    /// Runs the rack passes on `placed` ((topic, partition, member id)) and returns the target
+    /// with the ranks and flat ids to read it.
+    fn align(metadata: &ClusterMetadata, group: &[GroupMember], placed: &[(&str, i32, &str)]) -> Aligned {
+        let members = Member::all_owned(group);
+        let topics = Topics::new(metadata, &members).unwrap();
         let subs_by_member = topics.subscriptions(&members);
         let rank_to_member = member_id_order(&members);
         let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
         let racks = Racks::new(&topics, &members, &rank_to_member).unwrap();
         assert!(racks.active);
         let claims = super::super::resolve_claims(&topics, &members, &rank_to_member, true);
+        let rank = |id: &str| rank_to_member.iter().position(|&m| members[m as usize].id() == id).unwrap() as u32;
         let flat = |t: &str, p: i32| topics.flat(topics.id(t).unwrap(), p).unwrap() as usize;
-        let (h, m, x) = (0u32, 1u32, 2u32);
         let mut target = vec![NONE; topics.total()];
-        // h: t0-0 (rack b: the mismatch) and t1-0; m: t1-1 and its own t1-2; x: t1-3 and t1-4.
-        for (t, p, r) in [("t0", 0, h), ("t1", 0, h), ("t1", 1, m), ("t1", 2, m), ("t1", 3, x), ("t1", 4, x)] {
-            target[flat(t, p)] = r;
+        for &(t, p, m) in placed {
+            target[flat(t, p)] = rank(m);
         }
         rack_align(&mut target, &topics, &subs, &racks, &claims);
         let mismatches = (0..target.len() as u32).filter(|&p| racks.mismatch(target[p as usize], p)).count();
-        assert_eq!(mismatches, 0, "{target:?}");
-        assert_eq!(target[flat("t0", 0)], m);
-        assert_eq!(target[flat("t1", 2)], m, "an owner's partition on its rack stays");
-        for r in [h, m, x] {
-            assert_eq!(target.iter().filter(|&&o| o == r).count(), 2, "sizes unchanged");
+        let holder = placed
+            .iter()
+            .map(|&(t, p, _)| {
+                let m = rank_to_member[target[flat(t, p)] as usize];
+                ((t.to_string(), p), members[m as usize].id().to_string())
+            })
+            .collect();
+        Aligned { mismatches, holder }
+    }
+
+    struct Aligned {
+        mismatches: usize,
+        holder: std::collections::BTreeMap<(String, i32), String>,
+    }
+
+    impl Aligned {
+        fn of(&self, t: &str, p: i32) -> &str {
+            &self.holder[&(t.to_string(), p)]
+        }
+
+        fn size(&self, m: &str) -> usize {
+            self.holder.values().filter(|h| *h == m).count()
+        }
+    }
+
+    fn with_racks(counts: &[(&str, &[&str])]) -> ClusterMetadata {
+        let mut metadata = ClusterMetadata::from_counts(counts.iter().map(|&(t, r)| (t, r.len() as i32)));
+        for &(t, r) in counts {
+            metadata.topics.get_mut(t).unwrap().partition_racks = r.iter().map(|x| vec![x.to_string()]).collect();
+        }
+        metadata
+    }
+
+    /// The one mismatch here is fixed only by a chain of three: neither swap pass applies (the
+    /// member on the partition's rack holds nothing off its rack, and nothing held on that rack
+    /// has a replica on the holder's), the member without a rack does not subscribe to the
+    /// partition's topic, and the partition its owner holds on its rack must stay.
+    #[test]
+    fn a_chain_through_a_member_without_a_rack_fixes_a_mismatch_no_swap_can() {
+        let metadata = with_racks(&[("t0", &["b"]), ("t1", &["a", "b", "b", "a", "a"])]);
+        // "m" owns t1-2, on its rack; nobody owns anything else.
+        let group = [
+            member("h", Some("a"), &["t0", "t1"], &[]),
+            member("m", Some("b"), &["t0", "t1"], &[("t1", 2)]),
+            member("x", None, &["t1"], &[]),
+        ];
+        // h: t0-0 (rack b: the mismatch) and t1-0; m: t1-1 and its own t1-2; x: t1-3 and t1-4.
+        let placed = [("t0", 0, "h"), ("t1", 0, "h"), ("t1", 1, "m"), ("t1", 2, "m"), ("t1", 3, "x"), ("t1", 4, "x")];
+        let out = align(&metadata, &group, &placed);
+        assert_eq!(out.mismatches, 0, "{:?}", out.holder);
+        assert_eq!(out.of("t0", 0), "m");
+        assert_eq!(out.of("t1", 2), "m", "an owner's partition on its rack stays");
+        for m in ["h", "m", "x"] {
+            assert_eq!(out.size(m), 2, "sizes unchanged");
+        }
+    }
+
+    /// A member that gets back a partition it owned on its rack may hand on one it still holds
+    /// on its rack: the moves away from owners on their racks stay one. Here that is the only
+    /// way: "o" holds only its own partitions, and "h" subscribes to neither "y"'s topic nor the
+    /// one "o" gets back.
+    #[test]
+    fn a_chain_may_take_an_owned_partition_from_an_owner_it_gives_one_back() {
+        let metadata = with_racks(&[("t0", &["b"]), ("t1", &["a", "a"]), ("t2", &["a", "a", "a"])]);
+        let group = [
+            member("h", Some("a"), &["t0", "t2"], &[]),
+            member("o", Some("a"), &["t1", "t2"], &[("t1", 0), ("t2", 0), ("t2", 1)]),
+            member("y", None, &["t0", "t1"], &[("t1", 1)]),
+        ];
+        // o's t1-0 is on y already (a move away from an owner on its rack).
+        let placed = [("t0", 0, "h"), ("t2", 2, "h"), ("t1", 0, "y"), ("t1", 1, "y"), ("t2", 0, "o"), ("t2", 1, "o")];
+        let out = align(&metadata, &group, &placed);
+        assert_eq!(out.mismatches, 0, "{:?}", out.holder);
+        assert_eq!(out.of("t0", 0), "y");
+        assert_eq!(out.of("t1", 0), "o", "back to its owner");
+        assert_eq!(out.of("t1", 1), "y", "an owner without a rack keeps its partition");
+        let away_from_o = [("t1", 0), ("t2", 0), ("t2", 1)].iter().filter(|&&(t, p)| out.of(t, p) != "o").count();
+        assert_eq!(away_from_o, 1, "one move away from an owner on its rack, as before");
+        for m in ["h", "o", "y"] {
+            assert_eq!(out.size(m), 2, "sizes unchanged");
         }
     }
 }
