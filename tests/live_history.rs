@@ -621,7 +621,11 @@ fn upgraded_group(cluster: &Cluster) {
             &MemberOptions::new(&group, [&topic]).assignors(["cooperative-sticky"]).client_id(client).duration_s(150),
         )
     };
+    // b starts once a holds every partition: a's first generation is then written before b
+    // joins. (Started together, the two can join one generation: CI once saw the classic group
+    // go from empty straight to generation 2 with both, one non-empty generation.)
     let mut a = classic("a");
+    wait_owned_partitions(&mut [&mut a], &[4], 4);
     let mut b = classic("b");
     wait_owned_partitions(&mut [&mut a, &mut b], &[2, 2], 4);
     let classic_a = reported_member_id(&a);
