@@ -10,12 +10,14 @@
 //! rounds.
 //!
 //! Where Java ends better on some criterion, ours must be better on an earlier criterion of the
-//! objective's order (follow-up rounds: never more than Java's), or the group is listed with its
+//! objective's order (follow-up rounds come last), or the group is listed with its
 //! reason in `testdata/assignor/known-divergences.tsv` (`assignor_common::divergences`). Of these
-//! 15,000 groups, 718 are better for Java on a later criterion only; 43 are listed: in 37 ours
+//! 15,000 groups, 733 are better for Java on a later criterion only; 43 are listed: in 37 ours
 //! moves an owned off-rack partition onto its rack at the cost of a follow-up round that Java
 //! does not take, in 6 ours reaches a lower sum of squares, which takes partitions from owners on
-//! their racks and a follow-up round. Every first-round `to` is where the partition ends.
+//! their racks and a follow-up round. Over the set, ours take no more follow-up rounds than Java's
+//! (10,838 against 12,016); the test fails otherwise. Every first-round `to` is where the
+//! partition ends.
 //!
 //! `cargo test --release --test assignor_lookahead -- --nocapture` prints the tally.
 
@@ -129,7 +131,7 @@ const SETS: [(Shape, u64, usize); 6] =
 #[test]
 fn whole_rebalances_end_no_worse_than_java() {
     // The measures as the tally names them.
-    const NAMES: [&str; 4] = ["balance", "mismatches", "moves", "rounds"];
+    const NAMES: [&str; 3] = ["balance", "mismatches", "moves"];
     let known = Known::load();
     let mut failures = Vec::new();
     let mut tally = Tally::default();
@@ -148,12 +150,12 @@ fn whole_rebalances_end_no_worse_than_java() {
                 .collect();
             let (ours, follow_ups) = our_end(&metadata, &input);
             let valid = valid_claims(&metadata, &input, true);
-            let measures =
-                |s: &Sets, rounds: usize| [sum_sq(s), rack_mismatches(&metadata, &input, s), moved(&valid, s), rounds];
-            let (o, j) = (measures(&ours, follow_ups), measures(&java, java_rounds.len() - 1));
+            let measures = |s: &Sets| [sum_sq(s), rack_mismatches(&metadata, &input, s), moved(&valid, s)];
+            let (o, j) = (measures(&ours), measures(&java));
             for (i, name) in NAMES.iter().enumerate() {
                 tally.add("cooperative-sticky", name, o[i], j[i]);
             }
+            tally.add_rounds(follow_ups, java_rounds.len() - 1);
             let of = Figures::of(&metadata, &input, &valid, &ours, follow_ups);
             let jf = Figures::of(&metadata, &input, &valid, &java, java_rounds.len() - 1);
             let group = format!("{}-{seed}-{case}", shape.name);
@@ -174,6 +176,7 @@ fn whole_rebalances_end_no_worse_than_java() {
     eprintln!("{}", tally.table("assignor_lookahead, whole rebalances (Java: the model)"));
     assert!(compared >= 14_000, "expected >= 14,000 groups the model answers, compared {compared}");
     failures.extend(known.stale("assignor_lookahead").into_iter().map(|e| format!("stale: {e}")));
+    failures.extend(tally.rounds_at_most_javas().err());
     assert!(
         failures.is_empty(),
         "{} groups where Java ends better, not by our order and not listed:\n{}",

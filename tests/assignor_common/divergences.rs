@@ -9,6 +9,8 @@
 //! one (the whole tuple compares lower). Every other group where Java is better on some
 //! criterion, and every group where Java needs fewer follow-up rounds, must be listed with its
 //! reason; the parity tests fail on any other, and on a listed one that no longer diverges.
+//! Over a whole set, ours must take no more follow-up rounds than Java
+//! (`parity::Tally::rounds_at_most_javas`).
 
 use std::collections::BTreeMap;
 

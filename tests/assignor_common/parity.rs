@@ -29,6 +29,8 @@ pub struct Tally {
     /// one), listed in the known divergences.
     pub by_order: usize,
     pub listed: usize,
+    /// Cooperative-sticky follow-up rounds summed over the set: ours, Java's.
+    pub rounds_total: [usize; 2],
 }
 
 impl Tally {
@@ -40,6 +42,24 @@ impl Tally {
             std::cmp::Ordering::Greater => 2,
         };
         self.counts.entry((strategy, metric)).or_default()[slot] += 1;
+    }
+
+    /// Records the follow-up rounds of one whole cooperative rebalance that ended on both sides.
+    pub fn add_rounds(&mut self, ours: usize, java: usize) {
+        self.add("cooperative-sticky", "rounds", ours, java);
+        self.rounds_total[0] += ours;
+        self.rounds_total[1] += java;
+    }
+
+    /// The "follow-up rounds at most Java's", over the whole set: a group may take one
+    /// round more only where the stated order explains it (or it is listed), and the set as a
+    /// whole never takes more rounds than Java.
+    pub fn rounds_at_most_javas(&self) -> Result<(), String> {
+        let [ours, java] = self.rounds_total;
+        if ours > java {
+            return Err(format!("follow-up rounds in all: ours {ours}, more than Java's {java}"));
+        }
+        Ok(())
     }
 
     /// The table the parity tests print.
@@ -63,6 +83,13 @@ impl Tally {
             "  groups where Java is better on some criterion: {} by our order, {} listed known divergences",
             self.by_order, self.listed
         );
+        if self.counts.keys().any(|&(_, metric)| metric == "rounds") {
+            let [ours, java] = self.rounds_total;
+            let _ = writeln!(
+                s,
+                "  cooperative-sticky follow-up rounds in all (rebalances that end on both sides): ours {ours}, Java {java}"
+            );
+        }
         let _ = writeln!(s, "  checked per strategy: {:?}", self.checked);
         s
     }
@@ -153,6 +180,9 @@ pub fn run_set(dir: &Path) -> (Vec<String>, Tally) {
     }
     for entry in known.stale(&set) {
         failures.push(format!("listed as a known divergence but no longer one: {entry}"));
+    }
+    if let Err(e) = tally.rounds_at_most_javas() {
+        failures.push(e);
     }
     (failures, tally)
 }
@@ -264,16 +294,20 @@ fn compare_sticky(
         fail(failures, format!("size spread {our_spread} > Java's {java_spread}"));
     }
     let java_rounds = if cooperative { jv["follow_up_rounds"].as_u64().unwrap() as usize } else { 0 };
-    let mut figures = vec![(our_mis, java_mis), (our_moves, java_moves), (our_sq, java_sq)];
-    if cooperative {
-        figures.push((follow_ups, java_rounds));
-    }
+    let figures = [(our_mis, java_mis), (our_moves, java_moves), (our_sq, java_sq)];
     for (i, &(o, j)) in figures.iter().enumerate() {
         tally.add(strategy, METRICS[i], o, j);
     }
+    if cooperative {
+        tally.add_rounds(follow_ups, java_rounds);
+    }
     let o = Figures::of(metadata, &input, &valid_owned, &ours, follow_ups);
     let j = Figures::of(metadata, &input, &valid_owned, &java, java_rounds);
-    match judge(&o, &j) {
+    let verdict = judge(&o, &j);
+    if detail && matches!(verdict, Verdict::ByOrder | Verdict::Listed) {
+        eprintln!("{name} {strategy}: Java better on some criterion ({verdict:?}): ours {o:?}, Java {j:?}");
+    }
+    match verdict {
         Verdict::NoWorse => {}
         Verdict::ByOrder => tally.by_order += 1,
         Verdict::Listed => tally.listed += 1,
