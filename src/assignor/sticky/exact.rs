@@ -6,7 +6,7 @@
 use super::super::placement;
 use super::heuristics::SubBits;
 use super::racks::{OffRack, Racks};
-use super::{Claims, FxMap, Topics, NONE};
+use super::{Claims, FxMap, Target, Topics, NONE};
 
 /// Work allowed to [`keep_and_place`]'s flow (arc relaxations); beyond it the candidate is
 /// dropped.
@@ -23,7 +23,7 @@ pub(super) fn keep_and_place(
     claims: &Claims,
     off_rack: &OffRack<'_>,
     unless_nothing_to_place: bool,
-) -> Option<Vec<u32>> {
+) -> Option<Target> {
     let mut target = vec![NONE; topics.total()];
     let mut size = vec![0u32; subs.len()];
     for t in 0..topics.len() as u32 {
@@ -74,7 +74,7 @@ pub(super) fn keep_and_place(
         }
     }
     if class_partitions.is_empty() {
-        return (!unless_nothing_to_place).then_some(target);
+        return (!unless_nothing_to_place).then_some(Target(target));
     }
     let mut arcs = Vec::new();
     for (pc, list) in class_partitions.iter().enumerate() {
@@ -107,7 +107,7 @@ pub(super) fn keep_and_place(
             }
         }
     }
-    Some(target)
+    Some(Target(target))
 }
 
 /// Groups of at most this many members and partitions get the exact polish ([`optimize`]): its

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::racks::Racks;
-use super::{Claims, Topics, NONE};
+use super::{Claims, Target, Topics, NONE};
 
 /// Subscription bitmap over ranks.
 pub(super) struct SubBits {
@@ -43,12 +43,7 @@ impl SubBits {
 }
 
 /// The shared sticky core: returns the target owner (rank) of each partition.
-pub(super) fn sticky_target(
-    topics: &Topics<'_>,
-    subs: &[&Vec<u32>],
-    claims: &Claims,
-    racks: Option<&Racks>,
-) -> Vec<u32> {
+pub(super) fn sticky_target(topics: &Topics<'_>, subs: &[&Vec<u32>], claims: &Claims, racks: Option<&Racks>) -> Target {
     let nm = subs.len();
     let np = topics.total();
     let bits = SubBits::new(subs, topics.len());
@@ -74,7 +69,7 @@ pub(super) fn sticky_target(
     } else {
         general(&mut target, topics, subs, claims, racks);
     }
-    target
+    Target(target)
 }
 
 /// Builds per-rank CSR lists of the partitions in `target` (flat order).

@@ -371,8 +371,8 @@ fn assign_sticky_with(
 const LOOKAHEAD_MAX_ROUNDS: usize = 8;
 
 /// A member's position in member-id order (`rank_to_member[rank]`): the id space of the
-/// heuristics, the rack passes and the solver, whose per-partition targets are ranks (`u32`,
-/// [`NONE`] for nobody) inside those passes.
+/// heuristics, the rack passes and the solver, which hand a [`Target`] on (ranks per partition;
+/// inside a pass the raw `u32`, [`NONE`] for nobody).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Rank(u32);
 
@@ -390,8 +390,27 @@ impl RankToMember<'_> {
     }
 }
 
+/// Per flat partition, the member (rank) a pass puts it on, or nobody ([`NONE`]): what the
+/// heuristics, the rack passes and the solver compute and hand on, kept apart from [`Owners`]
+/// (member indices) by type. Inside a pass it is a slice of ranks (`ranks_mut`), the form the
+/// inner loops index.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Target(Vec<u32>);
+
+impl Target {
+    #[inline]
+    fn ranks(&self) -> &[u32] {
+        &self.0
+    }
+
+    #[inline]
+    fn ranks_mut(&mut self) -> &mut [u32] {
+        &mut self.0
+    }
+}
+
 /// Per flat partition, the member (input index) that holds it, or nobody: the id space of a
-/// played round and of where a rebalance ends, kept apart from a target of ranks.
+/// played round and of where a rebalance ends, kept apart from a [`Target`] of ranks.
 #[derive(Clone, PartialEq, Eq, Debug)]
 struct Owners(Vec<u32>);
 
@@ -446,14 +465,14 @@ fn lead(
     let active_racks = racks.as_ref().filter(|r| r.active);
     let mut owner = sticky_target(&topics, &subs, &claims, active_racks);
     if let Some(racks) = active_racks {
-        rack_align(&mut owner, &topics, &subs, racks, &claims);
+        rack_align(owner.ranks_mut(), &topics, &subs, racks, &claims);
     }
     // Without racks, the only possible gain is a partition moved away from its valid owner (the
     // balance is already optimal): fresh groups and kept assignments skip the polish.
     // (Or one without a valid owner is not on its valid previous owner.)
     let with_prev = !claims.prev.is_empty();
     let displaced = || {
-        owner.iter().enumerate().any(|(p, &o)| {
+        owner.ranks().iter().enumerate().any(|(p, &o)| {
             let c = claims.owner[p];
             let subscribed = |r: u32| subs[r as usize].binary_search(&topics.topic_of(p as u32)).is_ok();
             if c != NONE && !claims.tie[p] {
@@ -473,7 +492,7 @@ fn lead(
     let improvable = small && (racks.is_some() || (!uniform && displaced()));
     let polished = improvable && subs.len() <= OPTIMIZE_MAX_MEMBERS;
     if polished {
-        optimize(&mut owner, &topics, &subs, racks.as_ref(), &claims);
+        optimize(owner.ranks_mut(), &topics, &subs, racks.as_ref(), &claims);
     }
     // What the measures need, built once where they are taken.
     let measuring = improvable.then(|| {
@@ -481,7 +500,7 @@ fn lead(
         (off_rack, SubBits::new(&subs, topics.len()))
     });
     if let Some((off_rack, bits)) = &measuring {
-        let measure = |target: &[u32]| Measures::of(target, &topics, bits, off_rack, &claims);
+        let measure = |target: &Target| Measures::of(target, &topics, bits, off_rack, &claims);
         let ours = measure(&owner);
         // Nothing beats an assignment of optimal balance (polished, or the constrained path's
         // quotas) that moves nothing, puts nothing off its racks and withholds nothing.
@@ -498,7 +517,7 @@ fn lead(
         if !unbeatable && (claims.any || !polished) {
             let ours_keeps_every_claim = ours.moves == 0 && ours.follow_ups == 0;
             let kept = keep_and_place(&topics, &subs, bits, &claims, off_rack, ours_keeps_every_claim)
-                .filter(|t| balanced(t, &topics, &subs));
+                .filter(|t| balanced(t.ranks(), &topics, &subs));
             if let Some(t) = kept {
                 let m = measure(&t);
                 if m.no_worse_than(&ours, cooperative) && !ours.no_worse_than(&m, cooperative) {
@@ -550,8 +569,8 @@ struct Played {
     owner: Owners,
 }
 
-/// Plays a target (per flat partition a rank, or `NONE`) as a round: with `cooperative`, a
-/// partition whose resolved claimer is not its target is withheld until the claimer revokes it.
+/// Plays a target as a round: with `cooperative`, a partition whose resolved claimer is not its
+/// target is withheld until the claimer revokes it.
 #[allow(clippy::too_many_arguments)]
 fn play_round(
     metadata: &ClusterMetadata,
@@ -561,7 +580,7 @@ fn play_round(
     claims: &Claims,
     tied: &[(u32, u32)],
     cooperative: bool,
-    mut owner: Vec<u32>,
+    target: Target,
 ) -> Played {
     let mut pending = Vec::new();
     let id = |r: u32| {
@@ -569,6 +588,7 @@ fn play_round(
         members[m as usize].id().to_owned()
     };
     // In place: target rank -> member index, or NONE when withheld.
+    let Target(mut owner) = target;
     for (p, slot) in owner.iter_mut().enumerate() {
         let r = *slot;
         if r == NONE {
@@ -658,7 +678,7 @@ struct Measures {
 
 impl Measures {
     fn of(
-        target: &[u32],
+        target: &Target,
         topics: &Topics<'_>,
         subscribed: &SubBits,
         off_rack: &OffRack<'_>,
@@ -668,7 +688,7 @@ impl Measures {
         let (mut mismatches, mut moves, mut withholds) = (0, 0, false);
         for t in 0..topics.len() as u32 {
             let range = topics.base[t as usize] as usize..topics.base[t as usize + 1] as usize;
-            for (p, &r) in range.clone().zip(&target[range]) {
+            for (p, &r) in range.clone().zip(&target.ranks()[range]) {
                 if r == NONE {
                     continue;
                 }
@@ -846,8 +866,8 @@ mod tests {
         let kept = keep_and_place(&topics, &subs, &bits, &claims, &off_rack, false).unwrap();
         let rank = |id: &str| rank_to_member.iter().position(|&m| members[m as usize].member_id == id).unwrap() as u32;
         // Flat partition 0 is t0-0.
-        assert_eq!(kept[0], rank("m5-5"));
-        assert!(!balanced(&kept, &topics, &subs));
+        assert_eq!(kept.ranks()[0], rank("m5-5"));
+        assert!(!balanced(kept.ranks(), &topics, &subs));
         // Ours goes further than balance by that rule: the lowest sum of squares (criterion 1)
         // gives every member one partition: t0-0 to m5, and one of m0's two to m4, which m0
         // revokes first (Java stops at sizes 2, 1, 1, 1, 1, 0, moving nothing).

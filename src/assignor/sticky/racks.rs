@@ -256,8 +256,6 @@ fn rack_chains(
     // it may break the balance, checked then (and only if it held before).
     let shifts = uniform || balanced(target, topics, subs);
     let nr = racks.rstart.len() - 1;
-    // Per BFS (`stamp`): members reached and how (giver, partition); racks whose members were
-    // all offered already (uniform subscriptions only: then every member of a rack may take).
     let mut search = ChainSearch {
         stamp: 0,
         seen: vec![0; nm],
@@ -272,6 +270,8 @@ fn rack_chains(
     // Chains applied so far, and the last search that found none (holder, topic, replica racks,
     // chains applied then): a partition like it on the same holder would search the same way.
     let mut chains = 0usize;
+    // The moves of the chain applied last, to undo one that breaks the balance.
+    let mut undo: Vec<(u32, u32)> = Vec::new();
     for fresh_only in [true, false] {
         let mut last_failure: Option<(u32, u32, &[u32], usize)> = None;
         for p in 0..target.len() as u32 {
@@ -297,12 +297,12 @@ fn rack_chains(
                 // One partition smaller than `h`: the chain may end here, sizes swapped. With
                 // other subscriptions only where the assignment stays balanced.
                 if shifts && held[a as usize].len() + 1 == held[h as usize].len() {
-                    let moves = apply_chain(target, &mut held, &search.reached_by, a, None, p);
+                    apply_chain(target, &mut held, &search.reached_by, a, None, p, &mut undo);
                     if uniform || balanced(target, topics, subs) {
                         found = true;
                         break;
                     }
-                    for &(q, from, _) in moves.iter().rev() {
+                    for &(q, from) in undo.iter().rev() {
                         move_partition(target, &mut held, q, from);
                     }
                 }
@@ -312,7 +312,7 @@ fn rack_chains(
                         continue;
                     }
                     if bits.has(h, topics.topic_of(q)) && !racks.mismatch(h, q) {
-                        apply_chain(target, &mut held, &search.reached_by, h, Some((a, q)), p);
+                        apply_chain(target, &mut held, &search.reached_by, h, Some((a, q)), p, &mut undo);
                         found = true;
                         break 'bfs;
                     }
@@ -501,7 +501,8 @@ fn move_partition(target: &mut [u32], held: &mut [Vec<u32>], q: u32, to: u32) ->
 
 /// Applies a chain found by [`rack_chains`] from its end `last` back to its first partition
 /// `first`: each step hands one partition to the member after it (`closing`: the step that
-/// hands one back to the chain's start). Returns the moves as (partition, from, to).
+/// hands one back to the chain's start). `moves` gets the moves as (partition, from), in order,
+/// for a caller that may undo them.
 fn apply_chain(
     target: &mut [u32],
     held: &mut [Vec<u32>],
@@ -509,15 +510,16 @@ fn apply_chain(
     last: u32,
     closing: Option<(u32, u32)>,
     first: u32,
-) -> Vec<(u32, u32, u32)> {
-    let mut moves = Vec::new();
+    moves: &mut Vec<(u32, u32)>,
+) {
+    moves.clear();
     let mut b = last;
     let mut step = closing.unwrap_or(reached_by[b as usize]);
     loop {
         let (a, q) = step;
-        moves.push((q, move_partition(target, held, q, b), b));
+        moves.push((q, move_partition(target, held, q, b)));
         if q == first {
-            return moves;
+            return;
         }
         b = a;
         step = reached_by[b as usize];
