@@ -18,18 +18,19 @@
 //! partitions) and 100,000 partitions, a second placement that keeps every valid claim and places
 //! the rest for balance, then racks (an exact min-cost flow, [`placement`](super::placement)),
 //! replaces the first where it is no worse on every criterion and better on one (in a fresh group
-//! beyond the polish it is the exact optimum of balance, then racks). Beyond those
-//! limits the heuristics below run alone, with no optimality claim. Criterion 5 is optimised only
-//! where it is free: a `cooperative-sticky` round withholds exactly the partitions the target
-//! moves away from their owners, the follow-up rounds are played ahead to say where each ends
-//! (`to`, up to [`LOOKAHEAD_MAX_ROUNDS`]), and a rebalance of two or more follow-ups is shortened
-//! to one where that end is no worse (see the cooperative hand-over below). The product never computes Java's answer; the tests compare ours
-//! with Apache Kafka's (recorded runs, and a model of it in `testkit/`) at the end of each whole
-//! rebalance, and list every group where Java ends better without being worse on an earlier
-//! criterion (`testdata/assignor/known-divergences.tsv`: mostly a partition moved onto its rack
-//! at the cost of a follow-up round Java does not take, and groups beyond the polish). Over each
-//! parity set as a whole, ours take fewer follow-up rounds than Java's, and the tests fail on a
-//! set where they take more: criterion 5 is last per group, not given up in all.
+//! beyond the polish it is the exact optimum of balance, then racks). Beyond those limits the
+//! heuristics below run alone, with no optimality claim. Criterion 5 is optimised only where it is
+//! free: a `cooperative-sticky` round withholds exactly the partitions the target moves away from
+//! their owners, the follow-up rounds are played ahead to say where each ends (`to`, up to
+//! [`LOOKAHEAD_MAX_ROUNDS`]), and a rebalance of two or more follow-ups is shortened to one where
+//! that end is no worse (see the cooperative hand-over below). The product never computes Java's
+//! answer; the tests compare ours with Apache Kafka's (recorded runs, and a model of it in
+//! `testkit/`) at the end of each whole rebalance, and list every group where Java ends better
+//! without being worse on an earlier criterion (`testdata/assignor/known-divergences.tsv`: mostly a
+//! partition moved onto its rack at the cost of a follow-up round Java does not take, and groups
+//! beyond the polish). Over each parity set as a whole, ours take fewer follow-up rounds than
+//! Java's, and the tests fail on a set where they take more: criterion 5 is last per group, not
+//! given up in all.
 //!
 //! # Goals
 //! 1. **Balanced**: member sizes differ by at most one; with heterogeneous subscriptions, no
@@ -125,16 +126,16 @@
 //! [`GroupAssignment::pending`] with `from` (the owner) and `to`: where the partition is once the
 //! rebalance is over. The leader plays the follow-up rounds ahead, each on the state the members
 //! rejoin with (what they were given, at the next generation), which is what the next leader
-//! computes from, and names where the last round puts it (`None` past
-//! [`LOOKAHEAD_MAX_ROUNDS`]). The follow-up round decides from its own state, and its target can
-//! differ from this round's, so `to` is that end, not this round's target. Where the rebalance
-//! takes two or more follow-up rounds (beyond the polish, each round of the heuristics can find a
-//! few more rack mismatches to fix), the leader also plays the round aimed at that end: if the
-//! next leader then withholds nothing and the end it reaches is no worse on balance, rack
-//! mismatches and moves, that round is sent instead, and the rebalance ends one follow-up later
-//! (measured: 2 of 40 seeded groups of 300-599 members took 3 and 5 follow-ups without it, every
-//! one takes at most 1 with it; `tests/assignor_lookahead.rs`). Partitions nobody owns go to their
-//! target at once. Partitions of a topic missing from the metadata altogether (deleted, or the leader's metadata is stale) that a
+//! computes from, and names where the last round puts it (`None` past [`LOOKAHEAD_MAX_ROUNDS`]).
+//! The follow-up round decides from its own state, and its target can differ from this round's, so
+//! `to` is that end, not this round's target. Where the rebalance takes two or more follow-up
+//! rounds (beyond the polish, each round of the heuristics can find a few more rack mismatches to
+//! fix), the leader also plays the round aimed at that end: if the next leader then withholds
+//! nothing and the end it reaches is no worse on balance, rack mismatches and moves, that round is
+//! sent instead, and the rebalance ends after one follow-up (measured: 2 of 40 seeded groups of
+//! 300-599 members took 3 and 5 follow-ups without it, every one takes at most 1 with it;
+//! `tests/assignor_lookahead.rs`). Partitions nobody owns go to their target at once. Partitions of
+//! a topic missing from the metadata altogether (deleted, or the leader's metadata is stale) that a
 //! member still subscribed to it claims go back to that member (KIP-429 leader step 2.6,
 //! "unknown-but-owned"), highest generation first, nobody on a tie; they come after the member's
 //! other partitions.
@@ -445,9 +446,9 @@ struct Round {
 /// given, at the next generation), up to [`LOOKAHEAD_MAX_ROUNDS`], so that each pending `to`
 /// names where the partition is once the rebalance is over; it costs one leader round per
 /// follow-up. It changes the round only where the rebalance takes two or more follow-ups: the
-/// round aimed at their end is played too (and the next round after it), and sent where it ends
-/// the rebalance one follow-up later, no worse. Every round played ahead makes the same choice,
-/// so `to` stays where the real follow-up rounds end.
+/// round aimed at their end is played too (and the next round after it), and sent where the
+/// rebalance then ends after one follow-up, no worse. Every round played ahead makes the same
+/// choice (within [`LOOKAHEAD_MAX_ROUNDS`]), so `to` stays where the real follow-up rounds end.
 fn lead(
     metadata: &ClusterMetadata,
     members: &[Member<'_>],
@@ -573,6 +574,8 @@ fn lead(
                 return Some(aimed.owner.clone());
             }
             let next = rejoined(members, &aimed.assignment)?;
+            // Played as the look-ahead's last round: its end is known only if it withholds
+            // nothing, and it plays nothing further ahead.
             let round = lead(metadata, &Member::all_owned(&next), cooperative, fast_paths, LOOKAHEAD_MAX_ROUNDS - 1);
             round.ok()?.end.map(|(owners, _)| owners)
         };
