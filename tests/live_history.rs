@@ -19,12 +19,14 @@
 //! copy of the partition directory are the same and agree with `kafka-dump-log.sh`, which names
 //! the codec of the batches holding them.
 
+mod dump_log;
 mod live;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use dump_log::parse_dump;
 use live::{unique_name, Cluster, Member, MemberOptions, TopicPartition};
 use serde_json::Value;
 
@@ -142,23 +144,7 @@ fn history_generations(doc: &Value) -> BTreeMap<i32, BTreeMap<String, BTreeSet<T
 
 /// The record lines of `kafka-dump-log.sh --offsets-decoder`: offset -> (key, payload).
 fn dump_records(text: &str) -> BTreeMap<i64, (Value, Option<Value>)> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("| offset: ") else { continue };
-        let offset: i64 = rest.split(' ').next().unwrap().parse().unwrap();
-        let key_at = rest.find(" key: ").unwrap() + 6;
-        let payload_at = rest.find(" payload: ").unwrap();
-        let mut key: Value = serde_json::from_str(&rest[key_at..payload_at]).unwrap();
-        key["type"] = key["type"].as_str().unwrap().parse::<i64>().unwrap().into();
-        let payload = &rest[payload_at + 10..];
-        let payload = (payload != "<DELETE>").then(|| {
-            let mut v: Value = serde_json::from_str(payload).unwrap();
-            v["version"] = v["version"].as_str().unwrap().parse::<i64>().unwrap().into();
-            v
-        });
-        out.insert(offset, (key, payload));
-    }
-    out
+    parse_dump(text).into_iter().flat_map(|b| b.records).map(|r| (r.offset, (r.key, r.payload))).collect()
 }
 
 /// Compares our record line with DumpLogSegments' record: equal keys and values, except that
@@ -828,16 +814,9 @@ fn history_follows_every_partition_on_4_1() {
 
 /// The batches of `kafka-dump-log.sh`'s output: (base offset, last offset, compresscodec).
 fn dump_batches(text: &str) -> Vec<(i64, i64, String)> {
-    let field = |line: &str, name: &str| -> String {
-        let at = line.find(&format!("{name}: ")).unwrap_or_else(|| panic!("{name} in {line}")) + name.len() + 2;
-        line[at..].split(' ').next().unwrap().to_string()
-    };
-    text.lines()
-        .filter(|l| l.starts_with("baseOffset:"))
-        .map(|l| {
-            let base = field(l, "baseOffset").parse().unwrap();
-            (base, field(l, "lastOffset").parse().unwrap(), field(l, "compresscodec"))
-        })
+    parse_dump(text)
+        .iter()
+        .map(|b| (b.number("baseOffset"), b.number("lastOffset"), b.fields["compresscodec"].clone()))
         .collect()
 }
 
