@@ -102,9 +102,11 @@
 //!   the partition goes to a member it is on-rack for (or one without a rack), which hands one of
 //!   its partitions on, and so on until a member hands one back (sizes unchanged) or, with one
 //!   subscription, one smaller than the first takes it (the multiset unchanged; with other
-//!   subscriptions only where the balance holds). No partition leaves an owner that holds it on
-//!   its rack or has no rack, unless the chain gives that owner back one it owned there, so no
-//!   chain costs criterion 2; a budget linear in the partitions bounds the pass.
+//!   subscriptions only where the balance holds), or an owner given back its own partition keeps
+//!   it while the first takes one on its rack from a member one larger than that owner. No
+//!   partition leaves an owner that holds it on its rack or has no rack, unless the chain gives
+//!   an owner back one it owned there, so no chain costs criterion 2; a budget linear in the
+//!   partitions bounds the pass.
 //! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
 //!
 //! # Exact polish (groups of up to 128 members and 100,000 partitions)
