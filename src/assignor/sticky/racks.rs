@@ -306,7 +306,7 @@ fn rack_chains(
                 // other subscriptions only where the assignment stays balanced.
                 if shifts && held[a as usize].len() + 1 == held[h as usize].len() {
                     apply_chain(target, &mut held, &search.reached_by, a, None, p, &mut undo);
-                    if uniform || balanced(target, topics, subs) {
+                    if uniform || search.balanced(target, topics, subs) {
                         found = true;
                         break;
                     }
@@ -358,7 +358,7 @@ fn rack_chains(
                     if let Some((q, c)) = taken {
                         apply_chain(target, &mut held, &search.reached_by, a, None, p, &mut undo);
                         move_partition(target, &mut held, q, h);
-                        if uniform || balanced(target, topics, subs) {
+                        if uniform || search.balanced(target, topics, subs) {
                             found = true;
                             break;
                         }
@@ -517,6 +517,13 @@ struct ChainSearch {
 }
 
 impl ChainSearch {
+    /// [`balanced`], charged to the budget: it reads every partition, and a search may try many
+    /// chain ends with other subscriptions.
+    fn balanced(&mut self, target: &[u32], topics: &Topics<'_>, subs: &[&Vec<u32>]) -> bool {
+        self.budget = self.budget.saturating_sub(target.len());
+        balanced(target, topics, subs)
+    }
+
     fn start(&mut self, h: u32) {
         self.stamp += 1;
         self.queue.clear();
