@@ -41,6 +41,10 @@ struct Shape {
     partitions: u64,
 }
 
+/// The set's tally against the model of Java (better minus worse over the metrics) may not fall
+/// below this (issue 27: the tallies must not get worse); 6,294 since the rack chains.
+const TALLY_FLOOR: i64 = 6_294;
+
 const SMALL: Shape = Shape { name: "small", least: 2, members: 8, partitions: 12 };
 const MEDIUM: Shape = Shape { name: "medium", least: 2, members: 30, partitions: 40 };
 /// Beyond the exact polish (128 members): the heuristics, with the placement that keeps every
@@ -181,6 +185,7 @@ fn whole_rebalances_end_no_worse_than_java() {
     assert!(compared >= 14_000, "expected >= 14,000 groups the model answers, compared {compared}");
     failures.extend(known.stale("assignor_lookahead").into_iter().map(|e| format!("stale: {e}")));
     failures.extend(tally.rounds_at_most_javas().err());
+    failures.extend(tally.net_at_least(TALLY_FLOOR).err());
     assert!(
         failures.is_empty(),
         "{} groups where Java ends better, not by our order and not listed:\n{}",

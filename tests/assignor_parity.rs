@@ -17,11 +17,16 @@ mod assignor_common;
 
 use assignor_common::parity::run_set;
 
+/// The set's tally against Java (better minus worse over the metrics) may not fall below this
+/// (issue 27: the tallies must not get worse). 45 since the follow-up rounds are compared whole.
+const TALLY_FLOOR: i64 = 45;
+
 #[test]
 fn java_parity() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/assignor/java-parity");
-    let (failures, tally) = run_set(std::path::Path::new(dir));
+    let (mut failures, tally) = run_set(std::path::Path::new(dir));
     eprintln!("{}", tally.table("java-parity"));
-    assert!(tally.checked.values().sum::<usize>() >= 800, "expected >= 200 parity scenarios");
+    assert!(tally.checked.values().sum::<usize>() >= 800, "expected >= 800 comparisons, checked {:?}", tally.checked);
+    failures.extend(tally.net_at_least(TALLY_FLOOR).err());
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -18,11 +18,18 @@ mod assignor_common;
 
 use assignor_common::parity::run_set;
 
+/// The set's tally against Java (better minus worse over the metrics) may not fall below this
+/// (issue 27: the tallies must not get worse). It was 59 when the leader computed Java's answer at
+/// run time, 57 with the rack chains' first budget (64 examined pairs per partition), where 6 more
+/// rebalances here ended with more rack mismatches than Java's.
+const TALLY_FLOOR: i64 = 69;
+
 #[test]
 fn java_parity_racks_large() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/assignor/java-parity-racks-large");
-    let (failures, tally) = run_set(std::path::Path::new(dir));
+    let (mut failures, tally) = run_set(std::path::Path::new(dir));
     eprintln!("{}", tally.table("java-parity-racks-large"));
     assert!(tally.checked["sticky"] >= 40, "expected >= 40 large rack scenarios, checked {:?}", tally.checked);
+    failures.extend(tally.net_at_least(TALLY_FLOOR).err());
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -62,6 +62,21 @@ impl Tally {
         Ok(())
     }
 
+    /// Better minus worse, summed over every strategy and metric: the set's tally.
+    pub fn net(&self) -> i64 {
+        self.counts.values().map(|[b, _, w]| *b as i64 - *w as i64).sum()
+    }
+
+    /// The "the tallies against Java must not get worse": the set's tally is at least
+    /// `floor`, the figure the set reached when it was last changed on purpose.
+    pub fn net_at_least(&self, floor: i64) -> Result<(), String> {
+        let net = self.net();
+        if net < floor {
+            return Err(format!("tally against Java (better minus worse over the metrics): {net}, below {floor}"));
+        }
+        Ok(())
+    }
+
     /// The table the parity tests print.
     pub fn table(&self, set: &str) -> String {
         let mut s = format!("{set}: ours against Java 3.9.1, scenarios better / equal / worse\n");
@@ -90,6 +105,7 @@ impl Tally {
                 "  cooperative-sticky follow-up rounds in all (rebalances that end on both sides): ours {ours}, Java {java}"
             );
         }
+        let _ = writeln!(s, "  tally (better minus worse over the metrics): {}", self.net());
         let _ = writeln!(s, "  checked per strategy: {:?}", self.checked);
         s
     }
