@@ -315,15 +315,12 @@ fn rack_chains(
                 head += 1;
                 // One partition smaller than `h`: the chain may end here, sizes swapped. With
                 // other subscriptions only where the assignment stays balanced.
-                if shifts && held[a as usize].len() + 1 == held[h as usize].len() {
-                    apply_chain(target, &mut held, &search.reached_by, a, None, p, &mut undo);
-                    if uniform || search.balanced(target, topics, subs) {
-                        found = true;
-                        break;
-                    }
-                    for &(q, from) in undo.iter().rev() {
-                        move_partition(target, &mut held, q, from);
-                    }
+                if shifts
+                    && held[a as usize].len() + 1 == held[h as usize].len()
+                    && search.close(target, &mut held, a, p, None, &mut undo, topics, subs)
+                {
+                    found = true;
+                    break;
                 }
                 // An owner the chain hands back a partition it holds on its rack may end it: it
                 // keeps what it is given, and `h` takes, in place of `p`, a partition on its own
@@ -359,24 +356,18 @@ fn rack_chains(
                             && (free(c, q, fresh_only) || !racks.mismatch(c, q))
                             && !on_path.contains(&c)
                         {
-                            taken = Some((q, c));
+                            taken = Some(q);
                             break;
                         }
                         if search.budget == 0 {
                             break;
                         }
                     }
-                    if let Some((q, c)) = taken {
-                        apply_chain(target, &mut held, &search.reached_by, a, None, p, &mut undo);
-                        move_partition(target, &mut held, q, h);
-                        if uniform || search.balanced(target, topics, subs) {
-                            found = true;
-                            break;
-                        }
-                        move_partition(target, &mut held, q, c);
-                        for &(q, from) in undo.iter().rev() {
-                            move_partition(target, &mut held, q, from);
-                        }
+                    if taken
+                        .is_some_and(|q| search.close(target, &mut held, a, p, Some((q, h)), &mut undo, topics, subs))
+                    {
+                        found = true;
+                        break;
                     }
                 }
                 for &q in &held[a as usize] {
@@ -533,6 +524,35 @@ impl ChainSearch {
     fn balanced(&mut self, target: &[u32], topics: &Topics<'_>, subs: &[&Vec<u32>]) -> bool {
         self.budget = self.budget.saturating_sub(target.len());
         balanced(target, topics, subs)
+    }
+
+    /// Closes the chain that ends at `a` (its first partition `p`) and, with `extra` = (`q`, `h`),
+    /// gives `h` the partition `q` in place of `p`. Kept where the assignment stays balanced
+    /// (always with one subscription); otherwise every move is undone. Returns whether it was kept.
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &mut self,
+        target: &mut [u32],
+        held: &mut [Vec<u32>],
+        a: u32,
+        p: u32,
+        extra: Option<(u32, u32)>,
+        undo: &mut Vec<(u32, u32)>,
+        topics: &Topics<'_>,
+        subs: &[&Vec<u32>],
+    ) -> bool {
+        apply_chain(target, held, &self.reached_by, a, None, p, undo);
+        if let Some((q, h)) = extra {
+            let from = move_partition(target, held, q, h);
+            undo.push((q, from));
+        }
+        if self.uniform || self.balanced(target, topics, subs) {
+            return true;
+        }
+        for &(q, from) in undo.iter().rev() {
+            move_partition(target, held, q, from);
+        }
+        false
     }
 
     fn start(&mut self, h: u32) {
