@@ -22,6 +22,7 @@ mod assignor_common;
 use std::collections::BTreeMap;
 
 use assignor_common::divergences::{Figures, Known, Verdict};
+use assignor_common::parity::Tally;
 use assignor_common::*;
 use kafka_consumer_protocol::assignor::{builtin, ClusterMetadata, GroupMember, TopicInfo};
 use kafka_consumer_protocol::{CooperativeStickyUserData, StickyUserData, Subscription, TopicPartitions};
@@ -144,18 +145,10 @@ fn cost(
     (sizes.iter().map(|s| s * s).sum(), kept, off, other)
 }
 
-/// What [`check`] counts over its groups against Java's end.
-#[derive(Default)]
-struct Counts {
-    /// Groups where Java is better on some criterion and ours on an earlier one.
-    by_order: usize,
-    /// Cooperative follow-up rounds summed: ours, Java's.
-    rounds: [usize; 2],
-}
-
 /// Checks `cases` random groups; the groups where Java's end is better and that are neither by our
 /// order nor listed in the known divergences.
-fn check(strategy: &str, racks: bool, cases: usize, seed: u64, known: &Known, counts: &mut Counts) -> Vec<String> {
+/// Counts the groups by our order and the cooperative follow-up rounds on both sides in `tally`.
+fn check(strategy: &str, racks: bool, cases: usize, seed: u64, known: &Known, tally: &mut Tally) -> Vec<String> {
     let cooperative = strategy == "cooperative-sticky";
     let mut rng = Rng(seed);
     let mut checked = 0;
@@ -260,12 +253,13 @@ fn check(strategy: &str, racks: bool, cases: usize, seed: u64, known: &Known, co
             };
             let o = figures(our_cost, follow_ups as usize);
             let j = figures(cost(&parts, &java, &members, &metadata, &owner), rounds.len() - 1);
-            counts.rounds[0] += o.rounds;
-            counts.rounds[1] += j.rounds;
+            if cooperative {
+                tally.add_rounds(o.rounds, j.rounds);
+            }
             let group = format!("{strategy}-{}-{case}", if racks { "racks" } else { "subscriptions" });
             match known.judge("assignor_polish", &group, strategy, &o, &j) {
                 Verdict::NoWorse | Verdict::Listed => {}
-                Verdict::ByOrder => counts.by_order += 1,
+                Verdict::ByOrder => tally.by_order += 1,
                 Verdict::Unexplained(worse) => failures
                     .push(format!("assignor_polish\t{group}\t{strategy}\t{}\tours {o:?}, Java {j:?}", worse.join(","))),
             }
@@ -279,30 +273,29 @@ fn check(strategy: &str, racks: bool, cases: usize, seed: u64, known: &Known, co
 fn polish_is_optimal_and_java_is_better_only_by_our_order() {
     let known = Known::load();
     let mut failures = Vec::new();
-    let mut all = Counts::default();
+    let mut tally = Tally::default();
     for (strategy, racks, seed) in [
         ("sticky", true, 0x9E37_79B9_7F4A_7C15),
         ("cooperative-sticky", true, 0xD1B5_4A32_D192_ED03),
         ("sticky", false, 0x2545_F491_4F6C_DD1D),
         ("cooperative-sticky", false, 0x94D0_49BB_1331_11EB),
     ] {
-        let mut counts = Counts::default();
-        failures.extend(check(strategy, racks, 3000, seed, &known, &mut counts));
-        let [ours, java] = counts.rounds;
+        let [ours_before, java_before] = tally.rounds_total;
+        failures.extend(check(strategy, racks, 3000, seed, &known, &mut tally));
         if strategy == "cooperative-sticky" {
-            eprintln!("assignor_polish: {strategy} (racks: {racks}) follow-up rounds in all: ours {ours}, Java {java}");
+            let [ours, java] = tally.rounds_total;
+            eprintln!(
+                "assignor_polish: {strategy} (racks: {racks}) follow-up rounds in all: ours {}, Java {}",
+                ours - ours_before,
+                java - java_before
+            );
         }
-        all.by_order += counts.by_order;
-        all.rounds = [all.rounds[0] + ours, all.rounds[1] + java];
     }
-    eprintln!("assignor_polish: Java (the model) better on some criterion by our order: {} groups", all.by_order);
+    eprintln!("assignor_polish: Java (the model) better on some criterion by our order: {} groups", tally.by_order);
     // Follow-up rounds at most Java's over the set. Per group, one more only where the order
     // explains it or the group is listed: without racks, each of the listed groups takes a
     // partition from its owner for a lower sum of squares, which costs a round Java does not take.
-    let [ours, java] = all.rounds;
-    if ours > java {
-        failures.push(format!("follow-up rounds in all: ours {ours}, more than Java's {java}"));
-    }
+    failures.extend(tally.rounds_at_most_javas().err());
     failures.extend(known.stale("assignor_polish").into_iter().map(|e| format!("stale: {e}")));
     assert!(
         failures.is_empty(),
