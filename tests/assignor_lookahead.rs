@@ -195,20 +195,41 @@ fn whole_rebalances_end_no_worse_than_java() {
 }
 
 /// Groups of 300-599 members (beyond the exact polish; 2-3 racks, uniform or mixed
-/// subscriptions): every rebalance ends after one follow-up round, where each first-round `to`
-/// says, balanced. Without the leader aiming its first round at the end of its own rebalance,
-/// two of these 40 took 3 and 5 follow-up rounds (the heuristics found a few more rack
-/// mismatches to fix in each; the exact polish does not reach these sizes).
+/// subscriptions): every rebalance ends, where each first-round `to` says, balanced; 39 of these
+/// 40 after one follow-up round. Without the leader aiming its first round at the end of its own
+/// rebalance, two take 3 and 4 (the heuristics find a few more rack mismatches to fix in each
+/// round; the exact polish does not reach these sizes). Group 12 takes 4 either way: each of its
+/// follow-up rounds gives partitions back to owners on their racks (criterion 2 of the order,
+/// before mismatches), ending with 56 fewer such moves and 12 more mismatches than the one-round
+/// end it had before the rack passes' swaps back to owners.
 #[test]
-fn large_rebalances_end_after_one_follow_up() {
+fn large_rebalances_end_soon_where_each_to_says() {
     let mut rng = Rng(0x5851_F42D_4C95_7F2D);
     let mut follow_ups = Vec::new();
     for case in 0..40 {
         let (metadata, input) = random_group(&mut rng, LARGE);
         let (_, rounds) = our_end(&metadata, &input);
-        assert!(rounds <= 1, "large group {case} ({} members): {rounds} follow-up rounds", input.len());
+        assert!(rounds <= 4, "large group {case} ({} members): {rounds} follow-up rounds", input.len());
         follow_ups.push(rounds);
     }
+    assert!(follow_ups.iter().filter(|&&r| r > 1).count() <= 1, "{follow_ups:?}");
     // The seeded groups do rebalance: most withhold partitions in their first round.
     assert!(follow_ups.iter().filter(|&&r| r == 1).count() >= 30, "{follow_ups:?}");
+}
+
+/// A 548-member group over 3 racks with mixed subscriptions whose rebalance never ended: from the
+/// fifth follow-up round on, every round withheld two partitions, and the next round the same
+/// two places again. The balance took an owner's partition (on its rack) for a member one
+/// partition short, and the rack passes moved the free partition the water-fill had put off its
+/// racks to that owner, where it would have served the member as well. The rack passes now end
+/// by swapping such partitions back to their owners; the rebalance ends after 4 follow-ups.
+/// (The group is the 99th of `Rng(7)`'s large groups: the state before it is the seed here.)
+#[test]
+fn a_rebalance_that_cycled_between_two_rounds_ends() {
+    let mut rng = Rng(0x5c44_bbc3_5b5e_b380);
+    let (metadata, input) = random_group(&mut rng, LARGE);
+    assert_eq!(input.len(), 548);
+    // `our_end` fails past 10 follow-up rounds and checks every first-round `to`.
+    let (_, rounds) = our_end(&metadata, &input);
+    assert!(rounds <= 4, "{rounds} follow-up rounds");
 }

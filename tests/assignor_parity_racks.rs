@@ -19,9 +19,10 @@ use assignor_common::parity::run_set;
 
 /// The set's tally against Java (better minus worse over the metrics) may not fall below this
 /// (issue 27: the tallies must not get worse). It was 300 when the leader computed Java's answer
-/// at run time; within the exact polish ours is the optimum of the stated order, and one group's
-/// trade of an earlier criterion for a later one costs that point.
-const TALLY_FLOOR: i64 = 299;
+/// at run time, 299 with the stated order alone (the exact polish trades an earlier criterion
+/// for a later one where Java does not), 301 since the rack passes swap partitions back to
+/// their owners.
+const TALLY_FLOOR: i64 = 301;
 
 /// Our exact polish optimises a fixed order of priorities, which Java does not follow: on some
 /// groups Java is better on a later criterion and worse on an earlier one (by our order), on two

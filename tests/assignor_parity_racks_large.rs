@@ -21,8 +21,9 @@ use assignor_common::parity::run_set;
 /// The set's tally against Java (better minus worse over the metrics) may not fall below this
 /// (issue 27: the tallies must not get worse). It was 59 when the leader computed Java's answer at
 /// run time, 57 with the rack chains' first budget (64 examined pairs per partition), where 6 more
-/// rebalances here ended with more rack mismatches than Java's.
-const TALLY_FLOOR: i64 = 69;
+/// rebalances here ended with more rack mismatches than Java's, 69 with 1,024, and 79 since the
+/// rack passes swap partitions back to their owners.
+const TALLY_FLOOR: i64 = 79;
 
 #[test]
 fn java_parity_racks_large() {

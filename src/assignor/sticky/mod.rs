@@ -106,7 +106,10 @@
 //!   it while the first takes one on its rack from a member one larger than that owner. No
 //!   partition leaves an owner that holds it on its rack or has no rack, unless the chain gives
 //!   an owner back one it owned there, so no chain costs criterion 2; a budget linear in the
-//!   partitions (1,024 examined pairs per partition) bounds the pass.
+//!   partitions (1,024 examined pairs per partition) bounds the pass. Last, a partition away from
+//!   its valid owner goes back to it where the owner can hand the holder, in exchange, one it does
+//!   not own, adding no mismatch (sizes stay; without it a follow-up round could withhold a
+//!   partition the rack passes' free one would have served, every round, forever).
 //! - `cooperative-sticky` withholds a partition moved for its rack like any other owner change.
 //!
 //! # Exact polish (groups of up to 128 members and 100,000 partitions)

@@ -213,6 +213,76 @@ pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u
     if rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims) {
         rack_chains(target, topics, subs, &bits, uniform, racks, claims);
     }
+    swap_back_to_owners(target, topics, &bits, racks, claims);
+}
+
+/// Gives partitions back to their valid owners by the swaps the rack passes leave open: `p`, held
+/// by `h` and validly owned by `o`, returns to `o`, and `o` hands `h` a partition `q` it does not
+/// validly own and `h` subscribes to, where that adds no rack mismatch. Sizes stay, and a move
+/// away from an owner is undone: better by the objective, worse on nothing.
+///
+/// Without it a follow-up round could take an owner's partition for a member while the rack
+/// passes gave the owner a free partition that would have served that member, and withhold one
+/// such partition every round, forever (a 548-member group over 3 racks cycled between two
+/// rounds: the water-fill gave the free partition to a member off its racks, the balance took
+/// the owner's partition for the member that had one fewer, and the rack passes moved the free
+/// one to the owner). A budget of examined partitions linear in the partitions bounds the pass.
+fn swap_back_to_owners(target: &mut [u32], topics: &Topics<'_>, bits: &SubBits, racks: &Racks, claims: &Claims) {
+    if !claims.any {
+        return;
+    }
+    let valid_owner = |q: u32, t: u32| {
+        let o = claims.owner[q as usize];
+        (o != NONE && !claims.tie[q as usize] && bits.has(o, t)).then_some(o)
+    };
+    // By topic, so that no partition's topic is looked up: most groups have nothing to give back.
+    let mut displaced = Vec::new();
+    for t in 0..topics.len() as u32 {
+        for q in topics.base[t as usize]..topics.base[t as usize + 1] {
+            let (m, o) = (target[q as usize], claims.owner[q as usize]);
+            if m != NONE && o != NONE && o != m && valid_owner(q, t).is_some() {
+                displaced.push(q);
+            }
+        }
+    }
+    if displaced.is_empty() {
+        return;
+    }
+    // Per member, the partitions it holds and does not validly own: the swap partners. An entry
+    // whose partition has moved on since is skipped where it is read.
+    let mut foreign: Vec<Vec<u32>> = vec![Vec::new(); bits.rows()];
+    for t in 0..topics.len() as u32 {
+        for q in topics.base[t as usize]..topics.base[t as usize + 1] {
+            let m = target[q as usize];
+            if m != NONE && valid_owner(q, t) != Some(m) {
+                foreign[m as usize].push(q);
+            }
+        }
+    }
+    let mut budget = 16 * target.len() + 4096;
+    let off = |m: u32, q: u32| usize::from(racks.mismatch(m, q));
+    for p in displaced {
+        let h = target[p as usize];
+        let Some(o) = valid_owner(p, topics.topic_of(p)) else { continue };
+        if h == o {
+            continue;
+        }
+        let pick = foreign[o as usize].iter().position(|&q| {
+            budget = budget.saturating_sub(1);
+            target[q as usize] == o && bits.has(h, topics.topic_of(q)) && off(o, p) + off(h, q) <= off(h, p) + off(o, q)
+        });
+        if let Some(i) = pick {
+            let q = foreign[o as usize].swap_remove(i);
+            target[p as usize] = o;
+            target[q as usize] = h;
+            if valid_owner(q, topics.topic_of(q)) != Some(h) {
+                foreign[h as usize].push(q);
+            }
+        }
+        if budget == 0 {
+            return;
+        }
+    }
 }
 
 /// The rack chains' budget, in examined (partition, member) pairs per partition of the group (and
@@ -738,6 +808,38 @@ mod tests {
             metadata.topics.get_mut(t).unwrap().partition_racks = r.iter().map(|x| vec![x.to_string()]).collect();
         }
         metadata
+    }
+
+    /// "o" owns t2-0 on its rack, yet "n" holds it, and "o" holds t2-1, which nobody owned: the
+    /// partitions swap back (the shape of a rebalance that withheld one such partition every
+    /// round, forever). Sizes stay and nothing is off its rack before or after.
+    #[test]
+    fn a_partition_goes_back_to_its_owner_for_one_the_owner_does_not_own() {
+        let metadata = with_racks(&[("t0", &["b"]), ("t1", &["a"]), ("t2", &["a", "a"])]);
+        let group = [
+            member("n", Some("a"), &["t2"], &[]),
+            member("o", Some("a"), &["t1", "t2"], &[("t1", 0), ("t2", 0)]),
+            member("x", Some("b"), &["t0"], &[]),
+        ];
+        let placed = [("t0", 0, "x"), ("t1", 0, "o"), ("t2", 0, "n"), ("t2", 1, "o")];
+        let out = align(&metadata, &group, &placed);
+        assert_eq!(out.mismatches, 0, "{:?}", out.holder);
+        assert_eq!(out.of("t2", 0), "o", "{:?}", out.holder);
+        assert_eq!(out.of("t2", 1), "n", "{:?}", out.holder);
+        assert_eq!((out.size("n"), out.size("o"), out.size("x")), (1, 2, 1));
+    }
+
+    /// The same swap is not taken where it would put partitions off their racks: "o" owns t2-0
+    /// off its rack, and t2-1, which it holds, has no replica on "n"'s rack.
+    #[test]
+    fn no_partition_goes_back_to_its_owner_at_the_cost_of_a_mismatch() {
+        let metadata = with_racks(&[("t0", &["b"]), ("t2", &["a", "b"])]);
+        let group = [member("n", Some("a"), &["t2"], &[]), member("o", Some("b"), &["t0", "t2"], &[("t2", 0)])];
+        let placed = [("t0", 0, "o"), ("t2", 0, "n"), ("t2", 1, "o")];
+        let out = align(&metadata, &group, &placed);
+        assert_eq!(out.mismatches, 0, "{:?}", out.holder);
+        assert_eq!(out.of("t2", 0), "n", "{:?}", out.holder);
+        assert_eq!(out.of("t2", 1), "o", "{:?}", out.holder);
     }
 
     /// The one mismatch here is fixed only by a chain of three: neither swap pass applies (the
