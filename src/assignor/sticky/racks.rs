@@ -241,7 +241,7 @@ fn swap_back_to_owners(target: &mut [u32], topics: &Topics<'_>, bits: &SubBits, 
         for q in topics.base[t as usize]..topics.base[t as usize + 1] {
             let (m, o) = (target[q as usize], claims.owner[q as usize]);
             if m != NONE && o != NONE && o != m && valid_owner(q, t).is_some() {
-                displaced.push(q);
+                displaced.push((q, o));
             }
         }
     }
@@ -261,15 +261,17 @@ fn swap_back_to_owners(target: &mut [u32], topics: &Topics<'_>, bits: &SubBits, 
     }
     let mut budget = 16 * target.len() + 4096;
     let off = |m: u32, q: u32| usize::from(racks.mismatch(m, q));
-    for p in displaced {
+    for (p, o) in displaced {
+        // `p` may have moved on as another swap's partner, even back to its owner.
         let h = target[p as usize];
-        let Some(o) = valid_owner(p, topics.topic_of(p)) else { continue };
         if h == o {
             continue;
         }
+        // What `p` adds off its racks on `o` beyond what it has on `h`: the partner must make up for it.
+        let (p_on_o, p_on_h) = (off(o, p), off(h, p));
         let pick = foreign[o as usize].iter().position(|&q| {
             budget = budget.saturating_sub(1);
-            target[q as usize] == o && bits.has(h, topics.topic_of(q)) && off(o, p) + off(h, q) <= off(h, p) + off(o, q)
+            target[q as usize] == o && bits.has(h, topics.topic_of(q)) && p_on_o + off(h, q) <= p_on_h + off(o, q)
         });
         if let Some(i) = pick {
             let q = foreign[o as usize].swap_remove(i);
