@@ -50,6 +50,7 @@
 
 mod admin;
 mod codec;
+pub mod collect;
 mod config;
 mod conn;
 mod error;

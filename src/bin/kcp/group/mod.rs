@@ -20,7 +20,6 @@ mod list;
 mod offsets;
 mod reset_offsets;
 mod table;
-mod topics;
 mod upgrade_check;
 mod watch;
 mod writes;

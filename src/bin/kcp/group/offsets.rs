@@ -1,20 +1,15 @@
-//! The offsets view of `kcp group describe` and `kcp group watch`: committed offsets, log start
-//! and end, lag, owners, pending hand-overs and lag totals, per group, asked of the cluster in a
-//! number of round trips that does not grow with the partitions: one OffsetFetch per coordinator
-//! for all the groups (v8+; one per group on older brokers), one Metadata and one ListOffsets per
-//! partition leader and offset kind (earliest, latest) for all the groups' topics together.
+//! The offsets view of `kcp group describe`, `kcp group watch` and `kcp serve` as the contract
+//! shows it: committed offsets, log start and end, lag, owners, pending hand-overs and lag
+//! totals, per group, from what `client::collect` gathered (one OffsetFetch per coordinator for
+//! all the groups, one ListOffsets per partition leader and offset kind).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 
-use kafka_consumer_protocol::assignor::ClusterMetadata;
-use kafka_consumer_protocol::client::{
-    Client, ClientError, CommittedOffset, Deadline, GroupOffsets, IsolationLevel, TopicLogOffsets,
-};
-use kafka_consumer_protocol::inspect::inspect_classic;
-use kafka_consumer_protocol::inspect::offsets::{group_offsets, Committed, GroupOffsetsReport, GroupView, LogRange};
+use kafka_consumer_protocol::client::collect::{DescribedGroup, Offsets};
+use kafka_consumer_protocol::client::{ClientError, IsolationLevel};
+use kafka_consumer_protocol::inspect::offsets::GroupOffsetsReport;
 use serde_json::{json, Map, Value};
 
-use super::describe::{topic_names, Described};
 use super::json::diagnostic_json;
 use super::table::table;
 use crate::client_error_json;
@@ -37,20 +32,6 @@ impl Isolation {
             Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
         }
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            Isolation::ReadUncommitted => "read_uncommitted",
-            Isolation::ReadCommitted => "read_committed",
-        }
-    }
-}
-
-/// What the cluster answered for the offsets of a set of groups.
-pub(super) struct Offsets {
-    committed: HashMap<String, Result<GroupOffsets, ClientError>>,
-    logs: HashMap<String, TopicLogOffsets>,
-    isolation: Isolation,
 }
 
 /// One group's offsets view, as the contract shows it, and whether it has gaps.
@@ -69,140 +50,54 @@ pub(super) struct GroupOffsetsJson {
     pub(super) report: GroupOffsetsReport,
 }
 
-impl Offsets {
-    /// Fetches the committed offsets of every group in `groups` (one OffsetFetch per
-    /// coordinator) and the log start and end of every topic they subscribe to, are assigned or
-    /// have committed (one Metadata, then one ListOffsets per leader and offset kind).
-    pub(super) async fn fetch(
-        client: &Client,
-        groups: &[(&str, &Described)],
-        isolation: Isolation,
-        deadline: Deadline,
-    ) -> Result<Offsets, ClientError> {
-        let names: Vec<&str> = groups.iter().map(|(n, _)| *n).collect();
-        let mut committed = HashMap::new();
-        let mut topics = BTreeSet::new();
-        if !names.is_empty() {
-            for (name, result) in names.iter().zip(client.fetch_committed_offsets(&names, deadline).await?) {
-                if let Ok(g) = &result {
-                    topics.extend(g.offsets.iter().map(|o| o.topic.clone()));
-                }
-                committed.insert((*name).to_owned(), result);
-            }
-        }
-        for (_, described) in groups {
-            topic_names(described, &mut topics);
-        }
-        let topics: Vec<String> = topics.into_iter().collect();
-        let logs = client
-            .log_offsets(&topics, isolation.level(), deadline)
-            .await?
-            .into_iter()
-            .map(|t| (t.topic.clone(), t))
-            .collect();
-        Ok(Offsets { committed, logs, isolation })
-    }
-
-    /// The partition counts of every topic asked, from the ListOffsets metadata.
-    fn counts(&self) -> ClusterMetadata {
-        ClusterMetadata::from_counts(self.logs.values().filter_map(|t| {
-            let partitions = t.partitions.as_ref().ok()?;
-            Some((t.topic.clone(), i32::try_from(partitions.len()).unwrap_or(i32::MAX)))
-        }))
-    }
-
-    /// The offsets view of one described group.
-    pub(super) fn group_json(&self, group_id: &str, described: &Described) -> GroupOffsetsJson {
-        let counts = self.counts();
-        let mut partial = false;
-        let mut error = None;
-        let mut gaps: BTreeMap<(String, i32), Value> = BTreeMap::new();
-        let committed: Vec<Committed> = match self.committed.get(group_id) {
-            Some(Ok(g)) => g.offsets.iter().map(|o| committed_of(o, &mut gaps)).collect(),
-            Some(Err(e)) => {
-                partial = true;
-                error = Some(client_error_json(e)["error"].clone());
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
-        let mut logs = Vec::new();
-        for t in self.logs.values() {
-            if let Ok(partitions) = &t.partitions {
-                for p in partitions {
-                    let key = (t.topic.clone(), p.partition);
-                    for side in [&p.log_start_offset, &p.log_end_offset] {
-                        if let Err(e) = side {
-                            gaps.entry(key.clone()).or_insert_with(|| client_error_json(e)["error"].clone());
-                        }
-                    }
-                    logs.push(LogRange {
-                        topic: t.topic.clone(),
-                        partition: p.partition,
-                        log_start_offset: p.log_start_offset.as_ref().ok().copied(),
-                        log_end_offset: p.log_end_offset.as_ref().ok().copied(),
-                    });
-                }
-            }
-        }
-        let report = match described {
-            Described::Classic(g) => {
-                let inspected = inspect_classic(&g.group, &counts);
-                group_offsets(GroupView::Classic(&g.group, &inspected), &counts, &committed, &logs)
-            }
-            Described::Consumer(g) => group_offsets(GroupView::Consumer(&g.group), &counts, &committed, &logs),
-        };
-        // A topic whose metadata could not be read: each of its rows has that error.
-        let topic_errors: HashMap<&str, Value> = self
-            .logs
-            .values()
-            .filter_map(|t| {
-                t.partitions.as_ref().err().map(|e| (t.topic.as_str(), client_error_json(e)["error"].clone()))
-            })
-            .collect();
-        let offsets: Vec<Value> = report
-            .offsets
-            .iter()
-            .map(|o| {
-                let gap =
-                    gaps.get(&(o.topic.clone(), o.partition)).or_else(|| topic_errors.get(o.topic.as_str())).cloned();
-                partial |= gap.is_some();
-                json!({
-                    "topic": o.topic,
-                    "partition": o.partition,
-                    "committed_offset": o.committed_offset,
-                    "metadata": o.metadata,
-                    "leader_epoch": o.leader_epoch,
-                    "log_start_offset": o.log_start_offset,
-                    "log_end_offset": o.log_end_offset,
-                    "lag": o.lag,
-                    "owner": o.owner,
-                    "pending_to": o.pending_to,
-                    "error": gap,
-                })
-            })
-            .collect();
-        let lag = json!({
-            "total": report.lag.total,
-            "by_topic": report.lag.by_topic,
-            "by_member": report.lag.by_member,
-            "isolation": self.isolation.name(),
-        });
-        let diagnostics = report.diagnostics.iter().map(diagnostic_json).collect();
-        GroupOffsetsJson { offsets: Value::Array(offsets), lag, diagnostics, error, partial, report }
+/// The name of an isolation level in the contract (`lag.isolation`).
+pub(super) fn isolation_name(level: IsolationLevel) -> &'static str {
+    match level {
+        IsolationLevel::ReadUncommitted => "read_uncommitted",
+        IsolationLevel::ReadCommitted => "read_committed",
     }
 }
 
-fn committed_of(o: &CommittedOffset, gaps: &mut BTreeMap<(String, i32), Value>) -> Committed {
-    if let Some(e) = &o.error {
-        gaps.insert((o.topic.clone(), o.partition), client_error_json(e)["error"].clone());
-    }
-    Committed {
-        topic: o.topic.clone(),
-        partition: o.partition,
-        offset: o.offset,
-        metadata: o.metadata.clone(),
-        leader_epoch: o.leader_epoch,
+/// The offsets view of one described group, as the contract shows it.
+pub(super) fn offsets_json(offsets: &Offsets, group_id: &str, described: &DescribedGroup) -> GroupOffsetsJson {
+    let view = offsets.view(group_id, described);
+    let partial = view.partial();
+    let error_json = |e: &ClientError| client_error_json(e)["error"].clone();
+    let rows: Vec<Value> = view
+        .report
+        .offsets
+        .iter()
+        .map(|o| {
+            let gap = view.gaps.get(&(o.topic.clone(), o.partition)).map(error_json);
+            json!({
+                "topic": o.topic,
+                "partition": o.partition,
+                "committed_offset": o.committed_offset,
+                "metadata": o.metadata,
+                "leader_epoch": o.leader_epoch,
+                "log_start_offset": o.log_start_offset,
+                "log_end_offset": o.log_end_offset,
+                "lag": o.lag,
+                "owner": o.owner,
+                "pending_to": o.pending_to,
+                "error": gap,
+            })
+        })
+        .collect();
+    let lag = json!({
+        "total": view.report.lag.total,
+        "by_topic": view.report.lag.by_topic,
+        "by_member": view.report.lag.by_member,
+        "isolation": isolation_name(offsets.isolation),
+    });
+    let diagnostics = view.report.diagnostics.iter().map(diagnostic_json).collect();
+    GroupOffsetsJson {
+        offsets: Value::Array(rows),
+        lag,
+        diagnostics,
+        error: view.error.as_ref().map(error_json),
+        partial,
+        report: view.report,
     }
 }
 

@@ -3,16 +3,15 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use kafka_consumer_protocol::client::collect::{CollectedGroup, Collector, DescribedGroup, GroupKind};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
 use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagRules, LagSample};
 use kafka_consumer_protocol::inspect::watch::{Snapshot, WatchEvent, Watcher};
 use kafka_consumer_protocol::inspect::{inspect_classic, inspect_consumer};
 use serde_json::{json, Value};
 
-use super::describe::{topic_names, Described};
 use super::json::{diagnostic_json, groups_json};
-use super::offsets::{GroupOffsetsJson, Offsets};
-use super::topics::Topics;
+use super::offsets::{offsets_json, GroupOffsetsJson};
 use super::WatchArgs;
 use crate::out::Out;
 use crate::{client_error_json, CliError};
@@ -59,47 +58,36 @@ fn event_json(ts: &str, group: &str, event: &WatchEvent) -> Value {
 }
 
 /// One poll of the watched group; `None` when no group has the id (not yet, or no longer).
+/// `kind` is what the group was at the last poll: asked with that API first (one request), and
+/// with both where it no longer answers (a group converted to the other protocol).
 async fn poll(
-    client: &Client,
-    topics: &Topics,
+    collector: &Collector,
     group: &str,
-    prefer_consumer: &mut bool,
+    kind: &mut GroupKind,
     deadline: Deadline,
-) -> Result<Option<(Snapshot, Described)>, ClientError> {
-    let names = [group];
+) -> Result<Option<(Snapshot, CollectedGroup)>, ClientError> {
     for attempt in 0..2 {
-        let consumer = *prefer_consumer ^ (attempt == 1);
-        if consumer {
-            match client.describe_consumer_groups(&names, deadline).await?.pop() {
-                Some(Ok(g)) => {
-                    let described = Described::Consumer(g);
-                    let mut set = BTreeSet::new();
-                    topic_names(&described, &mut set);
-                    let metadata = topics.get(client, set, deadline).await?;
-                    let Described::Consumer(g) = &described else { unreachable!() };
-                    let report = inspect_consumer(&g.group, &metadata);
-                    *prefer_consumer = true;
-                    return Ok(Some((Snapshot::from_consumer(&g.group, &report.diagnostics), described)));
-                }
-                Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
-                Some(Err(e)) => return Err(e),
-                None => continue,
+        let asked = if attempt == 0 { *kind } else { GroupKind::Unknown };
+        let mut found = collector.describe(vec![(group.to_owned(), asked)], deadline).await;
+        let Some(collected) = found.pop() else { return Ok(None) };
+        let snapshot = match &collected.described {
+            Ok(DescribedGroup::Classic(g)) if g.group.state == "Dead" && g.group.members.is_empty() => None,
+            Ok(DescribedGroup::Classic(g)) => {
+                *kind = GroupKind::Classic;
+                Some(Snapshot::from_classic(&g.group, &inspect_classic(&g.group, &collected.metadata)))
             }
-        } else {
-            match client.describe_groups(&names, deadline).await?.pop() {
-                Some(Ok(g)) if !(g.group.state == "Dead" && g.group.members.is_empty()) => {
-                    let described = Described::Classic(g);
-                    let mut set = BTreeSet::new();
-                    topic_names(&described, &mut set);
-                    let metadata = topics.get(client, set, deadline).await?;
-                    let Described::Classic(g) = &described else { unreachable!() };
-                    let report = inspect_classic(&g.group, &metadata);
-                    *prefer_consumer = false;
-                    return Ok(Some((Snapshot::from_classic(&g.group, &report), described)));
-                }
-                Some(Err(e)) if e.kind() != ErrorKind::NotFound => return Err(e),
-                _ => continue,
+            Ok(DescribedGroup::Consumer(g)) => {
+                *kind = GroupKind::Consumer;
+                let report = inspect_consumer(&g.group, &collected.metadata);
+                Some(Snapshot::from_consumer(&g.group, &report.diagnostics))
             }
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(e.clone()),
+        };
+        match snapshot {
+            Some(snapshot) => return Ok(Some((snapshot, collected))),
+            None if asked == GroupKind::Unknown => return Ok(None),
+            None => continue,
         }
     }
     Ok(None)
@@ -163,12 +151,12 @@ pub(super) async fn watch(
     timeout: Duration,
     out: &mut Out,
 ) -> Result<bool, CliError> {
-    let topics = Topics::new();
+    let collector = Collector::new(client.clone());
     let mut watcher = Watcher::new(args.storm);
     let start = Instant::now();
     let end = args.duration_s.map(|s| start + Duration::from_secs(s));
     let interval = Duration::from_millis(args.interval_ms);
-    let mut prefer_consumer = false;
+    let mut kind = GroupKind::Unknown;
     let mut any_success = false;
     let mut evaluator = LagEvaluator::new(LagRules {
         window: usize::try_from(args.lag_window).unwrap_or(10),
@@ -184,7 +172,7 @@ pub(super) async fn watch(
             Some(end) => Deadline::after(timeout.min(end.saturating_duration_since(poll_started).max(interval))),
             None => Deadline::after(timeout),
         };
-        match poll(client, &topics, &args.group, &mut prefer_consumer, deadline).await {
+        match poll(&collector, &args.group, &mut kind, deadline).await {
             // A group that does not exist fails as `describe` fails, unless asked to wait for it.
             Ok(None) if !seen && !args.wait_for_group => {
                 return Err(CliError::Client(ClientError::new(
@@ -200,8 +188,8 @@ pub(super) async fn watch(
                 any_success = true;
                 seen |= found.is_some();
                 // A group that is gone (or not there yet) is a `Dead` snapshot without members.
-                let (snapshot, described) = match found {
-                    Some((snapshot, described)) => (snapshot, Some(described)),
+                let (snapshot, collected) = match found {
+                    Some((snapshot, collected)) => (snapshot, Some(collected)),
                     None => (Snapshot { state: "Dead".into(), ..Snapshot::default() }, None),
                 };
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -209,17 +197,19 @@ pub(super) async fn watch(
                 for event in watcher.observe(now_ms, snapshot) {
                     out.json_line(&event_json(&ts, &args.group, &event))?;
                 }
-                if let Some(described) = described {
-                    let fetched = Offsets::fetch(client, &[(&args.group, &described)], args.isolation, deadline).await;
-                    match fetched {
-                        Ok(offsets) => {
-                            let view = offsets.group_json(&args.group, &described);
+                if let Some(collected) = collected {
+                    let fetched =
+                        collector.offsets(std::slice::from_ref(&collected), args.isolation.level(), deadline).await;
+                    match (fetched, &collected.described) {
+                        (Ok(offsets), Ok(described)) => {
+                            let view = offsets_json(&offsets, &args.group, described);
                             for v in lag_events(&ts, &args.group, &view, &mut last_lag, &mut evaluator, now_ms) {
                                 out.json_line(&v)?;
                             }
                         }
-                        Err(e) if is_fatal(&e) => return Err(CliError::Client(e)),
-                        Err(e) => {
+                        (Err(e), _) if is_fatal(&e) => return Err(CliError::Client(e)),
+                        (Ok(_), Err(_)) => {}
+                        (Err(e), _) => {
                             let v = client_error_json(&e);
                             out.json_line(
                                 &json!({"ts": ts, "group_id": args.group, "event": "error", "error": v["error"]}),
