@@ -71,6 +71,9 @@ pub use admin::offsets::{
     CommittedOffset, GroupOffsets, IsolationLevel, ListedOffset, OffsetSpec, PartitionListing, PartitionLogOffsets,
     TopicLogOffsets, OFFSET_FETCH_BATCHED_VERSION,
 };
+#[cfg(feature = "offsets-log")]
+#[cfg_attr(docsrs, doc(cfg(feature = "offsets-log")))]
+pub use admin::timestamps::{RecordTime, TimestampAnswer, TimestampQuery, TIMESTAMP_FETCH_PARTITION_BYTES};
 pub use admin::writes::{OffsetToCommit, PartitionWrite, ADMIN_GENERATION_ID};
 pub use admin::BrokerConfig;
 pub use config::{

@@ -257,6 +257,11 @@ impl LagEvaluator {
         self.statuses.get(&(topic.to_owned(), partition)).copied().flatten()
     }
 
+    /// A partition's window of samples, oldest first (`None` when it is not tracked).
+    pub fn window(&self, topic: &str, partition: i32) -> Option<&VecDeque<LagSample>> {
+        self.windows.get(&(topic.to_owned(), partition))
+    }
+
     /// Every partition's status, in (topic, partition) order.
     pub fn statuses(&self) -> impl Iterator<Item = (&str, i32, Option<LagStatus>)> {
         self.statuses.iter().map(|((t, p), s)| (t.as_str(), *p, *s))
@@ -294,6 +299,96 @@ pub fn evaluate(rules: &LagRules, window: &VecDeque<LagSample>) -> Option<LagSta
         return Some(LagStatus::Warn);
     }
     Some(LagStatus::Ok)
+}
+
+/// A partition's log end over time, to estimate when an offset was written: the fallback of lag in
+/// seconds where the record at the committed offset can no longer be read (retention), as
+/// kafka-lag-exporter measured it.
+///
+/// Holds at most `capacity` points (time, log end), oldest first. A run of points with the same
+/// log end keeps only its first and last (the log did not move between them), and a point whose
+/// log end went down (a truncated or recreated partition) starts the history again.
+///
+/// [`written_at`](Self::written_at) interpolates linearly between the two points that bracket
+/// the offset; below the oldest point it extrapolates from the oldest and newest points, but never
+/// to a time after the oldest point (the offset was written before it).
+///
+/// ```
+/// use kafka_consumer_protocol::inspect::lag::LogEndHistory;
+///
+/// let mut history = LogEndHistory::new(60);
+/// history.push(10_000, 100);
+/// history.push(20_000, 200);
+/// // Offset 150 was written half-way between the two observations.
+/// assert_eq!(history.written_at(150), Some(15_000));
+/// // At or past the log end: nothing is waiting.
+/// assert_eq!(history.written_at(200), None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogEndHistory {
+    capacity: usize,
+    points: VecDeque<(u64, i64)>,
+}
+
+impl LogEndHistory {
+    /// An empty history of at most `capacity` points (at least 2).
+    pub fn new(capacity: usize) -> Self {
+        LogEndHistory { capacity: capacity.max(2), points: VecDeque::new() }
+    }
+
+    /// Adds the log end `log_end` seen at `at_ms` (milliseconds since the epoch). A point older
+    /// than the newest is ignored.
+    pub fn push(&mut self, at_ms: u64, log_end: i64) {
+        if let Some(&(last_at, last_end)) = self.points.back() {
+            if at_ms < last_at {
+                return;
+            }
+            if log_end < last_end {
+                self.points.clear();
+            } else if log_end == last_end {
+                // Keep the run's first and last points only.
+                let len = self.points.len();
+                if len >= 2 && self.points[len - 2].1 == log_end {
+                    self.points.pop_back();
+                }
+            }
+        }
+        self.points.push_back((at_ms, log_end));
+        while self.points.len() > self.capacity {
+            self.points.pop_front();
+        }
+    }
+
+    /// The points held, oldest first.
+    pub fn points(&self) -> impl Iterator<Item = (u64, i64)> + '_ {
+        self.points.iter().copied()
+    }
+
+    /// When the log end passed `offset`, estimated (ms since the epoch): `None` when the offset
+    /// is at or past the newest log end (nothing waits), or with fewer than two points to draw a
+    /// line through.
+    pub fn written_at(&self, offset: i64) -> Option<u64> {
+        let &(newest_at, newest_end) = self.points.back()?;
+        if offset >= newest_end || self.points.len() < 2 {
+            return None;
+        }
+        let at = |(t, o): (u64, i64), (t2, o2): (u64, i64)| -> Option<f64> {
+            if o2 == o {
+                return None;
+            }
+            Some(t2 as f64 - (o2 - offset) as f64 * (t2 as f64 - t as f64) / (o2 - o) as f64)
+        };
+        let &(oldest_at, oldest_end) = self.points.front()?;
+        let estimate = if offset < oldest_end {
+            // Before everything seen: extrapolate, but no later than the oldest point.
+            at((oldest_at, oldest_end), (newest_at, newest_end))?.min(oldest_at as f64)
+        } else {
+            let right = self.points.iter().position(|&(_, o)| o > offset)?;
+            let left = self.points[right - 1];
+            at(left, self.points[right])?
+        };
+        Some(estimate.max(0.0) as u64)
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +439,33 @@ mod tests {
         // are two samples: too few to call a stall.
         let merged = LagRules { min_distance_ms: 1_500, ..LagRules::default() };
         assert_eq!(run(merged, &[s(10, 15, true), s(10, 30, true), s(10, 50, true)]), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn log_end_history_interpolates_and_extrapolates() {
+        let mut h = LogEndHistory::new(4);
+        assert_eq!(h.written_at(0), None, "no points");
+        h.push(1_000, 10);
+        assert_eq!(h.written_at(5), None, "one point draws no line");
+        h.push(2_000, 20);
+        h.push(3_000, 20); // the log did not move
+        h.push(4_000, 20); // the run keeps its first and last points
+        assert_eq!(h.points().collect::<Vec<_>>(), [(1_000, 10), (2_000, 20), (4_000, 20)]);
+        h.push(5_000, 60);
+        assert_eq!(h.written_at(15), Some(1_500));
+        assert_eq!(h.written_at(40), Some(4_500), "between the run's last point and the next");
+        // Before the oldest point: extrapolated along oldest..newest (50 offsets in 4 s), no
+        // later than the oldest point.
+        assert_eq!(h.written_at(5), Some(600));
+        assert_eq!(h.written_at(60), None);
+        // The capacity drops the oldest point.
+        h.push(6_000, 70);
+        assert_eq!(h.points().count(), 4);
+        assert_eq!(h.points().next(), Some((2_000, 20)));
+        // A log end that goes down starts again; an older point is ignored.
+        h.push(7_000, 5);
+        h.push(6_500, 9);
+        assert_eq!(h.points().collect::<Vec<_>>(), [(7_000, 5)]);
     }
 
     #[test]

@@ -234,6 +234,8 @@ pub struct Watcher {
     storming: bool,
     /// The highest generation already counted as a rebalance (or seen first).
     counted_epoch: Option<i32>,
+    /// Every rebalance counted since the first poll.
+    total_rebalances: u64,
 }
 
 impl Watcher {
@@ -247,7 +249,16 @@ impl Watcher {
             rebalances: VecDeque::new(),
             storming: false,
             counted_epoch: None,
+            total_rebalances: 0,
         }
+    }
+
+    /// The rebalances counted since the first poll: every generation (epoch) the group went
+    /// through, and once for a rebalance seen only by its state or its changes. Unlike the
+    /// [`WatchEvent::Rebalance`] events, which stop at the storm window's worth per poll, this
+    /// counts a jump of N generations as N.
+    pub fn rebalances_seen(&self) -> u64 {
+        self.total_rebalances
     }
 
     /// Records one poll taken at `now_ms` (milliseconds on any clock that does not go back) and
@@ -303,6 +314,7 @@ impl Watcher {
             _ => 0,
         };
         let count = if generations > 0 { generations } else { u32::from(entered || changed_between) };
+        self.total_rebalances = self.total_rebalances.saturating_add(u64::from(count));
         self.counted_epoch = match (self.counted_epoch, snapshot.epoch) {
             (Some(counted), Some(now)) => {
                 Some(now.max(counted.saturating_add(i32::try_from(count).unwrap_or(i32::MAX))))
@@ -482,9 +494,11 @@ mod tests {
         assert_eq!(names(&w.observe(1, s.clone())), ["rebalance", "rebalance"]);
         s.epoch = Some(7);
         assert_eq!(names(&w.observe(2, s.clone())), ["rebalance", "rebalance", "storm"]);
-        // A huge jump reports no more events than the storm window can hold.
+        assert_eq!(w.rebalances_seen(), 4);
+        // A huge jump reports no more events than the storm window can hold, but counts them all.
         s.epoch = Some(i32::MAX);
         assert_eq!(w.observe(3, s).iter().filter(|e| e.name() == "rebalance").count(), 4);
+        assert_eq!(w.rebalances_seen(), 4 + u64::from((i32::MAX - 7) as u32));
     }
 
     #[test]

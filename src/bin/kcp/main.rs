@@ -10,6 +10,7 @@ mod group;
 mod input;
 mod out;
 mod pcap;
+mod serve;
 mod shapes;
 mod simulate;
 mod text;
@@ -171,6 +172,11 @@ enum Command {
     /// join (a real member), reset-offsets, delete-offsets, delete.
     #[command(subcommand)]
     Group(group::GroupCommand),
+    /// Collect every consumer group of one or more clusters in the background and serve the
+    /// latest snapshot: Prometheus metrics (/metrics), a Burrow-compatible API (/v3/kafka),
+    /// kcp's API with change events (/api/v1), /healthz and /readyz. Read-only; binds loopback
+    /// unless --listen says otherwise.
+    Serve(serve::ServeArgs),
 }
 
 /// Ends a command: flushes its output and maps the result to the exit status. The binary's one
@@ -222,6 +228,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => (simulate::run_simulate(&args, &mut out), Format::Json),
         Command::Assign(args) => (assign::run_assign(&args, &mut out), Format::Json),
         Command::Group(command) => (group::run_group(&command, &mut out), command.format()),
+        Command::Serve(args) => (serve::run_serve(&args), Format::Text),
     };
     finish(result, format, &mut out)
 }

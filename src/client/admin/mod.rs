@@ -11,6 +11,8 @@ pub(crate) mod fetch;
 mod groups;
 mod metadata;
 pub(crate) mod offsets;
+#[cfg(feature = "offsets-log")]
+pub(crate) mod timestamps;
 pub(super) mod writes;
 
 use super::StrBytes;

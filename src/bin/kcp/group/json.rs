@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::input::to_hex;
 use crate::shapes::{assignment_json, decode_error_json, subscription_json};
 
-pub(super) fn groups_json(groups: &[TopicPartitions]) -> Value {
+pub(crate) fn groups_json(groups: &[TopicPartitions]) -> Value {
     Value::Array(groups.iter().map(|g| json!({"topic": g.topic, "partitions": g.partitions})).collect())
 }
 
@@ -54,7 +54,7 @@ fn payload_json<T>(payload: &ReportedPayload<T>, decoded: impl Fn(&T) -> Value) 
 }
 
 /// A finding as the contract shows it.
-pub(super) fn diagnostic_json(d: &Diagnostic) -> Value {
+pub(crate) fn diagnostic_json(d: &Diagnostic) -> Value {
     json!({
         "kind": d.kind.code(),
         "topic": d.topic,
@@ -85,7 +85,7 @@ fn classic_member_json(m: &DescribedGroupMember, r: &ClassicMemberReport) -> Val
 
 /// `describe`'s object for a classic group, and for the text table each member's generation
 /// and claims as the inspection worked them out.
-pub(super) fn classic_json(described: &ClassicGroupDescription, metadata: &ClusterMetadata) -> (Value, Vec<Value>) {
+pub(crate) fn classic_json(described: &ClassicGroupDescription, metadata: &ClusterMetadata) -> (Value, Vec<Value>) {
     let group = &described.group;
     let report = inspect_classic(group, metadata);
     let extra = report
@@ -112,7 +112,7 @@ fn classic_report_json(group: &ClassicGroup, report: &ClassicGroupReport, coordi
 }
 
 /// `describe`'s object for a KIP-848 group.
-pub(super) fn consumer_json(described: &ConsumerGroupDescription, metadata: &ClusterMetadata) -> Value {
+pub(crate) fn consumer_json(described: &ConsumerGroupDescription, metadata: &ClusterMetadata) -> Value {
     let group = &described.group;
     let report = inspect_consumer(group, metadata);
     let members: Vec<Value> = group

@@ -15,13 +15,13 @@ mod delete_offsets;
 mod describe;
 mod history;
 mod join;
-mod json;
+pub(crate) mod json;
 mod list;
-mod offsets;
+pub(crate) mod offsets;
 mod reset_offsets;
 mod table;
 mod upgrade_check;
-mod watch;
+pub(crate) mod watch;
 mod writes;
 
 use std::path::PathBuf;
@@ -247,7 +247,7 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
 
 /// The client configuration: `--command-config`, then `--bootstrap-server` over its
 /// `bootstrap.servers`.
-fn client_config(args: &ConnectionArgs) -> Result<ClientConfig, CliError> {
+pub(crate) fn client_config(args: &ConnectionArgs) -> Result<ClientConfig, CliError> {
     let mut config = match &args.command_config {
         Some(path) => ClientConfig::from_properties_file(path).map_err(CliError::config)?,
         None => ClientConfig::default(),

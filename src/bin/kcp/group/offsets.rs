@@ -26,7 +26,7 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    pub(super) fn level(self) -> IsolationLevel {
+    pub(crate) fn level(self) -> IsolationLevel {
         match self {
             Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
             Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
@@ -35,23 +35,23 @@ impl Isolation {
 }
 
 /// One group's offsets view, as the contract shows it, and whether it has gaps.
-pub(super) struct GroupOffsetsJson {
+pub(crate) struct GroupOffsetsJson {
     /// The `offsets` array.
-    pub(super) offsets: Value,
+    pub(crate) offsets: Value,
     /// The `lag` object.
-    pub(super) lag: Value,
+    pub(crate) lag: Value,
     /// The offsets' findings, for the group's `diagnostics`.
-    pub(super) diagnostics: Vec<Value>,
+    pub(crate) diagnostics: Vec<Value>,
     /// The OffsetFetch error of the whole group, if any (`offsets_error`).
-    pub(super) error: Option<Value>,
+    pub(crate) error: Option<Value>,
     /// Whether any gap was reported (the answer is partial).
-    pub(super) partial: bool,
+    pub(crate) partial: bool,
     /// The view itself, for `watch`'s lag evaluation.
-    pub(super) report: GroupOffsetsReport,
+    pub(crate) report: GroupOffsetsReport,
 }
 
 /// The name of an isolation level in the contract (`lag.isolation`).
-pub(super) fn isolation_name(level: IsolationLevel) -> &'static str {
+pub(crate) fn isolation_name(level: IsolationLevel) -> &'static str {
     match level {
         IsolationLevel::ReadUncommitted => "read_uncommitted",
         IsolationLevel::ReadCommitted => "read_committed",
@@ -59,7 +59,7 @@ pub(super) fn isolation_name(level: IsolationLevel) -> &'static str {
 }
 
 /// The offsets view of one described group, as the contract shows it.
-pub(super) fn offsets_json(offsets: &Offsets, group_id: &str, described: &DescribedGroup) -> GroupOffsetsJson {
+pub(crate) fn offsets_json(offsets: &Offsets, group_id: &str, described: &DescribedGroup) -> GroupOffsetsJson {
     let view = offsets.view(group_id, described);
     let partial = view.partial();
     let error_json = |e: &ClientError| client_error_json(e)["error"].clone();
@@ -103,7 +103,7 @@ pub(super) fn offsets_json(offsets: &Offsets, group_id: &str, described: &Descri
 
 /// Adds the offsets view to a group's JSON object: `offsets`, `lag`, `offsets_error`, and the
 /// offsets' findings at the end of `diagnostics`.
-pub(super) fn add_to_group(v: &mut Value, view: &GroupOffsetsJson) {
+pub(crate) fn add_to_group(v: &mut Value, view: &GroupOffsetsJson) {
     let Some(object) = v.as_object_mut() else { return };
     object.insert("offsets".into(), view.offsets.clone());
     object.insert("lag".into(), view.lag.clone());
@@ -125,7 +125,7 @@ fn cell(v: &Value) -> String {
 /// The offsets table of one group (from its JSON, so text shows what JSON says), in the
 /// columns of `kafka-consumer-groups.sh --describe`, then the decoded ones: the owner's rack,
 /// the member a pending hand-over goes to, the findings about the partition, and a gap.
-pub(super) fn offsets_table(v: &Value) -> String {
+pub(crate) fn offsets_table(v: &Value) -> String {
     let Some(offsets) = v["offsets"].as_array() else { return String::new() };
     let members: HashMap<&str, &Map<String, Value>> = v["members"]
         .as_array()

@@ -1,0 +1,100 @@
+//! kcp's own API (`/api/v1/...`): the clusters, each cluster's groups, one group in the shape of
+//! `kcp group describe` (offsets and lag included, with the server's lag in seconds and status
+//! added to it), from the latest snapshot.
+
+use kafka_consumer_protocol::client::collect::DescribedGroup;
+use serde_json::{json, Value};
+
+use super::state::{ClusterHandle, GroupState, Shared, Snapshot};
+use crate::client_error_json;
+use crate::group::json::{classic_json, consumer_json};
+use crate::group::offsets::{add_to_group, offsets_json};
+
+fn rfc3339_ms(ms: u64) -> Value {
+    if ms == 0 {
+        return Value::Null;
+    }
+    let micros = crate::pcap::rfc3339(std::time::Duration::from_millis(ms));
+    Value::String(format!("{}Z", &micros[..micros.len().saturating_sub(4)]))
+}
+
+fn cluster_summary(cluster: &ClusterHandle, snapshot: &Snapshot) -> Value {
+    json!({
+        "name": cluster.spec.name,
+        "up": snapshot.up,
+        "taken_at": rfc3339_ms(snapshot.taken_at_ms),
+        "collections": snapshot.collections,
+        "collect_duration_s": snapshot.duration.as_secs_f64(),
+        "groups": snapshot.groups.len(),
+        "error": snapshot.last_error.as_ref().map(|e| client_error_json(e)["error"].clone()),
+    })
+}
+
+/// `GET /api/v1/clusters`.
+pub(crate) fn clusters(shared: &Shared) -> Value {
+    let list: Vec<Value> = shared.clusters.iter().map(|c| cluster_summary(c, &c.snapshot())).collect();
+    json!({"clusters": list})
+}
+
+/// One row of the groups list.
+fn group_row(id: &str, g: &GroupState) -> Value {
+    let Some(d) = g.described() else { return json!({"group_id": id}) };
+    json!({
+        "group_id": id,
+        "state": d.state(),
+        "group_protocol": d.group_protocol(),
+        "protocol_type": d.protocol_type(),
+        "assignor": d.assignor(),
+        "members": d.member_count(),
+        "lag": g.report.lag.total,
+        "lag_seconds": g.lag_seconds,
+        "status": g.status.as_str(),
+        "pending_partitions": g.pending,
+        "rebalances": g.rebalances,
+        "rebalances_last_hour": g.rebalances_last_hour,
+        "seen_at": rfc3339_ms(g.seen_at_ms),
+    })
+}
+
+/// `GET /api/v1/clusters/{cluster}/groups`.
+pub(crate) fn groups(cluster: &ClusterHandle) -> Value {
+    let snapshot = cluster.snapshot();
+    let rows: Vec<Value> = snapshot.groups.iter().map(|(id, g)| group_row(id, g)).collect();
+    let mut v = cluster_summary(cluster, &snapshot);
+    v["groups"] = Value::Array(rows);
+    v["cluster"] = v["name"].take();
+    if let Some(object) = v.as_object_mut() {
+        object.remove("name");
+    }
+    v
+}
+
+/// `GET /api/v1/clusters/{cluster}/groups/{group}`: the describe JSON, or `None` for a group the
+/// server does not know.
+pub(crate) fn group(cluster: &ClusterHandle, id: &str) -> Option<Value> {
+    let snapshot = cluster.snapshot();
+    let g = snapshot.groups.get(id)?;
+    let described = g.described()?;
+    let (mut value, _) = match described {
+        DescribedGroup::Classic(d) => classic_json(d, &g.collected.metadata),
+        DescribedGroup::Consumer(d) => (consumer_json(d, &g.collected.metadata), Vec::new()),
+    };
+    add_to_group(&mut value, &offsets_json(&snapshot.offsets, id, described));
+    // What the server adds to describe's shape: the status and lag in seconds it measured.
+    if let Some(rows) = value["offsets"].as_array_mut() {
+        for (row, (o, p)) in rows.iter_mut().zip(g.report.offsets.iter().zip(&g.partitions)) {
+            debug_assert_eq!(row["partition"], json!(o.partition));
+            row["status"] = json!(p.status.map(|s| s.as_str()));
+            row["lag_seconds"] = json!(p.lag_seconds.map(|(s, _)| s));
+            row["lag_seconds_method"] = json!(p.lag_seconds.map(|(_, m)| m.as_str()));
+        }
+    }
+    value["cluster"] = json!(cluster.spec.name);
+    value["status"] = json!(g.status.as_str());
+    value["lag_seconds"] = json!(g.lag_seconds);
+    value["pending_partitions"] = json!(g.pending);
+    value["rebalances"] = json!(g.rebalances);
+    value["rebalances_last_hour"] = json!(g.rebalances_last_hour);
+    value["seen_at"] = rfc3339_ms(g.seen_at_ms);
+    Some(value)
+}
