@@ -154,9 +154,12 @@ def grafana_variables(text):
     return set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text)) | set(re.findall(r"\[\[([A-Za-z0-9_]+)", text))
 
 
-def substitute(expr):
+def substitute(where, expr):
     def value(m):
         name = m.group(1) or m.group(2)
+        if name not in SUBSTITUTIONS:
+            error(where, f"${name}: add a value for it to SUBSTITUTIONS in deploy/check.py")
+            return ".*"
         return SUBSTITUTIONS[name]
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", value, expr)
 
@@ -372,7 +375,7 @@ def run_promtool(contract, queries):
         tests.append("    alert_rule_test:")
         for number, (where, expr) in enumerate(queries):
             alert = f"Query{number}"
-            rules += [f"      - alert: {alert}", f"        expr: {json.dumps('count(' + substitute(expr) + ') > 0')}"]
+            rules += [f"      - alert: {alert}", f"        expr: {json.dumps('count(' + substitute(where, expr) + ') > 0')}"]
             tests += ["      - eval_time: 60m", f"        alertname: {alert}",
                       f"        exp_alerts: [{{exp_labels: {{}}}}]"]
         with open(os.path.join(tmp, "rules.yml"), "w", encoding="utf-8") as f:
