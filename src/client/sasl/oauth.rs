@@ -15,6 +15,7 @@
 //! deadline covers connecting, TLS, the request and the whole answer; the answer's head is at
 //! most [`MAX_HEAD`] bytes and its body at most [`MAX_RESPONSE`] bytes, refused at once when its
 //! `Content-Length` says more; redirects are not followed (a 3xx is an error, as any non-2xx).
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
