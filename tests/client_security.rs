@@ -854,45 +854,36 @@ async fn live_properties_files_written_by_kafka_sh() {
 /// What the test's token endpoint was asked: the Authorization header and the form body.
 type TokenRequests = Arc<Mutex<Vec<(String, String)>>>;
 
-/// A token endpoint on loopback answering every POST with `status` and `body`.
+/// A token endpoint on loopback, hyper's HTTP/1.1 server, answering every request with `status`
+/// and the JSON `body`.
 async fn token_endpoint(status: u16, body: String) -> (String, TokenRequests) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use http_body_util::BodyExt as _;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/oauth2/token", listener.local_addr().unwrap());
     let seen: TokenRequests = Arc::default();
     let log = seen.clone();
     tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let mut raw = Vec::new();
-            let mut buf = [0u8; 4096];
-            // Bounded: a request is a few hundred bytes.
-            while raw.len() < 65536 {
-                let n = stream.read(&mut buf).await.unwrap_or(0);
-                if n == 0 {
-                    break;
+        while let Ok((stream, _)) = listener.accept().await {
+            let (log, body) = (log.clone(), body.clone());
+            let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let (log, body) = (log.clone(), body.clone());
+                async move {
+                    let (head, form) = request.into_parts();
+                    let form = form.collect().await?.to_bytes();
+                    let auth = head.headers.get("authorization").map(|v| v.to_str().unwrap().to_string());
+                    log.lock().unwrap().push((auth.unwrap_or_default(), String::from_utf8_lossy(&form).into_owned()));
+                    let answer = hyper::Response::builder()
+                        .status(status)
+                        .header("content-type", "application/json")
+                        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                        .unwrap();
+                    Ok::<_, hyper::Error>(answer)
                 }
-                raw.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&raw).to_string();
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let length = head
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length:")
-                                .map(|v| v.trim().parse::<usize>().unwrap())
-                        })
-                        .unwrap_or(0);
-                    if body.len() >= length {
-                        let auth =
-                            head.lines().find_map(|l| l.strip_prefix("Authorization: ")).unwrap_or("").to_string();
-                        log.lock().unwrap().push((auth, body.to_string()));
-                        break;
-                    }
-                }
-            }
-            let reply = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-            let _ = stream.write_all(reply.as_bytes()).await;
-            let _ = stream.shutdown().await;
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
         }
     });
     (url, seen)

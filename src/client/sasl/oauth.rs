@@ -7,12 +7,27 @@
 //! checked as Java's `LoginAccessTokenValidator` checks it (a JWT with `exp` and the subject
 //! claim; the signature is the broker's to check). One difference: `http://` is allowed to a
 //! loopback host only, so a client secret never crosses a network in clear.
+//!
+//! HTTP is hyper's (its HTTP/1.1 client connection), over a TCP connection of our own and, for
+//! `https://`, the client's tokio-rustls with ring, Mozilla's roots and hostname verification.
+//! One connection per request, closed after the answer: a token is fetched once per lifetime, so
+//! a pool would hold an idle connection for nothing. The exchange is bounded: the caller's
+//! deadline covers connecting, TLS, the request and the whole answer; the answer's head is at
+//! most [`MAX_HEAD`] bytes and its body at most [`MAX_RESPONSE`] bytes, refused at once when its
+//! `Content-Length` says more; redirects are not followed (a 3xx is an error, as any non-2xx).
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::engine::general_purpose::{STANDARD as BASE64, URL_SAFE_NO_PAD};
 use base64::Engine as _;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use bytes::Bytes;
+use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use hyper::body::Body as _;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -20,8 +35,15 @@ use super::super::config::{CachedToken, OAuthBearerConfig, SaslConfig, Secret, T
 use super::super::error::{ClientError, ErrorKind};
 use super::super::tls;
 
-/// The largest token endpoint answer read.
-const MAX_RESPONSE: u64 = 1 << 20;
+/// The largest token endpoint answer body read: 1 MiB. A token answer is a JWT and a few
+/// fields, a few kilobytes; the cap bounds what a broken or hostile endpoint makes us hold.
+const MAX_RESPONSE: usize = 1 << 20;
+/// The most bytes of an answer's status line and headers (hyper's `max_header_size`; its read
+/// buffer is bounded to the same, which hyper allows to overshoot by one read); a token
+/// answer's head is a few hundred bytes.
+const MAX_HEAD: usize = 64 << 10;
+/// The most characters of an identity provider's explanation shown in an error.
+const MAX_SHOWN: usize = 200;
 /// Java's `sasl.login.refresh.window.factor`: a token is renewed after 80% of its lifetime.
 const REFRESH_FACTOR: f64 = 0.8;
 
@@ -36,14 +58,28 @@ pub(crate) async fn access_token(
     oauth: &OAuthBearerConfig,
     deadline: Instant,
 ) -> Result<Secret, ClientError> {
+    access_token_trusting(sasl, oauth, None, deadline).await
+}
+
+/// [`access_token`] with the TLS configuration for an `https://` endpoint: `None` is the
+/// default one, [`TlsConfig::default`] (Mozilla's roots, hostname verification); tests give
+/// their own CA.
+async fn access_token_trusting(
+    sasl: &SaslConfig,
+    oauth: &OAuthBearerConfig,
+    trust: Option<Arc<rustls::ClientConfig>>,
+    deadline: Instant,
+) -> Result<Secret, ClientError> {
     let mut cache = oauth.cache.0.lock().await;
     if let Some(cached) = cache.as_ref().filter(|c| std::time::Instant::now() < c.refresh_after) {
         return Ok(cached.token.clone());
     }
-    let body = fetch(sasl, oauth, deadline).await?;
-    let token = access_token_of(&body).map_err(|why| token_error(format!("{}: {why}", oauth.token_endpoint)))?;
+    let url = shown_url(&oauth.token_endpoint);
+    let body = fetch(sasl, oauth, trust, deadline).await?;
+    let token =
+        access_token_of(&body).map_err(|why| token_error(format!("OAUTHBEARER token request to {url}: {why}")))?;
     let lifetime = validate(&token, oauth)
-        .map_err(|why| token_error(format!("the access token from {} is not usable: {why}", oauth.token_endpoint)))?;
+        .map_err(|why| token_error(format!("the access token from {url} is not usable: {why}")))?;
     let refresh_after = std::time::Instant::now() + lifetime.mul_f64(REFRESH_FACTOR);
     *cache = Some(CachedToken { token: Secret::new(token.clone()), refresh_after });
     Ok(Secret::new(token))
@@ -64,107 +100,134 @@ pub(crate) fn initial_response(token: &str, extensions: &[(String, String)]) -> 
     message.into_bytes()
 }
 
-/// Java's `URLEncoder.encode(s, UTF_8)`: form encoding, space as `+`.
-fn form_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => out.push(char::from(b)),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-/// A token endpoint URL's parts.
+/// Where the token request goes, from the endpoint URL.
+#[derive(Debug)]
 struct Endpoint {
     https: bool,
+    /// The host to connect to and to verify in TLS (an IPv6 address without its brackets).
     host: String,
     port: u16,
-    /// The `Host` header: as written in the URL.
+    /// The `Host` header: the URL's authority as written.
     authority: String,
-    path: String,
+    /// The request target: the path and query (a fragment is not sent).
+    target: String,
 }
 
 fn parse_url(url: &str) -> Result<Endpoint, String> {
-    let (https, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
-        (Some(rest), _) => (true, rest),
-        (None, Some(rest)) => (false, rest),
+    let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
+    let https = match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
         _ => return Err("not an http(s):// URL".into()),
     };
-    let (authority, path) = match rest.find(['/', '?']) {
-        Some(i) if rest[i..].starts_with('/') => (&rest[..i], rest[i..].to_string()),
-        Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
-        None => (rest, "/".to_string()),
-    };
-    if authority.contains('@') {
+    let authority = uri.authority().ok_or("no host")?;
+    if authority.as_str().contains('@') {
         return Err("credentials in the URL are not supported".into());
     }
-    let default_port = if https { 443 } else { 80 };
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (host, after) = v6.split_once(']').ok_or("unclosed '['")?;
-            let port = after.strip_prefix(':').map(str::parse::<u16>).transpose().map_err(|_| "bad port")?;
-            (host.to_string(), port.unwrap_or(default_port))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((host, port)) => (host.to_string(), port.parse::<u16>().map_err(|_| "bad port")?),
-            None => (authority.to_string(), default_port),
-        },
-    };
+    let host = authority.host();
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     if host.is_empty() {
         return Err("no host".into());
     }
-    Ok(Endpoint { https, host, port, authority: authority.to_string(), path })
+    // (`Authority::port` is `None` for a port that is not a u16 as for no port at all.)
+    let port = match authority.as_str().strip_prefix(authority.host()).and_then(|rest| rest.strip_prefix(':')) {
+        Some(port) => port.parse::<u16>().map_err(|_| format!("'{port}' is not a port"))?,
+        None if https => 443,
+        None => 80,
+    };
+    let target = uri.path_and_query().map_or_else(
+        || "/".to_string(),
+        |p| format!("{}{}", p.path(), p.query().map(|q| format!("?{q}")).unwrap_or_default()),
+    );
+    Ok(Endpoint { https, host: host.to_string(), port, authority: authority.as_str().to_string(), target })
+}
+
+/// The endpoint URL as messages show it: user information before the host (`user:pass@`),
+/// which [`parse_url`] refuses, is shown as `***@`.
+fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
 }
 
 fn is_loopback(host: &str) -> bool {
     host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// POSTs the client credentials grant; the answer's body when the status is 2xx.
-async fn fetch(sasl: &SaslConfig, oauth: &OAuthBearerConfig, deadline: Instant) -> Result<Vec<u8>, ClientError> {
-    let url = &oauth.token_endpoint;
+/// The client credentials grant as Java's `HttpAccessTokenRetriever` sends it. The form is
+/// encoded as Java's `URLEncoder` encodes it (space as `+`, `*-._` and alphanumerics kept).
+fn token_request(
+    sasl: &SaslConfig,
+    oauth: &OAuthBearerConfig,
+    endpoint: &Endpoint,
+) -> Result<Request<Full<Bytes>>, String> {
+    let credentials = BASE64.encode(format!("{}:{}", sasl.username, sasl.password.expose()));
+    let mut authorization = HeaderValue::try_from(format!("Basic {credentials}"))
+        .map_err(|_| "the client id and secret do not make an HTTP header".to_string())?;
+    // Kept out of hyper's and http's Debug output.
+    authorization.set_sensitive(true);
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.append_pair("grant_type", "client_credentials");
+    if let Some(scope) = &oauth.scope {
+        form.append_pair("scope", scope);
+    }
+    let form = form.finish();
+    Request::builder()
+        .method(Method::POST)
+        .uri(endpoint.target.as_str())
+        .header(HOST, endpoint.authority.as_str())
+        .header(AUTHORIZATION, authorization)
+        .header(ACCEPT, "application/json")
+        .header(CACHE_CONTROL, "no-cache")
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(CONTENT_LENGTH, form.len())
+        .header(CONNECTION, "close")
+        .body(Full::new(Bytes::from(form)))
+        .map_err(|e| format!("cannot make the request ({e})"))
+}
+
+/// What the endpoint answered: its status and its whole body.
+struct Answer {
+    status: StatusCode,
+    body: Bytes,
+}
+
+/// POSTs the client credentials grant; the answer's body when the status is 2xx. `trust` as
+/// in [`access_token_trusting`].
+async fn fetch(
+    sasl: &SaslConfig,
+    oauth: &OAuthBearerConfig,
+    trust: Option<Arc<rustls::ClientConfig>>,
+    deadline: Instant,
+) -> Result<Bytes, ClientError> {
+    let url = shown_url(&oauth.token_endpoint);
     let fail = |why: String| token_error(format!("OAUTHBEARER token request to {url}: {why}"));
-    let endpoint = parse_url(url).map_err(&fail)?;
+    let endpoint = parse_url(&oauth.token_endpoint).map_err(&fail)?;
     if !endpoint.https && !is_loopback(&endpoint.host) {
         return Err(fail("http:// is allowed to a loopback host only: use https://".into()));
     }
-    let credentials = BASE64.encode(format!("{}:{}", sasl.username, sasl.password.expose()));
-    let mut body = "grant_type=client_credentials".to_string();
-    if let Some(scope) = &oauth.scope {
-        body.push_str("&scope=");
-        body.push_str(&form_encode(scope));
-    }
-    let request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Basic {credentials}\r\nAccept: application/json\r\n\
-         Cache-Control: no-cache\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        endpoint.path,
-        endpoint.authority,
-        body.len()
-    );
+    let request = token_request(sasl, oauth, &endpoint).map_err(&fail)?;
     let exchange = async {
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
             .await
             .map_err(|e| format!("cannot connect: {e}"))?;
-        let mut raw = Vec::new();
         if endpoint.https {
-            let config = tls::client_config(&TlsConfig::default()).map_err(|e| e.to_string())?;
-            let mut stream =
-                tls::handshake(config, &endpoint.host, tcp, url).await.map_err(|e| e.message().to_string())?;
-            stream.write_all(request.as_bytes()).await.map_err(|e| format!("cannot send: {e}"))?;
-            read_capped(&mut stream, &mut raw).await?;
+            let config = match trust {
+                Some(config) => config,
+                None => tls::client_config(&TlsConfig::default()).map_err(|e| e.to_string())?,
+            };
+            let stream =
+                tls::handshake(config, &endpoint.host, tcp, &url).await.map_err(|e| e.message().to_string())?;
+            send(stream, request).await
         } else {
-            let mut stream = tcp;
-            stream.write_all(request.as_bytes()).await.map_err(|e| format!("cannot send: {e}"))?;
-            read_capped(&mut stream, &mut raw).await?;
+            send(tcp, request).await
         }
-        Ok::<_, String>(raw)
     };
-    let raw = match tokio::time::timeout_at(deadline, exchange).await {
-        Ok(result) => result.map_err(fail)?,
+    let answer = match tokio::time::timeout_at(deadline, exchange).await {
+        Ok(answer) => answer.map_err(&fail)?,
         Err(_) => {
             return Err(ClientError::new(
                 ErrorKind::Timeout,
@@ -172,80 +235,116 @@ async fn fetch(sasl: &SaslConfig, oauth: &OAuthBearerConfig, deadline: Instant) 
             ))
         }
     };
-    let (status, body) = parse_response(&raw).map_err(fail)?;
-    if !(200..300).contains(&status) {
-        return Err(fail(format!("HTTP {status}: {}", printable(&body))));
-    }
-    Ok(body)
-}
-
-async fn read_capped(stream: &mut (impl AsyncReadExt + Unpin), raw: &mut Vec<u8>) -> Result<(), String> {
-    let mut limited = stream.take(MAX_RESPONSE + 1);
-    // A TLS server may end without close_notify after Connection: close; what was read counts.
-    if let Err(e) = limited.read_to_end(raw).await {
-        if raw.is_empty() {
-            return Err(format!("no answer: {e}"));
+    if !answer.status.is_success() {
+        let mut why = format!("HTTP {}: {}", answer.status.as_u16(), refusal(&answer.body, sasl));
+        if answer.status.is_redirection() {
+            why.push_str(" (redirects are not followed: give the endpoint's own URL)");
         }
+        return Err(fail(why));
     }
-    if raw.len() as u64 > MAX_RESPONSE {
-        return Err(format!("the answer is larger than {MAX_RESPONSE} bytes"));
-    }
-    Ok(())
+    Ok(answer.body)
 }
 
-/// The status and body of an HTTP/1.x response (Content-Length, chunked, or to the end).
-fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("not an HTTP response (no end of headers)")?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let body = &raw[end + 4..];
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .strip_prefix("HTTP/1.")
-        .and_then(|rest| rest.get(2..5))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or("not an HTTP/1.x response")?;
-    let header = |name: &str| {
-        lines.clone().find_map(|l| {
-            let (key, value) = l.split_once(':')?;
-            key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+/// One request over `io` with hyper's HTTP/1.1 client, and the whole answer (bounded).
+async fn send<IO>(io: IO, request: Request<Full<Bytes>>) -> Result<Answer, String>
+where
+    IO: AsyncRead + AsyncWrite + Unpin,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+        .max_header_size(MAX_HEAD)
+        .max_buf_size(MAX_HEAD)
+        .handshake::<_, Full<Bytes>>(TokioIo::new(io))
+        .await
+        .map_err(|e| http_failure(&e))?;
+    let answer = async move {
+        let response = sender.send_request(request).await.map_err(|e| http_failure(&e))?;
+        let status = response.status();
+        let body = response.into_body();
+        // A Content-Length over the cap is refused before anything is read; the body is
+        // collected chunk by chunk as it comes, never into a buffer sized by the header.
+        if body.size_hint().lower() > MAX_RESPONSE as u64 {
+            return Err(format!(
+                "the answer is larger than {MAX_RESPONSE} bytes (Content-Length {})",
+                body.size_hint().lower()
+            ));
+        }
+        let body = Limited::new(body, MAX_RESPONSE).collect().await.map_err(|e| {
+            if e.is::<LengthLimitError>() {
+                format!("the answer is larger than {MAX_RESPONSE} bytes")
+            } else if let Some(e) = e.downcast_ref::<hyper::Error>() {
+                http_failure(e)
+            } else {
+                e.to_string()
+            }
+        })?;
+        Ok(Answer { status, body: body.to_bytes() })
+    };
+    // The connection is driven here rather than spawned, so that it ends with this future (at
+    // the deadline too) and no task outlives the request.
+    tokio::pin!(answer, connection);
+    tokio::select! {
+        answer = &mut answer => answer,
+        // The connection ends after the answer (Connection: close) or on a failure; either way
+        // the answer now has all its data or the failure.
+        _ = &mut connection => answer.await,
+    }
+}
+
+/// What went wrong in hyper, with the underlying cause (an I/O or TLS error).
+fn http_failure(e: &hyper::Error) -> String {
+    // (hyper's client has no is_parse_too_large; its message is the one test-pinned sign.)
+    let what = if e.is_parse() && e.to_string().contains("too large") {
+        format!("the answer's status line and headers are larger than {MAX_HEAD} bytes")
+    } else if e.is_parse() || e.is_parse_status() {
+        format!("not an HTTP/1.x answer ({e})")
+    } else if e.is_incomplete_message() || io_cause(e).is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+    {
+        // (A body cut short is an I/O error "end of file before message length reached".)
+        "the connection closed before the answer was complete".to_string()
+    } else {
+        e.to_string()
+    };
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{what}: {cause}"),
+        None => what,
+    }
+}
+
+fn io_cause(e: &hyper::Error) -> Option<&std::io::Error> {
+    std::error::Error::source(e)?.downcast_ref::<std::io::Error>()
+}
+
+/// What a refusal says, read as Java's `HttpAccessTokenRetriever.formatErrorMessage` reads it:
+/// RFC 6749's `error` and `error_description` (section 5.2), or Okta's `errorCode` and
+/// `errorSummary`; else the body's text. At most [`MAX_SHOWN`] characters, without control
+/// characters, and with the client secret (and the Basic credentials made of it) masked, should
+/// an endpoint echo them.
+fn refusal(body: &[u8], sasl: &SaslConfig) -> String {
+    let fields = |json: &serde_json::Value, code: &str, description: &str| {
+        let text = |value: &serde_json::Value| value.as_str().map_or_else(|| value.to_string(), str::to_string);
+        let code = text(json.get(code)?);
+        Some(match json.get(description) {
+            Some(description) => format!("{code}: {}", text(description)),
+            None => code,
         })
     };
-    if header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
-        return Ok((status, dechunk(body)?));
+    let text = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(json) => fields(&json, "error", "error_description").or_else(|| fields(&json, "errorCode", "errorSummary")),
+        Err(_) => None,
     }
-    match header("content-length").map(|v| v.parse::<usize>()) {
-        Some(Ok(len)) if len <= body.len() => Ok((status, body[..len].to_vec())),
-        Some(_) => Err("the body is shorter than its Content-Length".into()),
-        None => Ok((status, body.to_vec())),
+    .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    let secret = sasl.password.expose();
+    let credentials = BASE64.encode(format!("{}:{secret}", sasl.username));
+    let mut text = text;
+    for hidden in [credentials.as_str(), secret].into_iter().filter(|s| !s.is_empty()) {
+        text = text.replace(hidden, "***");
     }
-}
-
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = body.windows(2).position(|w| w == b"\r\n").ok_or("a chunk size line is not ended")?;
-        let size_text = String::from_utf8_lossy(&body[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| "a chunk size is not hexadecimal")?;
-        body = &body[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        let chunk = body.get(..size).ok_or("a chunk is cut short")?;
-        out.extend_from_slice(chunk);
-        body = body.get(size + 2..).ok_or("a chunk is not ended")?;
-    }
-}
-
-/// Up to 200 printable characters of an error body (an identity provider's explanation).
-fn printable(body: &[u8]) -> String {
-    let text: String =
-        String::from_utf8_lossy(body).chars().map(|c| if c.is_control() { ' ' } else { c }).take(200).collect();
-    if text.trim().is_empty() {
+    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let text: String = text.trim().chars().take(MAX_SHOWN).collect();
+    if text.is_empty() {
         "(no body)".to_string()
     } else {
-        text.trim().to_string()
+        text
     }
 }
 
@@ -291,59 +390,4 @@ fn validate(token: &str, oauth: &OAuthBearerConfig) -> Result<Duration, String> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn jwt(claims: &str) -> String {
-        format!("{}.{}.sig", URL_SAFE_NO_PAD.encode(r#"{"alg":"RS256"}"#), URL_SAFE_NO_PAD.encode(claims))
-    }
-
-    #[test]
-    fn initial_response_is_rfc_7628_as_java_writes_it() {
-        assert_eq!(initial_response("t0k", &[]), b"n,,\x01auth=Bearer t0k\x01\x01");
-        let ext = [("a".to_string(), "1".to_string()), ("b".to_string(), "2".to_string())];
-        assert_eq!(initial_response("t", &ext), b"n,,\x01auth=Bearer t\x01a=1\x01b=2\x01\x01");
-    }
-
-    #[test]
-    fn tokens_are_checked_as_java_checks_them() {
-        let oauth = OAuthBearerConfig::new("https://x/t");
-        let future = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 600;
-        let lifetime = validate(&jwt(&format!(r#"{{"exp":{future},"sub":"me","scope":["a","b"]}}"#)), &oauth).unwrap();
-        assert!(lifetime > Duration::from_secs(590) && lifetime <= Duration::from_secs(600), "{lifetime:?}");
-        for (token, why) in [
-            ("a.b".to_string(), "three parts"),
-            (jwt(r#"{"sub":"me"}"#), "exp"),
-            (jwt(&format!(r#"{{"exp":{future}}}"#)), "sub claim"),
-            (jwt(&format!(r#"{{"exp":{future},"sub":"me","scope":3}}"#)), "scope claim"),
-            (jwt(r#"{"exp":1000,"sub":"me"}"#), "expired"),
-            ("a.!!.c".to_string(), "base64url"),
-        ] {
-            let e = validate(&token, &oauth).unwrap_err();
-            assert!(e.contains(why), "{token}: {e}");
-        }
-    }
-
-    #[test]
-    fn http_answers() {
-        let (status, body) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}xx").unwrap();
-        assert_eq!((status, body.as_slice()), (200, b"{}".as_slice()));
-        let chunked =
-            b"HTTP/1.1 401 Unauthorized\r\ntransfer-encoding: Chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).unwrap(), (401, b"abcde".to_vec()));
-        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}").is_err());
-        assert!(parse_response(b"garbage").is_err());
-        assert!(parse_response(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n").is_err());
-        assert_eq!(access_token_of(br#"{"access_token":"x.y.z","expires_in":3600}"#).unwrap(), "x.y.z");
-        assert!(access_token_of(br#"{"error":"invalid_client"}"#).unwrap_err().contains("no access_token"));
-        assert_eq!(form_encode("kafka read:all ä"), "kafka+read%3Aall+%C3%A4");
-        let e = parse_url("https://idp.example.com/oauth2/token?x=1").unwrap();
-        assert_eq!(
-            (e.https, e.host.as_str(), e.port, e.path.as_str()),
-            (true, "idp.example.com", 443, "/oauth2/token?x=1")
-        );
-        let e = parse_url("http://[::1]:8080").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("::1", 8080, "/"));
-        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && !is_loopback("10.0.0.1"));
-    }
-}
+mod tests;
