@@ -974,3 +974,443 @@ async fn live_oauthbearer_with_a_token_endpoint() {
     assert!(e.to_string().contains("HTTP 401") && e.to_string().contains("invalid_client"), "{e}");
     assert!(!e.to_string().contains("oauth-secret-5d2"), "{e}");
 }
+
+// ---- X.509 v1 certificates (issue 38): what `openssl x509 -req -CA ...` makes, accepted as Java does ----
+
+mod v1 {
+    use super::*;
+    use openssl::asn1::{Asn1Integer, Asn1Time};
+    use openssl::bn::BigNum;
+    use openssl::ec::{EcGroup, EcKey};
+    use openssl::hash::MessageDigest;
+    use openssl::nid::Nid;
+    use openssl::pkey::{PKey, Private};
+    use openssl::rsa::Rsa;
+    use openssl::ssl::{Ssl, SslAcceptor, SslMethod, SslVerifyMode};
+    use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName};
+    use openssl::x509::store::X509StoreBuilder;
+    use openssl::x509::{X509Builder, X509NameBuilder, X509};
+    use std::pin::Pin;
+
+    pub fn rsa_key() -> PKey<Private> {
+        PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap()
+    }
+
+    pub fn ec_key() -> PKey<Private> {
+        PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap()
+    }
+
+    /// Validity in days from now (negative: in the past).
+    #[derive(Clone, Copy)]
+    pub struct Days(pub i64, pub i64);
+    pub const VALID: Days = Days(-1, 30);
+
+    pub struct Issued {
+        pub cert: X509,
+        pub key: PKey<Private>,
+    }
+
+    impl Issued {
+        pub fn cert_pem(&self) -> String {
+            String::from_utf8(self.cert.to_pem().unwrap()).unwrap()
+        }
+        pub fn key_pem(&self) -> String {
+            String::from_utf8(self.key.private_key_to_pem_pkcs8().unwrap()).unwrap()
+        }
+    }
+
+    fn builder(cn: &str, key: &PKey<Private>, issuer: Option<&Issued>, days: Days) -> X509Builder {
+        let mut name = X509NameBuilder::new().unwrap();
+        name.append_entry_by_nid(Nid::COMMONNAME, cn).unwrap();
+        let name = name.build();
+        let mut b = X509Builder::new().unwrap();
+        let mut serial = BigNum::new().unwrap();
+        serial.rand(64, openssl::bn::MsbOption::MAYBE_ZERO, false).unwrap();
+        b.set_serial_number(&Asn1Integer::from_bn(&serial).unwrap()).unwrap();
+        b.set_subject_name(&name).unwrap();
+        b.set_issuer_name(issuer.map(|i| i.cert.subject_name()).unwrap_or(&name)).unwrap();
+        b.set_pubkey(key).unwrap();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        b.set_not_before(&Asn1Time::from_unix(now + days.0 * 86400).unwrap()).unwrap();
+        b.set_not_after(&Asn1Time::from_unix(now + days.1 * 86400).unwrap()).unwrap();
+        b
+    }
+
+    /// A CA as `openssl req -new -x509` makes it (v3, CA:TRUE), or a v1 self-signed root.
+    pub fn ca(cn: &str, version1: bool) -> Issued {
+        ca_with_key(cn, version1, rsa_key())
+    }
+
+    pub fn ca_with_key(cn: &str, version1: bool, key: PKey<Private>) -> Issued {
+        let mut b = builder(cn, &key, None, VALID);
+        if version1 {
+            b.set_version(0).unwrap();
+        } else {
+            b.set_version(2).unwrap();
+            b.append_extension(BasicConstraints::new().critical().ca().build().unwrap()).unwrap();
+            b.append_extension(KeyUsage::new().critical().key_cert_sign().crl_sign().build().unwrap()).unwrap();
+        }
+        b.sign(&key, MessageDigest::sha256()).unwrap();
+        Issued { cert: b.build(), key }
+    }
+
+    /// What `openssl x509 -req -CA ca.pem -CAkey ca.key` makes on OpenSSL 3.0 from a CSR, without
+    /// `-extfile`: an X.509 v1 certificate (no extensions, so no subjectAltName).
+    pub fn v1_issued(cn: &str, key: PKey<Private>, ca: &Issued, days: Days) -> Issued {
+        v1_signed_with(cn, key, ca, days, MessageDigest::sha256())
+    }
+
+    pub fn v1_signed_with(cn: &str, key: PKey<Private>, ca: &Issued, days: Days, digest: MessageDigest) -> Issued {
+        let mut b = builder(cn, &key, Some(ca), days);
+        b.set_version(0).unwrap();
+        b.sign(&ca.key, digest).unwrap();
+        let cert = b.build();
+        assert_eq!(cert.version(), 0, "an X.509 v1 certificate");
+        Issued { cert, key }
+    }
+
+    /// A v3 server certificate with a subjectAltName and an extendedKeyUsage.
+    pub fn v3_issued(cn: &str, sans: &[&str], eku_client_only: bool, ca: &Issued) -> Issued {
+        let key = ec_key();
+        let mut b = builder(cn, &key, Some(ca), VALID);
+        b.set_version(2).unwrap();
+        let mut san = SubjectAlternativeName::new();
+        for name in sans {
+            san.dns(name);
+        }
+        b.append_extension(san.build(&b.x509v3_context(Some(&ca.cert), None)).unwrap()).unwrap();
+        let eku = if eku_client_only {
+            ExtendedKeyUsage::new().client_auth().build()
+        } else {
+            ExtendedKeyUsage::new().server_auth().build()
+        };
+        b.append_extension(eku.unwrap()).unwrap();
+        b.sign(&ca.key, MessageDigest::sha256()).unwrap();
+        Issued { cert: b.build(), key }
+    }
+
+    /// A broker whose TLS is OpenSSL's (as a Java broker, it takes v1 client certificates);
+    /// `client_ca` requires a client certificate signed by it. The client certificates it
+    /// received are in the returned list.
+    pub async fn openssl_broker(
+        server: &Issued,
+        chain: &[&X509],
+        client_ca: Option<&X509>,
+    ) -> (FakeBroker, Arc<Mutex<Vec<X509>>>) {
+        let mut b = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls()).unwrap();
+        // Serve weak certificates too (the system's level would refuse SHA-1 and MD5): the
+        // client is under test.
+        b.set_security_level(0);
+        b.set_private_key(&server.key).unwrap();
+        b.set_certificate(&server.cert).unwrap();
+        for extra in chain {
+            b.add_extra_chain_cert((*extra).clone()).unwrap();
+        }
+        if let Some(ca) = client_ca {
+            let mut store = X509StoreBuilder::new().unwrap();
+            store.add_cert(ca.clone()).unwrap();
+            b.set_verify_cert_store(store.build()).unwrap();
+            b.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+        }
+        let acceptor = Arc::new(b.build());
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let log = received.clone();
+        let broker = start_with(answer, move |tcp| {
+            let acceptor = acceptor.clone();
+            let log = log.clone();
+            async move {
+                let ssl = Ssl::new(acceptor.context()).ok()?;
+                let mut stream = tokio_openssl::SslStream::new(ssl, tcp).ok()?;
+                Pin::new(&mut stream).accept().await.ok()?;
+                if let Some(peer) = stream.ssl().peer_certificate() {
+                    log.lock().unwrap().push(peer);
+                }
+                Some(stream)
+            }
+        })
+        .await;
+        (broker, received)
+    }
+
+    pub fn config(address: &str, ca: &Issued) -> ClientConfig {
+        tls_config(address, &String::from_utf8(ca.cert.to_pem().unwrap()).unwrap())
+    }
+
+    pub fn pem_identity(client: &Issued) -> ClientIdentity {
+        ClientIdentity::PemText { certificate_chain: client.cert_pem(), key: Secret::new(client.key_pem()) }
+    }
+}
+
+/// A broker certificate made by Confluent's recipe (`openssl x509 -req -CA`: X.509 v1, CN only)
+/// is accepted, by name through its common name (Java's rule without subjectAltName), over TLS
+/// 1.3 and 1.2, with an RSA and an EC key; and with a v1 root too.
+#[tokio::test]
+async fn an_x509_v1_broker_certificate_is_accepted_as_java_accepts_it() {
+    use openssl::hash::MessageDigest;
+    // The last: SHA-1 from a private CA, which Java accepts (OpenSSL 3's security level 1 would not).
+    for (ca_v1, key, digest) in [
+        (false, v1::rsa_key(), MessageDigest::sha256()),
+        (false, v1::ec_key(), MessageDigest::sha256()),
+        (true, v1::rsa_key(), MessageDigest::sha256()),
+        (false, v1::ec_key(), MessageDigest::sha1()),
+    ] {
+        let ca = v1::ca("kcp v1 CA", ca_v1);
+        let server = v1::v1_signed_with("localhost", key, &ca, v1::VALID, digest);
+        let (broker, _) = v1::openssl_broker(&server, &[], None).await;
+        let by_name = format!("localhost:{}", broker.port);
+        for (tls12, tls13) in [(true, true), (true, false), (false, true)] {
+            let mut config = v1::config(&by_name, &ca);
+            (config.tls.allow_tls12, config.tls.allow_tls13) = (tls12, tls13);
+            let client = Client::new(config).unwrap();
+            let what = format!("v1 CA {ca_v1}, TLS 1.2 {tls12}, TLS 1.3 {tls13}");
+            client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+        // By IP: a v1 certificate has no subjectAltName IP, so Java refuses the name; so does kcp,
+        // saying so, and accepts it with hostname verification off.
+        let e = Client::new(v1::config(&broker.address(), &ca)).unwrap().metadata(None, deadline()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+        assert!(
+            e.message().contains(
+                "invalid peer certificate: hostname mismatch: certificate not valid for name \"127.0.0.1\": it has no subjectAltName name and the common name \"localhost\""
+            ),
+            "{e}"
+        );
+        let mut config = v1::config(&broker.address(), &ca);
+        config.tls.verify_hostname = false;
+        Client::new(config).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    }
+}
+
+/// The client's own v1 certificate (mutual TLS) from every keystore form: PEM text, a PEM
+/// file, an encrypted PKCS#8 key, and PKCS12 and JKS stores made by openssl and keytool; the
+/// broker (OpenSSL, as Java would) receives exactly that certificate.
+#[tokio::test]
+async fn an_x509_v1_client_certificate_for_mutual_tls() {
+    let ca = v1::ca("kcp v1 CA", false);
+    let server = v1::v1_issued("localhost", v1::rsa_key(), &ca, v1::VALID);
+    let client = v1::v1_issued("kcp v1 client", v1::ec_key(), &ca, v1::VALID);
+    let (broker, received) = v1::openssl_broker(&server, &[], Some(&ca.cert)).await;
+    let by_name = format!("localhost:{}", broker.port);
+    let mut config = v1::config(&by_name, &ca);
+    config.tls.identity = Some(v1::pem_identity(&client));
+    Client::new(config).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    {
+        let received = received.lock().unwrap();
+        assert_eq!(received.len(), 1);
+        assert_eq!(received[0].to_der().unwrap(), client.cert.to_der().unwrap());
+        assert_eq!(received[0].version(), 0);
+    }
+    let dir = std::env::temp_dir().join(format!("kcp-v1-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Kafka's PEM keystore file: the key and the chain.
+    let keystore = dir.join("client-keystore.pem");
+    std::fs::write(&keystore, format!("{}{}", client.key_pem(), client.cert_pem())).unwrap();
+    let mut config = v1::config(&by_name, &ca);
+    config.tls.identity = Some(ClientIdentity::PemFile(keystore));
+    Client::new(config).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    // An encrypted PKCS#8 key with ssl.key.password.
+    let encrypted =
+        client.key.private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_256_cbc(), b"v1-key-pw").unwrap();
+    let mut config = v1::config(&by_name, &ca);
+    config.tls.identity = Some(ClientIdentity::PemText {
+        certificate_chain: client.cert_pem(),
+        key: Secret::new(String::from_utf8(encrypted).unwrap()),
+    });
+    config.tls.pem_key_password = Some(Secret::new("v1-key-pw"));
+    Client::new(config).unwrap().metadata(Some(&[]), deadline()).await.unwrap();
+    assert_eq!(received.lock().unwrap().len(), 3);
+    // JKS and PKCS12 keystores and truststores (keytool and the openssl command).
+    let (ca_file, cert_file, key_file) = (dir.join("ca.pem"), dir.join("client.pem"), dir.join("client.key"));
+    std::fs::write(&ca_file, ca.cert.to_pem().unwrap()).unwrap();
+    std::fs::write(&cert_file, client.cert_pem()).unwrap();
+    std::fs::write(&key_file, client.key_pem()).unwrap();
+    if let Some(stores) = Stores::make("v1", &ca_file, &cert_file, &key_file) {
+        let head = format!("bootstrap.servers={by_name}\nsecurity.protocol=SSL\n");
+        for (trust_file, trust_kind) in [("trust.jks", "JKS"), ("trust.p12", "PKCS12")] {
+            for (key_file, key_kind) in
+                [("client.p12", "PKCS12"), ("client-openssl.p12", "PKCS12"), ("client.jks", "JKS")]
+            {
+                let text = format!(
+                    "{head}{}{}",
+                    stores.truststore(trust_file, trust_kind),
+                    stores.keystore(key_file, key_kind)
+                );
+                let what = format!("{trust_file} as {trust_kind}, {key_file} as {key_kind}");
+                let kcp = Client::new(ClientConfig::from_properties(&text).unwrap())
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                kcp.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+        }
+        let received = received.lock().unwrap();
+        assert_eq!(received.len(), 9);
+        assert!(received.iter().all(|c| c.to_der().unwrap() == client.cert.to_der().unwrap()));
+    }
+    // Without a certificate the broker refuses the connection.
+    let e = Client::new(v1::config(&by_name, &ca)).unwrap().metadata(None, deadline()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+    assert!(e.message().contains("the broker refused the client certificate, or its absence"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A key that is not the certificate's is named as such, for a v1 and a v3 certificate alike
+/// (it used to be "invalid peer certificate: Other(OtherError(UnsupportedCertVersion))" for v1).
+#[test]
+fn a_key_that_is_not_the_certificates_says_so() {
+    let ca = v1::ca("kcp v1 CA", false);
+    let client = v1::v1_issued("kcp v1 client", v1::ec_key(), &ca, v1::VALID);
+    let stranger = v1::ec_key();
+    let v3 = pki(&["127.0.0.1"]);
+    let cases = [
+        (
+            client.cert_pem(),
+            String::from_utf8(stranger.private_key_to_pem_pkcs8().unwrap()).unwrap(),
+            "CN=kcp v1 client",
+        ),
+        (v3.client_cert_pem.clone(), client.key_pem(), "CN=kcp client"),
+    ];
+    for (certificate_chain, key, subject) in cases {
+        let mut config = tls_config("127.0.0.1:9", &v3.ca_pem);
+        config.tls.identity = Some(ClientIdentity::PemText { certificate_chain, key: Secret::new(key) });
+        let e = Client::new(config).unwrap_err();
+        assert_eq!(e.key(), "ssl.keystore.key");
+        let expected = format!("the private key does not match the client certificate ({subject})");
+        assert!(e.to_string().contains(&expected), "{e}");
+        assert!(!e.to_string().contains("PRIVATE KEY") && !e.to_string().contains("MII"), "{e}");
+    }
+    // The right key with the v1 certificate loads.
+    let mut config = tls_config("127.0.0.1:9", &v3.ca_pem);
+    config.tls.identity = Some(v1::pem_identity(&client));
+    Client::new(config).unwrap();
+}
+
+/// Each refusal says what is wrong: expired, not yet valid, unknown CA, hostname mismatch, not
+/// a CA, not for TLS servers.
+#[tokio::test]
+async fn a_refused_broker_certificate_says_why() {
+    let ca = v1::ca("kcp v1 CA", false);
+    let other_ca = v1::ca("kcp other CA", false);
+    let expired = v1::v1_issued("localhost", v1::ec_key(), &ca, v1::Days(-30, -1));
+    let future = v1::v1_issued("localhost", v1::ec_key(), &ca, v1::Days(1, 30));
+    let valid = v1::v1_issued("localhost", v1::ec_key(), &ca, v1::VALID);
+    let named = v1::v3_issued("localhost", &["kafka.example.com"], false, &ca);
+    let client_only = v1::v3_issued("localhost", &["localhost"], true, &ca);
+    // A v1 certificate that is not self-signed cannot issue others (Java refuses it too).
+    let v1_intermediate = v1::v1_issued("kcp v1 intermediate", v1::rsa_key(), &ca, v1::VALID);
+    let below_intermediate = v1::v1_issued("localhost", v1::ec_key(), &v1_intermediate, v1::VALID);
+    // Java's jdk.certpath.disabledAlgorithms: MD5 signatures and RSA keys below 1024 bits.
+    let md5 = v1::v1_signed_with("localhost", v1::ec_key(), &ca, v1::VALID, openssl::hash::MessageDigest::md5());
+    let weak_ca = v1::ca_with_key(
+        "kcp weak CA",
+        false,
+        openssl::pkey::PKey::from_rsa(openssl::rsa::Rsa::generate(768).unwrap()).unwrap(),
+    );
+    let below_weak_ca = v1::v1_issued("localhost", v1::ec_key(), &weak_ca, v1::VALID);
+    let cases: [(&v1::Issued, Vec<&openssl::x509::X509>, &v1::Issued, &str); 8] = [
+        (&expired, vec![], &ca, "invalid peer certificate: expired: the broker's certificate (CN=localhost) was valid until "),
+        (&future, vec![], &ca, "invalid peer certificate: not yet valid: the broker's certificate (CN=localhost) is valid from "),
+        (
+            &valid,
+            vec![],
+            &other_ca,
+            "invalid peer certificate: unknown CA: the broker's certificate (CN=localhost, issued by CN=kcp v1 CA) does not chain to a certificate of ssl.truststore.certificates",
+        ),
+        (
+            &named,
+            vec![],
+            &ca,
+            "invalid peer certificate: hostname mismatch: certificate not valid for name \"localhost\": it is valid for DNS:kafka.example.com",
+        ),
+        (
+            &client_only,
+            vec![],
+            &ca,
+            "invalid peer certificate: not for TLS servers: the broker's certificate (CN=localhost) has an extendedKeyUsage",
+        ),
+        (
+            &below_intermediate,
+            vec![&v1_intermediate.cert],
+            &ca,
+            "invalid peer certificate: not a CA: certificate 2 of the broker's chain (CN=kcp v1 intermediate) issued another",
+        ),
+        (
+            &md5,
+            vec![],
+            &ca,
+            "invalid peer certificate: too weak: the broker's certificate (CN=localhost) is signed with md5WithRSAEncryption, which Java refuses too",
+        ),
+        (
+            &below_weak_ca,
+            vec![],
+            &weak_ca,
+            "invalid peer certificate: too weak: certificate 2 of the broker's chain (CN=kcp weak CA) has a 768-bit RSA key (the least is 1024)",
+        ),
+    ];
+    for (server, chain, trusted, expected) in cases {
+        let (broker, _) = v1::openssl_broker(server, &chain, None).await;
+        let config = v1::config(&format!("localhost:{}", broker.port), trusted);
+        let e = Client::new(config).unwrap().metadata(None, deadline()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+        assert!(e.message().contains(expected), "expected {expected:?} in: {e}");
+        assert!(!e.message().contains("OtherError"), "{e}");
+    }
+}
+
+/// The live cluster's V1TLS and V1MTLS listeners (issue 38): broker and client certificates made
+/// by Confluent's recipe (`openssl x509 -req -CA` without extensions: X.509 v1, the broker named
+/// by CN=localhost only; JKS stores from keytool), read from the properties files `kafka.sh`
+/// writes. Java's own `kafka-consumer-groups` connects with the same file; so does kcp, to the
+/// bootstrap listener and to the broker by its advertised name; and each refusal says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_x509_v1_certificates_from_confluents_recipe() {
+    let Some(must) = live_cluster("V1_MTLS_BOOTSTRAP") else { return };
+    let run_dir = std::path::PathBuf::from(must("RUN_DIR"));
+    for file in ["v1-broker.pem", "v1-client.pem"] {
+        let pem = std::fs::read(run_dir.join("tls").join(file)).unwrap();
+        assert_eq!(openssl::x509::X509::from_pem(&pem).unwrap().version(), 0, "{file} is X.509 v1");
+    }
+    let properties = |file: &str, bootstrap: &str| {
+        let path = run_dir.join(format!("{file}.properties"));
+        let mut config = ClientConfig::from_properties_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(config.ignored_keys.is_empty(), "{file}: {:?}", config.ignored_keys);
+        config.set_bootstrap([bootstrap]).unwrap();
+        config
+    };
+    let (tls, mtls) = (must("V1_TLS_BOOTSTRAP"), must("V1_MTLS_BOOTSTRAP"));
+    for (file, bootstrap) in [("client-v1-tls", &tls), ("client-v1-mtls", &mtls)] {
+        let client = Client::new(properties(file, bootstrap)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let metadata = client.metadata(Some(&[]), deadline()).await.unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(metadata.brokers[0].host, "localhost", "{file}");
+        // ListGroups goes to each broker at its advertised address.
+        client.list_groups(&ListGroupsFilter::default(), deadline()).await.unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    // Java's client takes the same file (the claim that kcp accepts what Java accepts).
+    let java = std::process::Command::new(must("CTL"))
+        .args(["tool", &must("NAME"), "consumer-groups", "--bootstrap-server", &mtls, "--command-config"])
+        .arg(run_dir.join("client-v1-mtls.properties"))
+        .args(["--list", "--timeout", "60000"])
+        .output()
+        .unwrap();
+    assert!(java.status.success(), "Java's kafka-consumer-groups: {}", String::from_utf8_lossy(&java.stderr));
+    // Without the client certificate the V1MTLS listener refuses.
+    let e = Client::new(properties("client-v1-tls", &mtls)).unwrap().metadata(None, deadline()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+    assert!(e.message().contains("the broker refused the client certificate, or its absence"), "{e}");
+    // By IP the CN=localhost certificate does not name the broker (Java: "No subject alternative
+    // names present"); kcp says which names it has.
+    let by_ip = tls.replace("localhost", "127.0.0.1");
+    let e = Client::new(properties("client-v1-tls", &by_ip)).unwrap().metadata(None, deadline()).await.unwrap_err();
+    assert!(
+        e.message().contains("hostname mismatch: certificate not valid for name \"127.0.0.1\": it has no subjectAltName name and the common name \"localhost\""),
+        "{e}"
+    );
+    // Trusting another CA: unknown CA.
+    let mut config = properties("client-v1-tls", &tls);
+    config.tls.trust = TrustStore::Pem(PemSource::File(must("CA_PEM").into()));
+    let e = Client::new(config).unwrap().metadata(None, deadline()).await.unwrap_err();
+    assert!(
+        e.message().contains(
+            "unknown CA: the broker's certificate (CN=localhost, issued by CN=kcp-live v1 CA) does not chain to a certificate of ssl.truststore.location (the chain ends at certificate 2 of the broker's chain, CN=kcp-live v1 CA"
+        ),
+        "{e}"
+    );
+}

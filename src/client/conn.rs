@@ -181,7 +181,9 @@ async fn read_loop(stream: impl AsyncRead + Unpin, pending: Arc<Mutex<Pending>>,
 /// certificate it refuses), else `unreachable`.
 fn io_error(doing: &str, e: &std::io::Error) -> ClientError {
     match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-        Some(tls) => ClientError::new(ErrorKind::Tls, format!("{doing} failed: TLS: {tls}")),
+        Some(tls) => {
+            ClientError::new(ErrorKind::Tls, format!("{doing} failed: TLS: {}", super::tls::tls_error_text(tls)))
+        }
         None => ClientError::unreachable(format!("{doing} failed: {e}")),
     }
 }

@@ -2,10 +2,11 @@
 //!
 //! [`Client`] bootstraps from a list of brokers, negotiates API versions with every broker it
 //! connects to (ApiVersions; each request goes at the highest version both sides support),
-//! reuses one connection per broker, and speaks PLAINTEXT, SSL (rustls), SASL PLAIN and
-//! SCRAM-SHA-256/512. Messages are `kafka-protocol`'s, never hand-written; every response is
-//! checked against the bytes present before it is decoded (no allocation sized by a count a
-//! broker sent), and a response frame's size is checked against
+//! reuses one connection per broker, and speaks PLAINTEXT, SSL (rustls; with a truststore the
+//! broker's certificate is checked by OpenSSL, as librdkafka checks it, so X.509 v1 certificates
+//! work as in Java), SASL PLAIN and SCRAM-SHA-256/512. Messages are `kafka-protocol`'s, never
+//! hand-written; every response is checked against the bytes present before it is decoded (no
+//! allocation sized by a count a broker sent), and a response frame's size is checked against
 //! [`ClientConfig::max_response_size`] before anything is allocated for it.
 //!
 //! Every call takes a [`Deadline`]: retries (COORDINATOR_LOAD_IN_PROGRESS,

@@ -2,22 +2,31 @@
 //! Mozilla's roots), an optional client certificate for mutual TLS from PEM or a JKS or PKCS12
 //! keystore, and hostname verification unless turned off.
 //!
+//! The broker's certificate is checked by OpenSSL against a configured truststore, and the client
+//! certificate matched to its key by OpenSSL ([`verify`] says why): so X.509 v1 certificates,
+//! which Java and librdkafka accept and rustls-webpki refuses, work as in Java. With no
+//! truststore (Mozilla's roots, public CAs, which issue only v3 certificates) rustls-webpki
+//! checks the certificate, as before.
+//!
 //! PEM is read as Kafka's `DefaultSslEngineFactory.PemParser` reads it: between the `BEGIN` and
 //! `END` markers every white space is dropped, so a certificate written on one line (as a
 //! properties value continued with `\` becomes) reads as one written over many.
 
 mod jks;
+mod verify;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use base64::Engine as _;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::ResolvesClientCert;
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{
     CertificateDer, PrivateKeyDer, PrivatePkcs1KeyDer, PrivatePkcs8KeyDer, PrivateSec1KeyDer, ServerName, UnixTime,
 };
-use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::sign::CertifiedKey;
+use rustls::{CertificateError, DigitallySignedStruct, OtherError, RootCertStore, SignatureScheme};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
@@ -28,18 +37,14 @@ use super::error::{ClientError, ConfigError, ErrorKind};
 /// PEM without a usable certificate is a [`ConfigError`] naming its key, the file and why.
 pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>, ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = RootCertStore::empty();
     let (trust_key, trusted) = match &tls.trust {
-        TrustStore::PublicRoots => {
-            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-            ("ssl.truststore.location", Vec::new())
-        }
+        TrustStore::PublicRoots => ("ssl.truststore.location", None),
         TrustStore::Pem(source) => {
             let key = match source {
                 PemSource::File(_) => "ssl.truststore.location",
                 PemSource::Text(_) => "ssl.truststore.certificates",
             };
-            (key, certificates(&read_pem(source, key)?, key)?)
+            (key, Some(certificates(&read_pem(source, key)?, key)?))
         }
         TrustStore::Store(store) => {
             let key = "ssl.truststore.location";
@@ -50,25 +55,39 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>
             if trusted.is_empty() {
                 return Err(ConfigError::new(key, format!("{}: the store holds no certificate", store.path.display())));
             }
-            (key, trusted.into_iter().map(CertificateDer::from).collect())
+            (key, Some(trusted.into_iter().map(CertificateDer::from).collect()))
         }
     };
-    for certificate in trusted {
-        roots
-            .add(certificate)
-            .map_err(|e| ConfigError::new(trust_key, format!("a certificate is not a usable CA: {e}")))?;
-    }
     let versions: Vec<&'static rustls::SupportedProtocolVersion> =
         [(tls.allow_tls13, &rustls::version::TLS13), (tls.allow_tls12, &rustls::version::TLS12)]
             .into_iter()
             .filter_map(|(allowed, version)| allowed.then_some(version))
             .collect();
-    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .map_err(|e| ConfigError::new(trust_key, format!("no usable CA: {e}")))?;
-    let verifier: Arc<dyn ServerCertVerifier> =
-        if tls.verify_hostname { verifier } else { Arc::new(AnyHostname(verifier)) };
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
+    let verifier: Arc<dyn ServerCertVerifier> = match trusted {
+        // The configured CAs: OpenSSL checks the chain and the name, as librdkafka (see verify.rs).
+        Some(trusted) => Arc::new(
+            verify::OpenSslVerifier::new(
+                &trusted,
+                tls.verify_hostname,
+                trust_key,
+                provider.signature_verification_algorithms,
+            )
+            .map_err(|why| ConfigError::new(trust_key, format!("a certificate is not a usable CA: {why}")))?,
+        ),
+        None => {
+            let mut roots = RootCertStore::empty();
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| ConfigError::new(trust_key, format!("no usable CA: {e}")))?;
+            if tls.verify_hostname {
+                verifier
+            } else {
+                Arc::new(AnyHostname(verifier))
+            }
+        }
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| ConfigError::new("ssl.enabled.protocols", e.to_string()))?
         .dangerous()
@@ -110,9 +129,16 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>
                     (key_name, chain, PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)))
                 }
             };
-            builder.with_client_auth_cert(chain, key).map_err(|e| {
-                ConfigError::new(key_name, format!("the client certificate and key do not go together: {e}"))
-            })?
+            // Not `with_client_auth_cert`: its key check parses the certificate with webpki, which
+            // refuses X.509 v1 certificates (and then blames the key). OpenSSL compares the keys.
+            let signing_key = provider
+                .key_provider
+                .load_private_key(key)
+                .map_err(|e| ConfigError::new(key_name, format!("the private key is not usable: {e}")))?;
+            verify::key_matches_certificate(&chain[0], signing_key.as_ref())
+                .map_err(|why| ConfigError::new(key_name, why))?;
+            builder
+                .with_client_cert_resolver(Arc::new(ClientCertificate(Arc::new(CertifiedKey::new(chain, signing_key)))))
         }
     };
     Ok(Arc::new(config))
@@ -410,6 +436,41 @@ impl ServerCertVerifier for AnyHostname {
     }
 }
 
+/// The client certificate and key, sent whenever the broker asks for a certificate (as Java's
+/// key manager with one key entry).
+#[derive(Debug)]
+struct ClientCertificate(Arc<CertifiedKey>);
+
+impl ResolvesClientCert for ClientCertificate {
+    fn resolve(&self, _root_hint_subjects: &[&[u8]], _sigschemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+/// A rustls error in words: a certificate refused by [`verify`] says why (rustls itself would
+/// print its debug form).
+pub(crate) fn tls_error_text(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(inner))) => {
+            format!("invalid peer certificate: {inner}")
+        }
+        // Alerts a broker sends when it refuses the client's certificate, or its absence.
+        rustls::Error::AlertReceived(
+            rustls::AlertDescription::BadCertificate
+            | rustls::AlertDescription::CertificateRequired
+            | rustls::AlertDescription::UnknownCA
+            | rustls::AlertDescription::CertificateUnknown
+            | rustls::AlertDescription::CertificateExpired
+            | rustls::AlertDescription::UnsupportedCertificate,
+        ) => format!("{e} (the broker refused the client certificate, or its absence: see ssl.keystore.*)"),
+        other => other.to_string(),
+    }
+}
+
 /// The TLS handshake over `tcp`; failures are `tls` errors saying why.
 pub(crate) async fn handshake(
     config: Arc<rustls::ClientConfig>,
@@ -421,7 +482,7 @@ pub(crate) async fn handshake(
         .map_err(|_| ClientError::new(ErrorKind::Tls, format!("{label}: '{host}' is not a valid TLS server name")))?;
     tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|e| {
         let why = match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-            Some(tls) => tls.to_string(),
+            Some(tls) => tls_error_text(tls),
             None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 "the broker closed the connection (is the listener TLS?)".to_string()
             }

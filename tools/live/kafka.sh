@@ -225,6 +225,37 @@ make_tls() {  # make_tls DIR: a CA, a server cert for 127.0.0.1/localhost, a cli
   ) > "$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; die "openssl/keytool failed"; }
 }
 
+# make_tls_v1 DIR: Confluent's recipe (its security tutorial, kafka-generate-ssl.sh) for the V1TLS
+# and V1MTLS listeners (issue 38): a CA from `openssl req -new -x509`, JKS keystores whose keys
+# keytool makes, and certificates signed by `openssl x509 -req -CA` without extensions, which
+# OpenSSL 3.0 makes X.509 v1 (checked below). The broker's names it by CN=localhost only.
+make_tls_v1() {
+  local d=$1
+  (
+    cd "$d"
+    openssl req -new -x509 -newkey rsa:2048 -nodes -keyout v1-ca.key -out v1-ca.pem -days 30 \
+      -subj "/CN=kcp-live v1 CA"
+    keytool -keystore v1-truststore.jks -storetype JKS -alias CARoot -importcert -noprompt -file v1-ca.pem \
+      -storepass "$STORE_PASSWORD"
+    local who cn
+    for who in broker client; do
+      cn=localhost
+      [ "$who" = client ] && cn=kcp-live-v1-client
+      keytool -keystore "v1-$who-keystore.jks" -storetype JKS -alias "$who" -validity 30 -genkey -keyalg RSA \
+        -keysize 2048 -dname "CN=$cn" -storepass "$STORE_PASSWORD" -keypass "$STORE_PASSWORD"
+      keytool -keystore "v1-$who-keystore.jks" -alias "$who" -certreq -file "v1-$who.csr" -storepass "$STORE_PASSWORD"
+      openssl x509 -req -CA v1-ca.pem -CAkey v1-ca.key -in "v1-$who.csr" -out "v1-$who.pem" -days 30 -CAcreateserial
+      openssl x509 -in "v1-$who.pem" -noout -text | grep -q "Version: 1 (0x0)" \
+        || { echo "v1-$who.pem is not an X.509 v1 certificate"; exit 1; }
+      keytool -keystore "v1-$who-keystore.jks" -alias CARoot -importcert -noprompt -file v1-ca.pem \
+        -storepass "$STORE_PASSWORD"
+      keytool -keystore "v1-$who-keystore.jks" -alias "$who" -importcert -noprompt -file "v1-$who.pem" \
+        -storepass "$STORE_PASSWORD" -keypass "$STORE_PASSWORD"
+    done
+    rm -f ./*.csr ./*.srl
+  ) > "$d/openssl-v1.log" 2>&1 || { cat "$d/openssl-v1.log" >&2; die "openssl/keytool failed (v1 certificates)"; }
+}
+
 make_oauth() {  # make_oauth DIR: an RSA key signing the test's JWTs and the JWKS the brokers verify with
   local d=$1
   mkdir -p "$d"
@@ -242,12 +273,17 @@ make_oauth() {  # make_oauth DIR: an RSA key signing the test's JWTs and the JWK
 # Ports of broker I (1-based) in a cluster whose base is P: P+4(I-1) + {0 PLAINTEXT, 1 CONTROLLER,
 # 2 SASL_SSL, 3 MTLS (SSL with required client certificates)}.
 port_of() { echo $(($1 + 4 * ($2 - 1) + $3)); }
+# With --sasl-ssl, after every broker's four: broker I's V1TLS (SSL) and V1MTLS (SSL with required
+# client certificates) listeners, whose certificates are X.509 v1: P+4N+2(I-1) + {0, 1}.
+v1_port_of() { echo $(($1 + 4 * BROKERS + 2 * ($2 - 1) + $3)); }
 
 write_server_properties() {  # write_server_properties DIR ID
   local dir=$1 id=$2 base=$PORT_BASE
   local plain ctrl sasl mtls
   plain=$(port_of "$base" "$id" 0) ctrl=$(port_of "$base" "$id" 1)
   sasl=$(port_of "$base" "$id" 2) mtls=$(port_of "$base" "$id" 3)
+  local v1tls v1mtls
+  v1tls=$(v1_port_of "$base" "$id" 0) v1mtls=$(v1_port_of "$base" "$id" 1)
   local listeners="PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl"
   local advertised="PLAINTEXT://127.0.0.1:$plain"
   local protomap="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
@@ -255,6 +291,10 @@ write_server_properties() {  # write_server_properties DIR ID
     listeners+=",SASL_SSL://127.0.0.1:$sasl,MTLS://127.0.0.1:$mtls"
     advertised+=",SASL_SSL://127.0.0.1:$sasl,MTLS://127.0.0.1:$mtls"
     protomap+=",SASL_SSL:SASL_SSL,MTLS:SSL"
+    # Advertised by name: the v1 certificates name the broker by CN=localhost only.
+    listeners+=",V1TLS://127.0.0.1:$v1tls,V1MTLS://127.0.0.1:$v1mtls"
+    advertised+=",V1TLS://localhost:$v1tls,V1MTLS://localhost:$v1mtls"
+    protomap+=",V1TLS:SSL,V1MTLS:SSL"
   fi
   local rf=$BROKERS min_isr=1
   [ "$BROKERS" -ge 3 ] && min_isr=2
@@ -327,6 +367,18 @@ ssl.truststore.type=PEM
 ssl.truststore.location=$tls/ca.pem
 ssl.endpoint.identification.algorithm=
 listener.name.mtls.ssl.client.auth=required
+listener.name.v1tls.ssl.keystore.type=JKS
+listener.name.v1tls.ssl.keystore.location=$tls/v1-broker-keystore.jks
+listener.name.v1tls.ssl.keystore.password=$STORE_PASSWORD
+listener.name.v1tls.ssl.key.password=$STORE_PASSWORD
+listener.name.v1mtls.ssl.keystore.type=JKS
+listener.name.v1mtls.ssl.keystore.location=$tls/v1-broker-keystore.jks
+listener.name.v1mtls.ssl.keystore.password=$STORE_PASSWORD
+listener.name.v1mtls.ssl.key.password=$STORE_PASSWORD
+listener.name.v1mtls.ssl.truststore.type=JKS
+listener.name.v1mtls.ssl.truststore.location=$tls/v1-truststore.jks
+listener.name.v1mtls.ssl.truststore.password=$STORE_PASSWORD
+listener.name.v1mtls.ssl.client.auth=required
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
@@ -396,11 +448,13 @@ wait_ready() {
 }
 
 write_env() {
-  local P=KCP_LIVE_${NAME^^}_ f=$CLUSTER_DIR/env id boot="" sasl="" mtls="" pids=""
+  local P=KCP_LIVE_${NAME^^}_ f=$CLUSTER_DIR/env id boot="" sasl="" mtls="" v1tls="" v1mtls="" pids=""
   for ((id = 1; id <= BROKERS; id++)); do
     boot+="${boot:+,}127.0.0.1:$(port_of "$PORT_BASE" "$id" 0)"
     sasl+="${sasl:+,}127.0.0.1:$(port_of "$PORT_BASE" "$id" 2)"
     mtls+="${mtls:+,}127.0.0.1:$(port_of "$PORT_BASE" "$id" 3)"
+    v1tls+="${v1tls:+,}localhost:$(v1_port_of "$PORT_BASE" "$id" 0)"
+    v1mtls+="${v1mtls:+,}localhost:$(v1_port_of "$PORT_BASE" "$id" 1)"
     pids+="${pids:+,}$(cat "$CLUSTER_DIR/broker-$id/pid")"
   done
   {
@@ -418,6 +472,9 @@ write_env() {
       local tls=$CLUSTER_DIR/tls
       echo "${P}SASL_SSL_BOOTSTRAP=$sasl"
       echo "${P}MTLS_BOOTSTRAP=$mtls"
+      echo "${P}V1_TLS_BOOTSTRAP=$v1tls"
+      echo "${P}V1_MTLS_BOOTSTRAP=$v1mtls"
+      echo "${P}V1_CA_PEM=$tls/v1-ca.pem"
       echo "${P}CA_PEM=$tls/ca.pem"
       echo "${P}OTHER_CA_PEM=$tls/other-ca.pem"
       echo "${P}CLIENT_CERT_PEM=$tls/client.pem"
@@ -498,6 +555,20 @@ ssl.keystore.location=$tls/client-keystore.jks
 ssl.keystore.password=$STORE_PASSWORD
 ssl.key.password=$STORE_PASSWORD
 EOF
+  # Confluent's recipe's client.properties for the v1 listeners: JKS stores, by host name.
+  cat > "$CLUSTER_DIR/client-v1-tls.properties" <<EOF
+security.protocol=SSL
+ssl.truststore.location=$tls/v1-truststore.jks
+ssl.truststore.password=$STORE_PASSWORD
+EOF
+  cat > "$CLUSTER_DIR/client-v1-mtls.properties" <<EOF
+security.protocol=SSL
+ssl.truststore.location=$tls/v1-truststore.jks
+ssl.truststore.password=$STORE_PASSWORD
+ssl.keystore.location=$tls/v1-client-keystore.jks
+ssl.keystore.password=$STORE_PASSWORD
+ssl.key.password=$STORE_PASSWORD
+EOF
   {
     echo security.protocol=SSL
     echo ssl.truststore.type=PEM
@@ -554,6 +625,7 @@ cmd_start() {
     rm -rf "$CLUSTER_DIR"
   fi
   local last=$((PORT_BASE + 4 * BROKERS - 1)) p
+  [ "$SASL_SSL" = 1 ] && last=$((PORT_BASE + 6 * BROKERS - 1))
   for ((p = PORT_BASE; p <= last; p++)); do
     port_busy "$p" && die "port $p (in $PORT_BASE-$last) is in use"
   done
@@ -572,6 +644,7 @@ cmd_start() {
     STORE_PASSWORD=store-$(openssl rand -hex 8)
     command -v keytool >/dev/null || die "keytool (a JDK) is needed for --sasl-ssl's stores"
     make_tls "$CLUSTER_DIR/tls"
+    make_tls_v1 "$CLUSTER_DIR/tls"
     if [ "$OAUTH" = 1 ]; then make_oauth "$CLUSTER_DIR/oauth"; fi
     write_client_configs
   fi
