@@ -3,7 +3,9 @@
 //! `offsets.topic.compression.codec`) agrees batch by batch and field by field with what Kafka's
 //! own `DumpLogSegments --offsets-decoder --print-data-log` printed for the same files (dump.txt).
 //! testdata/offsets-log-share/4.1.1-zstd/ (tools/offsets-log/capture-share.sh) holds a share
-//! group's records (KIP-932) written by a 4.1.1 broker for real `KafkaShareConsumer`s.
+//! group's records (KIP-932) written by a 4.1.1 broker for real `KafkaShareConsumer`s;
+//! testdata/offsets-log-streams/4.1.1-zstd/ (tools/offsets-log/capture-streams.sh) a streams
+//! group's (KIP-1071) for real Kafka Streams 4.1.1 members.
 
 mod dump_log;
 
@@ -183,6 +185,24 @@ fn the_share_group_capture_decodes_as_kafka_dump_log_decodes_it() {
     assert!(dump.contains(r#""initializingTopics":[{"#) && dump.contains(r#""initializedTopics":[{"#));
     assert!(dump.contains(r#""deletingTopics":[{"#));
     assert!(dump.contains(r#"{"type":"11","data":{"groupId":"hist-share"}} payload: <DELETE>"#));
+}
+
+/// Every streams group record of a real 4.1.1 broker (Kafka Streams members, the early-access
+/// streams protocol on) decodes as DumpLogSegments 4.1.1 decodes it; every streams record type
+/// 4.1 writes is there, with the topology's changelog and repartition topics.
+#[test]
+fn the_streams_group_capture_decodes_as_kafka_dump_log_decodes_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/offsets-log-streams/4.1.1-zstd");
+    let (batches, records) = check_dir(&dir);
+    assert!(batches > 0 && records > 0, "{}: empty capture", dir.display());
+    let dump = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+    for t in [17, 19, 20, 21, 22, 23] {
+        assert!(dump.contains(&format!(r#""type":"{t}""#)), "streams record type {t} missing");
+    }
+    assert!(dump.contains(r#""stateChangelogTopics":[{"name":"#), "a changelog topic");
+    assert!(dump.contains(r#""repartitionSourceTopics":[{"name":"#), "a repartition topic");
+    assert!(dump.contains(r#""userEndpoint":{"host":"localhost""#) && dump.contains(r#""clientTags":[{"key":"zone""#));
+    assert!(dump.contains(r#""activeTasks":[{"subtopologyId":"#));
 }
 
 /// The history of the share capture tells what tools/offsets-log/capture-share.sh drove: share-a

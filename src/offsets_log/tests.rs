@@ -817,8 +817,9 @@ fn share_group_records_kip_932() {
     assert_eq!(p.deleting_topics, vec![TopicInfo { topic_id: Uuid(tid), topic_name: "gone" }]);
 }
 
-/// Streams group values built field by field from Kafka 4.1.1's
-/// `StreamsGroup*Value.json` (no real capture: see tools/offsets-log/capture-share.sh).
+/// Streams group values built field by field from Kafka 4.1.1's `StreamsGroup*Value.json`, with
+/// what the real capture (testdata/offsets-log-streams) does not hold: a null endpoint, warm-up
+/// tasks, a copartition group.
 #[test]
 fn streams_group_records_kip_1071() {
     use super::json::{value_json, Embedded};
