@@ -299,3 +299,33 @@ fn a_share_groups_records_and_story() {
     assert!(text.contains("state_partitions deleting [share-t]"), "{text}");
     assert!(text.contains("deleted at offset"), "{text}");
 }
+
+/// A streams group's records (a real 4.1.1 broker, Kafka Streams members): every key and value
+/// decoded by `--records`; the history counts them by type.
+#[test]
+fn a_streams_groups_records_are_decoded() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/offsets-log-streams/4.1.1-zstd");
+    let out = kcp(&["group", "history", "--log-dir", dir, "--group", "hist-streams", "--records"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(l["value"].is_null() || l["value"]["data"].is_object(), "undecoded: {l}");
+    }
+    let topology = lines.iter().find(|l| l["key"]["type"] == 23).expect("the topology");
+    assert_eq!(topology["value"]["data"]["subtopologies"][0]["sourceTopics"][0], "hist-streams-in");
+    let member = lines.iter().find(|l| l["key"]["type"] == 19 && !l["value"].is_null()).unwrap();
+    assert!(member["key"]["data"]["memberId"].is_string(), "{member}");
+    assert_eq!(member["value"]["data"]["clientTags"][0]["key"], "zone");
+
+    let out = kcp(&["group", "history", "--log-dir", dir, "--group", "hist-streams"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let types: Vec<i64> = doc["groups"][0]["other_record_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_i64().unwrap())
+        .collect();
+    assert_eq!(types, [17, 19, 20, 21, 22, 23]);
+}
