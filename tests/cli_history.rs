@@ -252,3 +252,80 @@ fn member_assignment_events_list_the_partitions() {
     let shown = format!("[{}:{}", t["topic_id"].as_str().unwrap(), parts.join(","));
     assert!(text.contains(&shown), "{shown} in\n{text}");
 }
+
+const SHARE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/offsets-log-share/4.1.1-zstd");
+
+/// A share group's records (a real 4.1.1 broker, real KafkaShareConsumers): every key and value
+/// decoded by `--records`, the story told by the history in JSON and text.
+#[test]
+fn a_share_groups_records_and_story() {
+    let out = kcp(&["group", "history", "--log-dir", SHARE_DIR, "--group", "hist-share", "--records"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let dump = std::fs::read_to_string(format!("{SHARE_DIR}/dump.txt")).unwrap();
+    assert_eq!(lines.len(), dump.lines().filter(|l| l.starts_with("| offset:")).count());
+    for l in &lines {
+        assert!(l["value"].is_null() || l["value"]["data"].is_object(), "undecoded: {l}");
+    }
+    let member = lines.iter().find(|l| l["key"]["type"] == 10 && !l["value"].is_null()).unwrap();
+    assert!(member["key"]["data"]["memberId"].is_string(), "{member}");
+    assert_eq!(member["value"]["data"]["clientId"], "share-a");
+    assert_eq!(member["value"]["data"]["subscribedTopicNames"][0], "share-t");
+
+    let out = kcp(&["group", "history", "--log-dir", SHARE_DIR, "--group", "hist-share"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let g = &doc["groups"][0];
+    let events = g["share_group_events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    for kind in
+        ["member_joined", "group_epoch", "assignment_epoch", "member_assignment", "state_partitions", "member_left"]
+    {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let full = events
+        .iter()
+        .find(|e| e["event"] == "member_assignment" && e["assigned_partitions"] == 3)
+        .expect("share-a with every partition");
+    assert_eq!(full["assigned"][0]["topic"], "share-t");
+    assert_eq!(full["assigned"][0]["partitions"], serde_json::json!([0, 1, 2]));
+    assert!(g["deleted"].is_object());
+    assert_eq!(g["consumer_group_events"].as_array().unwrap().len(), 0);
+
+    let text = kcp(&["group", "history", "--log-dir", SHARE_DIR, "--group", "hist-share", "--format", "text"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("member_joined") && text.contains("client_id share-b"), "{text}");
+    assert!(text.contains("state_partitions initialized [share-t:0,1,2]"), "{text}");
+    assert!(text.contains("state_partitions deleting [share-t]"), "{text}");
+    assert!(text.contains("deleted at offset"), "{text}");
+}
+
+/// A streams group's records (a real 4.1.1 broker, Kafka Streams members): every key and value
+/// decoded by `--records`; the history counts them by type.
+#[test]
+fn a_streams_groups_records_are_decoded() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/offsets-log-streams/4.1.1-zstd");
+    let out = kcp(&["group", "history", "--log-dir", dir, "--group", "hist-streams", "--records"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(l["value"].is_null() || l["value"]["data"].is_object(), "undecoded: {l}");
+    }
+    let topology = lines.iter().find(|l| l["key"]["type"] == 23).expect("the topology");
+    assert_eq!(topology["value"]["data"]["subtopologies"][0]["sourceTopics"][0], "hist-streams-in");
+    let member = lines.iter().find(|l| l["key"]["type"] == 19 && !l["value"].is_null()).unwrap();
+    assert!(member["key"]["data"]["memberId"].is_string(), "{member}");
+    assert_eq!(member["value"]["data"]["clientTags"][0]["key"], "zone");
+
+    let out = kcp(&["group", "history", "--log-dir", dir, "--group", "hist-streams"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let types: Vec<i64> = doc["groups"][0]["other_record_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_i64().unwrap())
+        .collect();
+    assert_eq!(types, [17, 19, 20, 21, 22, 23]);
+}

@@ -11,7 +11,11 @@
 //! `rejoined`, 3.9.1 and 4.1.1); a KIP-848 group (members joining and leaving, group epochs,
 //! assignments against the members', its deletion; 4.1.1); a classic group deleted with
 //! `kcp group delete` (offset and group metadata tombstones; 3.9.1 and 4.1.1); a cooperative-sticky
-//! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1).
+//! group upgraded online to the consumer protocol and back (conversions, not deletions; 4.1.1);
+//! a share group (KIP-932) of two `KafkaShareConsumer`s, deleted with `kafka-share-groups.sh`
+//! (4.1.1 formatted with `share.version=1`, as `.ci/run` starts k41): its members, epochs,
+//! assignments and share-state partitions, and every one of its records against
+//! `kafka-dump-log.sh`.
 //!
 //! Every compression codec of `__consumer_offsets` (`history_reads_*_offsets_*`): `.ci/run` gives
 //! each cluster another `offsets.topic.compression.codec` (k39 gzip, k41 zstd, k39x3 none,
@@ -690,6 +694,186 @@ fn upgraded_group(cluster: &Cluster) {
         "{text}"
     );
     b.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Whether the cluster has share groups on (`share.version` finalized at 1 or more), by Kafka's
+/// own `kafka-features.sh describe`.
+fn share_groups_enabled(cluster: &Cluster) -> bool {
+    let text = cluster
+        .kafka_tool("org.apache.kafka.tools.FeatureCommand", &["--bootstrap-server", &cluster.bootstrap, "describe"])
+        .unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    text.lines().any(|l| {
+        l.contains("Feature: share.version")
+            && l.split_whitespace()
+                .skip_while(|w| *w != "FinalizedVersionLevel:")
+                .nth(1)
+                .and_then(|v| v.parse::<i32>().ok())
+                .is_some_and(|v| v >= 1)
+    })
+}
+
+/// Polls the live history of `group` (bounded) until `done` holds of it (on a fresh cluster,
+/// `__consumer_offsets` appears only once a coordinator is first looked up: until then the
+/// history is `not_found`).
+fn wait_history(cluster: &Cluster, group: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let args = ["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", group];
+        let last = match kcp(&args, Duration::from_secs(60)) {
+            Ok(out) => {
+                let doc: Value = serde_json::from_str(&out).unwrap();
+                if done(&doc) {
+                    return doc;
+                }
+                format!("{doc:#}")
+            }
+            Err(e) => e,
+        };
+        assert!(Instant::now() < deadline, "{}: {what} not in the history after {SETTLE:?}: {last}", cluster.name);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The share group's events of a history document.
+fn share_events(doc: &Value) -> Vec<Value> {
+    doc["groups"][0]["share_group_events"].as_array().cloned().unwrap_or_default()
+}
+
+/// The member id the history gave the share member with client id `client`.
+fn share_member_id(doc: &Value, client: &str) -> Option<String> {
+    share_events(doc)
+        .iter()
+        .find(|e| e["event"] == "member_joined" && e["client_id"] == client)
+        .and_then(|e| e["member_id"].as_str().map(str::to_owned))
+}
+
+/// The partitions (of `topic`) of the last current assignment of member `id`.
+fn share_assigned(doc: &Value, id: &str, topic: &str) -> Option<BTreeSet<i64>> {
+    share_events(doc).iter().rev().find(|e| e["event"] == "member_assignment" && e["member_id"] == id).map(|e| {
+        e["assigned"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["topic"] == topic)
+            .flat_map(|t| t["partitions"].as_array().unwrap().iter().map(|p| p.as_i64().unwrap()))
+            .collect()
+    })
+}
+
+/// Case 5, a share group (KIP-932): s1 joins and is assigned every partition, s2 joins and is
+/// assigned some, s2 leaves, s1 leaves, the group is deleted with Kafka's ShareGroupCommand. The
+/// live history shows each step with the members' client ids, growing group epochs, the share
+/// state initialized then deleted, the deletion; every record of the group read live equals
+/// `kafka-dump-log.sh --offsets-decoder`'s decoding of a copy of the segment, field by field.
+fn share_group(cluster: &Cluster) {
+    if !share_groups_enabled(cluster) {
+        assert!(!live::required(), "{}: share.version is not enabled (.ci/run formats k41 with it)", cluster.name);
+        println!("SKIP: {} has no share groups (format it with --feature share.version=1)", cluster.name);
+        return;
+    }
+    let topic = unique_name("hist-share-t");
+    let group = unique_name("hist-share-g");
+    cluster.create_topic(&topic, 3);
+    let share = |client: &str| {
+        let mut cmd = cluster.ctl_command();
+        cmd.args(["java", &cluster.name, "LiveShareConsumer", "--bootstrap", &cluster.bootstrap, "--group", &group])
+            .args(["--topics", &topic, "--client-id", client, "--duration-s", "200"]);
+        cluster.spawn(format!("share:{client}"), cmd)
+    };
+    let all: BTreeSet<i64> = (0..3).collect();
+    let mut s1 = share("s1");
+    s1.wait_event("polled", SETTLE).unwrap_or_else(|e| panic!("{e}"));
+    let doc = wait_history(cluster, &group, "s1 with every partition", |d| {
+        share_member_id(d, "s1").is_some_and(|id| share_assigned(d, &id, &topic) == Some(all.clone()))
+    });
+    let id1 = share_member_id(&doc, "s1").unwrap();
+    let mut s2 = share("s2");
+    s2.wait_event("polled", SETTLE).unwrap_or_else(|e| panic!("{e}"));
+    let doc = wait_history(cluster, &group, "s2 assigned", |d| {
+        share_member_id(d, "s2").is_some_and(|id| share_assigned(d, &id, &topic).is_some_and(|p| !p.is_empty()))
+    });
+    let id2 = share_member_id(&doc, "s2").unwrap();
+    assert_ne!(id1, id2);
+    s2.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    s1.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    // Deleted once both have left (retried while the coordinator still counts a member).
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let args = ["--bootstrap-server", &cluster.bootstrap, "--delete", "--group", &group];
+        match cluster.kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", &args) {
+            Ok(out) if out.contains("was successful") => break,
+            Ok(out) | Err(out) if Instant::now() >= deadline => panic!("{}: delete {group}: {out}", cluster.name),
+            _ => std::thread::sleep(Duration::from_millis(500)),
+        }
+    }
+    let doc = wait_history(cluster, &group, "the deletion", |d| d["groups"][0]["deleted"].is_object());
+    let g = &doc["groups"][0];
+    assert_eq!(g["generations"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(g["consumer_group_events"], serde_json::json!([]), "{doc:#}");
+    let events = share_events(&doc);
+    let pos = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred);
+    let joined = |id: &str| pos(&|e: &Value| e["event"] == "member_joined" && e["member_id"] == id);
+    let left = |id: &str| pos(&|e: &Value| e["event"] == "member_left" && e["member_id"] == id);
+    let (j1, j2, l2, l1) = (joined(&id1), joined(&id2), left(&id2), left(&id1));
+    assert!(j1.is_some() && j1 < j2 && j2 < l2 && l2 < l1, "s1 joins, s2 joins, s2 leaves, s1 leaves: {doc:#}");
+    for id in [&id1, &id2] {
+        assert_eq!(events[joined(id).unwrap()]["subscribed_topic_names"], serde_json::json!([topic]), "{doc:#}");
+    }
+    let epochs: Vec<i64> =
+        events.iter().filter(|e| e["event"] == "group_epoch").map(|e| e["epoch"].as_i64().unwrap()).collect();
+    assert!(epochs.len() >= 4 && epochs.windows(2).all(|w| w[0] < w[1]), "group epochs {epochs:?}: {doc:#}");
+    let stages: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "state_partitions")
+        .flat_map(|e| {
+            ["initializing", "initialized", "deleting"]
+                .into_iter()
+                .filter(|k| e[*k].as_array().unwrap().iter().any(|t| t["topic"] == topic.as_str()))
+        })
+        .collect();
+    assert_eq!(stages.first(), Some(&"initializing"), "{doc:#}");
+    assert!(stages.contains(&"initialized") && stages.last() == Some(&"deleting"), "{stages:?}: {doc:#}");
+    let deleted = g["deleted"]["offset"].as_i64().unwrap();
+    assert!(events.iter().all(|e| e["offset"].as_i64().unwrap() < deleted), "{doc:#}");
+
+    // Every record of the group, live, against DumpLogSegments on a copy of the segment.
+    let records = live_records(cluster, &group);
+    assert!(records.len() >= 20, "{} records", records.len());
+    let partition = records[0]["partition"].as_i64().unwrap();
+    let dir_name = format!("__consumer_offsets-{partition}");
+    let copy = std::env::temp_dir().join(unique_name("kcp-live-history-share")).join(&dir_name);
+    copy_dir(&cluster.run_dir.join("broker-1/data").join(&dir_name), &copy);
+    let mut dumped = BTreeMap::new();
+    let mut segments: Vec<PathBuf> = std::fs::read_dir(&copy)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    segments.sort();
+    for seg in &segments {
+        let text = cluster
+            .kafka_tool("dump-log", &["--offsets-decoder", "--files", seg.to_str().unwrap()])
+            .unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+        dumped.extend(dump_records(&text));
+    }
+    let mut types = BTreeSet::new();
+    for r in &records {
+        let offset = r["offset"].as_i64().unwrap();
+        let theirs = dumped.get(&offset).unwrap_or_else(|| panic!("offset {offset} in the dump"));
+        assert_eq!(r["key"], theirs.0, "key at {offset}");
+        let payload = theirs.1.clone().unwrap_or(Value::Null);
+        assert_eq!(r["value"], payload, "value at {offset}");
+        types.insert(r["key"]["type"].as_i64().unwrap());
+    }
+    assert_eq!(types, (10..=15).collect::<BTreeSet<i64>>(), "every share record type");
+    let _ = std::fs::remove_dir_all(copy.parent().unwrap());
+}
+
+#[test]
+fn history_of_a_share_group_on_4_1() {
+    if let Some(cluster) = Cluster::shared("k41") {
+        share_group(&cluster);
+    }
 }
 
 #[test]

@@ -2,6 +2,10 @@
 //! captured by tools/offsets-log/capture.sh from Kafka 3.9.1 and 4.1.1 brokers with each
 //! `offsets.topic.compression.codec`) agrees batch by batch and field by field with what Kafka's
 //! own `DumpLogSegments --offsets-decoder --print-data-log` printed for the same files (dump.txt).
+//! testdata/offsets-log-share/4.1.1-zstd/ (tools/offsets-log/capture-share.sh) holds a share
+//! group's records (KIP-932) written by a 4.1.1 broker for real `KafkaShareConsumer`s;
+//! testdata/offsets-log-streams/4.1.1-zstd/ (tools/offsets-log/capture-streams.sh) a streams
+//! group's (KIP-1071) for real Kafka Streams 4.1.1 members.
 
 mod dump_log;
 
@@ -136,6 +140,143 @@ fn every_captured_segment_decodes_as_kafka_dump_log_decodes_it() {
     for dir in &dirs {
         let (batches, records) = check_dir(dir);
         assert!(batches > 0 && records > 0, "{}: empty capture", dir.display());
+    }
+}
+
+fn share_capture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/offsets-log-share/4.1.1-zstd")
+}
+
+fn read_history(dir: &Path) -> Vec<kafka_consumer_protocol::offsets_log::GroupHistory> {
+    use kafka_consumer_protocol::offsets_log::HistoryBuilder;
+    let mut builder = HistoryBuilder::new();
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    for log in logs {
+        let bytes = std::fs::read(log).unwrap();
+        let mut reader = SegmentReader::new(&bytes[..], Limits::default());
+        while let Some(batch) = reader.next_batch() {
+            let batch = batch.unwrap();
+            for r in batch.records() {
+                let r = r.unwrap();
+                builder.add(r.offset, r.timestamp, &CoordinatorRecord::decode(r.key, r.value).unwrap());
+            }
+        }
+    }
+    builder.finish()
+}
+
+/// Every share group record of a real 4.1.1 broker decodes, key and value, field by field as
+/// DumpLogSegments 4.1.1 decodes it; the capture holds every share record type 4.1 writes.
+#[test]
+fn the_share_group_capture_decodes_as_kafka_dump_log_decodes_it() {
+    let dir = share_capture_dir();
+    let (batches, records) = check_dir(&dir);
+    assert!(batches > 0 && records > 0, "{}: empty capture", dir.display());
+    let dump = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+    for t in 10..=15 {
+        assert!(dump.contains(&format!(r#""type":"{t}""#)), "share record type {t} missing");
+    }
+    // Both members' assignments, the state's three stages and the deletion's tombstones.
+    assert!(dump.contains(r#""initializingTopics":[{"#) && dump.contains(r#""initializedTopics":[{"#));
+    assert!(dump.contains(r#""deletingTopics":[{"#));
+    assert!(dump.contains(r#"{"type":"11","data":{"groupId":"hist-share"}} payload: <DELETE>"#));
+}
+
+/// Every streams group record of a real 4.1.1 broker (Kafka Streams members, the early-access
+/// streams protocol on) decodes as DumpLogSegments 4.1.1 decodes it; every streams record type
+/// 4.1 writes is there, with the topology's changelog and repartition topics.
+#[test]
+fn the_streams_group_capture_decodes_as_kafka_dump_log_decodes_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/offsets-log-streams/4.1.1-zstd");
+    let (batches, records) = check_dir(&dir);
+    assert!(batches > 0 && records > 0, "{}: empty capture", dir.display());
+    let dump = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+    for t in [17, 19, 20, 21, 22, 23] {
+        assert!(dump.contains(&format!(r#""type":"{t}""#)), "streams record type {t} missing");
+    }
+    assert!(dump.contains(r#""stateChangelogTopics":[{"name":"#), "a changelog topic");
+    assert!(dump.contains(r#""repartitionSourceTopics":[{"name":"#), "a repartition topic");
+    assert!(dump.contains(r#""userEndpoint":{"host":"localhost""#) && dump.contains(r#""clientTags":[{"key":"zone""#));
+    assert!(dump.contains(r#""activeTasks":[{"subtopologyId":"#));
+}
+
+/// The history of the share capture tells what tools/offsets-log/capture-share.sh drove: share-a
+/// joins and gets every partition of share-t, share-b joins and is assigned some of them (a share
+/// group's assignor may leave them with share-a too: members share partitions), share-b leaves,
+/// share-a leaves, the group is deleted.
+#[test]
+fn the_history_of_the_share_capture_tells_its_members_epochs_and_assignments() {
+    use kafka_consumer_protocol::offsets_log::history::ShareGroupEvent as E;
+
+    let groups = read_history(&share_capture_dir());
+    let g = groups.iter().find(|g| g.group == "hist-share").expect("hist-share");
+    assert!(g.generations.is_empty() && g.consumer_group_events.is_empty());
+    assert!(g.compacted_before.is_none());
+    let events: Vec<&E> = g.share_group_events.iter().map(|(_, e)| e).collect();
+    let joined: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            E::MemberJoined { member_id, client_id, topics, .. } => {
+                assert_eq!(topics, &["share-t".to_string()]);
+                Some((member_id.as_str(), client_id.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(joined.iter().map(|j| j.1).collect::<Vec<_>>(), ["share-a", "share-b"], "{events:?}");
+    let id = |client: &str| joined.iter().find(|j| j.1 == client).unwrap().0.to_string();
+    let (a, b) = (id("share-a"), id("share-b"));
+    let left: Vec<&str> =
+        events.iter().filter_map(|e| if let E::MemberLeft(m) = e { Some(m.as_str()) } else { None }).collect();
+    assert_eq!(left, [b.as_str(), a.as_str()]);
+    // Group epochs rise one by one.
+    let epochs: Vec<i32> =
+        events.iter().filter_map(|e| if let E::GroupEpoch { epoch, .. } = e { Some(*epoch) } else { None }).collect();
+    assert!(epochs.len() >= 4 && epochs.windows(2).all(|w| w[1] == w[0] + 1), "{epochs:?}");
+    // The assignments, with the topic named by the state-partition records.
+    let topic_id = *g.topic_names.iter().find(|(_, n)| *n == "share-t").expect("share-t named").0;
+    let assigned = |member: &str| -> Vec<(i32, Vec<i32>)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                E::MemberAssignment { member_id, member_epoch, assigned, .. } if member_id == member => {
+                    let parts = assigned.iter().filter(|t| t.topic_id == topic_id).flat_map(|t| t.partitions.clone());
+                    Some((*member_epoch, parts.collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (of_a, of_b) = (assigned(&a), assigned(&b));
+    assert!(of_a.iter().any(|(_, p)| p == &[0, 1, 2]), "share-a alone has every partition: {of_a:?}");
+    let (b_epoch, b_parts) = of_b.last().expect("share-b assigned");
+    assert!(!b_parts.is_empty() && b_parts.len() < 3, "share-b is assigned some: {of_b:?}");
+    // share-a's member epoch follows the group's past share-b's arrival.
+    assert!(of_a.iter().any(|(epoch, p)| epoch >= b_epoch && !p.is_empty()), "{of_a:?}");
+    // The share state: initializing, initialized, then deleting, and the group deleted last.
+    let stages: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            E::StatePartitions { initializing, initialized, deleting } => {
+                Some(match (initializing.is_empty(), initialized.is_empty(), deleting.is_empty()) {
+                    (false, true, true) => "initializing",
+                    (true, false, true) => "initialized",
+                    (true, true, false) => "deleting",
+                    _ => "mixed",
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stages, ["initializing", "initialized", "deleting"]);
+    assert_eq!(g.deleted.map(|at| at.offset), Some(g.last.offset));
+    for t in 10..=15 {
+        assert!(g.other_records.get(&t).copied().unwrap_or(0) > 0, "type {t} counted");
     }
 }
 

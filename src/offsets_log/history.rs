@@ -1,6 +1,7 @@
 //! What happened to each group, rebuilt from its records in log order: the generations of a
 //! classic group (protocol, leader, members who joined, left or came back under a new member id,
-//! partitions moved), the epochs and member assignments of a KIP-848 group, the commits per
+//! partitions moved), the epochs and member assignments of a KIP-848 group and of a share group
+//! (KIP-932, with the topics whose share state it initialized or deleted), the commits per
 //! partition (count, first, last, rewinds, rate, the pauses between commits), deletion (told apart from the coordinator converting
 //! the group between classic and consumer, Kafka 4.x), and where the story starts when compaction
 //! removed its beginning.
@@ -27,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::codec::{Assignment, AssignmentView, Subscription, SubscriptionView};
 
-use super::record::{CoordinatorRecord, RecordKey, RecordValue, TopicIdPartitions};
+use super::record::{CoordinatorRecord, RecordKey, RecordValue, TopicIdPartitions, TopicPartitionsInfo, Uuid};
 
 /// Where a record is: its offset in the partition and its timestamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -154,6 +155,77 @@ pub enum ConsumerGroupEvent {
     ConvertedToClassic,
 }
 
+/// A share group (KIP-932) event: what its records say, in log order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShareGroupEvent {
+    /// `ShareGroupMetadata`: the group epoch (bumped when a member joins, leaves or changes its
+    /// subscription, or a subscribed topic changes).
+    GroupEpoch {
+        /// `Epoch`.
+        epoch: i32,
+        /// `MetadataHash`: the hash of the subscribed topics' metadata (0 when none).
+        metadata_hash: i64,
+    },
+    /// `ShareGroupMemberMetadata` of a member not seen before (or seen left).
+    MemberJoined {
+        /// `MemberId`.
+        member_id: String,
+        /// `ClientId`.
+        client_id: String,
+        /// `ClientHost`.
+        client_host: String,
+        /// `RackId`.
+        rack_id: Option<String>,
+        /// `SubscribedTopicNames`.
+        topics: Vec<String>,
+    },
+    /// A tombstone of `ShareGroupMemberMetadata`: the member left or was fenced.
+    MemberLeft(String),
+    /// `ShareGroupTargetAssignmentMetadata`: the assignment epoch.
+    AssignmentEpoch(i32),
+    /// `ShareGroupCurrentMemberAssignment`: a member's epoch and the partitions it is assigned
+    /// (shared with the other members: a share group never waits for a revocation).
+    MemberAssignment {
+        /// `MemberId`.
+        member_id: String,
+        /// `MemberEpoch`.
+        member_epoch: i32,
+        /// `PreviousMemberEpoch`.
+        previous_member_epoch: i32,
+        /// `AssignedPartitions`, per topic id.
+        assigned: Vec<TopicIdPartitions>,
+    },
+    /// `ShareGroupStatePartitionMetadata`: the topic partitions whose share-group state (kept by
+    /// the share coordinator in `__share_group_state`) is being initialized, is initialized, or is
+    /// being deleted (a topic left or deleted, the group deleted).
+    StatePartitions {
+        /// `InitializingTopics`.
+        initializing: Vec<ShareStateTopic>,
+        /// `InitializedTopics`.
+        initialized: Vec<ShareStateTopic>,
+        /// `DeletingTopics` (their `partitions` are empty: the record names topics only).
+        deleting: Vec<ShareStateTopic>,
+    },
+}
+
+/// A topic of a [`ShareGroupEvent::StatePartitions`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareStateTopic {
+    /// `TopicId`.
+    pub topic_id: Uuid,
+    /// `TopicName`.
+    pub topic_name: String,
+    /// `Partitions`.
+    pub partitions: Vec<i32>,
+}
+
+impl ShareStateTopic {
+    fn from_info(t: &TopicPartitionsInfo<'_>) -> Self {
+        ShareStateTopic { topic_id: t.topic_id, topic_name: t.topic_name.to_string(), partitions: t.partitions.clone() }
+    }
+}
+
 /// The commits of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionCommits {
@@ -255,13 +327,20 @@ pub struct GroupHistory {
     pub generations: Vec<Generation>,
     /// KIP-848 events in log order.
     pub consumer_group_events: Vec<(At, ConsumerGroupEvent)>,
+    /// Share group (KIP-932) events in log order.
+    pub share_group_events: Vec<(At, ShareGroupEvent)>,
+    /// Topic names by topic id, as the group's records named them (a share group's
+    /// state-partition metadata, a 3.7-4.0 consumer group's partition metadata): the assignment
+    /// records name topics by id only.
+    pub topic_names: BTreeMap<Uuid, String>,
     /// Commits per (topic, partition).
     pub commits: BTreeMap<(String, i32), PartitionCommits>,
-    /// Where a tombstone of its group metadata (`GroupMetadata`, or `ConsumerGroupMetadata` of a
-    /// KIP-848 group) deleted the group (the last such; not one the coordinator wrote to convert
+    /// Where a tombstone of its group metadata (`GroupMetadata`, `ConsumerGroupMetadata` of a
+    /// KIP-848 group, `ShareGroupMetadata` of a share group) deleted the group (the last such; not one the coordinator wrote to convert
     /// the group, see [`ConsumerGroupEvent::ConvertedFromClassic`]).
     pub deleted: Option<At>,
-    /// Records of share or streams groups (type id, count).
+    /// Records of share or streams groups (type id, count): share groups' are also told in
+    /// [`share_group_events`](Self::share_group_events); streams groups' only counted here.
     pub other_records: BTreeMap<i16, u64>,
 }
 
@@ -274,6 +353,8 @@ impl GroupHistory {
             compacted_before: None,
             generations: Vec::new(),
             consumer_group_events: Vec::new(),
+            share_group_events: Vec::new(),
+            topic_names: BTreeMap::new(),
             commits: BTreeMap::new(),
             deleted: None,
             other_records: BTreeMap::new(),
@@ -288,9 +369,16 @@ pub struct HistoryBuilder {
     commit_gap_ms: i64,
     groups: BTreeMap<String, GroupHistory>,
     live_members: BTreeMap<(String, String), ()>,
-    /// Per group, whether its last deletion was a `GroupMetadata` tombstone (else a
-    /// `ConsumerGroupMetadata` one).
-    classic_tombstone: BTreeMap<String, bool>,
+    /// Per group, the kind of group metadata its last deletion was a tombstone of.
+    tombstone_kind: BTreeMap<String, GroupKind>,
+}
+
+/// Which kind of group a group metadata record is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GroupKind {
+    Classic,
+    Consumer,
+    Share,
 }
 
 impl Default for HistoryBuilder {
@@ -326,6 +414,92 @@ fn owners(members: &[GenerationMember]) -> BTreeMap<(String, i32), String> {
     out
 }
 
+/// The story event of a share group record (types 10-15), if it tells one; keeps the group's
+/// live members and topic names.
+fn share_event(
+    live_members: &mut BTreeMap<(String, String), ()>,
+    h: &mut GroupHistory,
+    group: &str,
+    key: &RecordKey<'_>,
+    value: &Option<(i16, RecordValue<'_>)>,
+) -> Option<ShareGroupEvent> {
+    let value = value.as_ref().map(|(_, v)| v);
+    match (key, value) {
+        (RecordKey::ShareGroupMetadata { .. }, Some(RecordValue::ShareGroupMetadata(m))) => {
+            if h.share_group_events.is_empty()
+                && h.generations.is_empty()
+                && h.consumer_group_events.is_empty()
+                && h.compacted_before.is_none()
+                && m.epoch > 1
+            {
+                h.compacted_before = Some(format!(
+                    "the first share group epoch in the log is {}: earlier epochs were compacted away",
+                    m.epoch
+                ));
+            }
+            Some(ShareGroupEvent::GroupEpoch { epoch: m.epoch, metadata_hash: m.metadata_hash })
+        }
+        (RecordKey::ShareGroupMemberMetadata { member_id, .. }, value) => {
+            let live = (group.to_string(), member_id.to_string());
+            match value {
+                Some(RecordValue::ShareGroupMemberMetadata(m)) => {
+                    live_members.insert(live, ()).is_none().then(|| ShareGroupEvent::MemberJoined {
+                        member_id: member_id.to_string(),
+                        client_id: m.client_id.to_string(),
+                        client_host: m.client_host.to_string(),
+                        rack_id: m.rack_id.map(str::to_string),
+                        topics: m.subscribed_topic_names.iter().map(|t| t.to_string()).collect(),
+                    })
+                }
+                _ => {
+                    live_members.remove(&live);
+                    Some(ShareGroupEvent::MemberLeft(member_id.to_string()))
+                }
+            }
+        }
+        (
+            RecordKey::ShareGroupTargetAssignmentMetadata { .. },
+            Some(RecordValue::ShareGroupTargetAssignmentMetadata { assignment_epoch }),
+        ) => Some(ShareGroupEvent::AssignmentEpoch(*assignment_epoch)),
+        (
+            RecordKey::ShareGroupCurrentMemberAssignment { member_id, .. },
+            Some(RecordValue::ShareGroupCurrentMemberAssignment(c)),
+        ) => Some(ShareGroupEvent::MemberAssignment {
+            member_id: member_id.to_string(),
+            member_epoch: c.member_epoch,
+            previous_member_epoch: c.previous_member_epoch,
+            assigned: c.assigned_partitions.clone(),
+        }),
+        (
+            RecordKey::ShareGroupStatePartitionMetadata { .. },
+            Some(RecordValue::ShareGroupStatePartitionMetadata(p)),
+        ) => {
+            for t in p.initializing_topics.iter().chain(&p.initialized_topics) {
+                h.topic_names.insert(t.topic_id, t.topic_name.to_string());
+            }
+            for t in &p.deleting_topics {
+                h.topic_names.insert(t.topic_id, t.topic_name.to_string());
+            }
+            Some(ShareGroupEvent::StatePartitions {
+                initializing: p.initializing_topics.iter().map(ShareStateTopic::from_info).collect(),
+                initialized: p.initialized_topics.iter().map(ShareStateTopic::from_info).collect(),
+                deleting: p
+                    .deleting_topics
+                    .iter()
+                    .map(|t| ShareStateTopic {
+                        topic_id: t.topic_id,
+                        topic_name: t.topic_name.to_string(),
+                        partitions: Vec::new(),
+                    })
+                    .collect(),
+            })
+        }
+        // Target assignments (the current assignments follow them) and tombstones of the other
+        // keys (they follow a member's leaving or the group's deletion) tell nothing more.
+        _ => None,
+    }
+}
+
 impl HistoryBuilder {
     /// An empty builder; a commit gap is longer than [`DEFAULT_COMMIT_GAP_MS`].
     pub fn new() -> Self {
@@ -333,7 +507,7 @@ impl HistoryBuilder {
             commit_gap_ms: DEFAULT_COMMIT_GAP_MS,
             groups: BTreeMap::new(),
             live_members: BTreeMap::new(),
-            classic_tombstone: BTreeMap::new(),
+            tombstone_kind: BTreeMap::new(),
         }
     }
 
@@ -352,10 +526,15 @@ impl HistoryBuilder {
         // A conversion is a tombstone of one kind's group metadata immediately followed (the
         // coordinator appends both in one batch) by the other kind's records: not a deletion.
         if h.deleted == Some(h.last) && h.last != at && record.value.is_some() {
-            let classic_tombstone = self.classic_tombstone.get(group).copied().unwrap_or(true);
+            let kind = self.tombstone_kind.get(group).copied().unwrap_or(GroupKind::Classic);
+            // Share groups are never converted.
             let converted = match &record.key {
-                k if is_consumer_group_record(k) && classic_tombstone => Some(ConsumerGroupEvent::ConvertedFromClassic),
-                RecordKey::GroupMetadata { .. } if !classic_tombstone => Some(ConsumerGroupEvent::ConvertedToClassic),
+                k if is_consumer_group_record(k) && kind == GroupKind::Classic => {
+                    Some(ConsumerGroupEvent::ConvertedFromClassic)
+                }
+                RecordKey::GroupMetadata { .. } if kind == GroupKind::Consumer => {
+                    Some(ConsumerGroupEvent::ConvertedToClassic)
+                }
                 _ => None,
             };
             if let Some(event) = converted {
@@ -408,11 +587,11 @@ impl HistoryBuilder {
             }
             (RecordKey::GroupMetadata { .. }, None) => {
                 h.deleted = Some(at);
-                self.classic_tombstone.insert(group.to_string(), true);
+                self.tombstone_kind.insert(group.to_string(), GroupKind::Classic);
             }
             (RecordKey::ConsumerGroupMetadata { .. }, None) => {
                 h.deleted = Some(at);
-                self.classic_tombstone.insert(group.to_string(), false);
+                self.tombstone_kind.insert(group.to_string(), GroupKind::Consumer);
             }
             (RecordKey::GroupMetadata { .. }, Some((_, RecordValue::GroupMetadata(g)))) => {
                 let members: Vec<GenerationMember> = g
@@ -549,7 +728,25 @@ impl HistoryBuilder {
                     },
                 ));
             }
-            (RecordKey::Other { type_id, .. }, _) => *h.other_records.entry(*type_id).or_default() += 1,
+            (
+                RecordKey::ConsumerGroupPartitionMetadata { .. },
+                Some((_, RecordValue::ConsumerGroupPartitionMetadata(p))),
+            ) => {
+                for t in &p.topics {
+                    h.topic_names.insert(t.topic_id, t.topic_name.to_string());
+                }
+            }
+            (key, value) if (9..=15).contains(&key.type_id()) => {
+                *h.other_records.entry(key.type_id()).or_default() += 1;
+                if matches!(key, RecordKey::ShareGroupMetadata { .. }) && value.is_none() {
+                    h.deleted = Some(at);
+                    self.tombstone_kind.insert(group.to_string(), GroupKind::Share);
+                }
+                if let Some(event) = share_event(&mut self.live_members, h, group, key, value) {
+                    h.share_group_events.push((at, event));
+                }
+            }
+            (key, _) if key.type_id() >= 17 => *h.other_records.entry(key.type_id()).or_default() += 1,
             _ => {}
         }
     }

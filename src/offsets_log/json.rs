@@ -21,7 +21,9 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::record::{
-    ClassicMemberMetadata, MemberMetadata, PartitionMetadataTopic, RecordKey, RecordValue, TopicIdPartitions, Uuid,
+    ClassicMemberMetadata, CopartitionGroup, MemberMetadata, PartitionMetadataTopic, RecordKey, RecordValue,
+    StreamsEndpoint, StreamsTasks, StreamsTopicInfo, Subtopology, TaskIds, TopicIdPartitions, TopicInfo,
+    TopicPartitionsInfo, Uuid,
 };
 
 /// What embedded bytes are, for the caller's renderer.
@@ -78,13 +80,23 @@ impl Serialize for KeyData<'_, '_> {
             RecordKey::GroupMetadata { group } => m.serialize_entry("group", group)?,
             RecordKey::ConsumerGroupMetadata { group_id }
             | RecordKey::ConsumerGroupPartitionMetadata { group_id }
-            | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id } => {
-                m.serialize_entry("groupId", group_id)?
-            }
+            | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::ShareGroupMetadata { group_id }
+            | RecordKey::ShareGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::ShareGroupStatePartitionMetadata { group_id }
+            | RecordKey::StreamsGroupMetadata { group_id }
+            | RecordKey::StreamsGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::StreamsGroupTopology { group_id } => m.serialize_entry("groupId", group_id)?,
             RecordKey::Other { group_id, .. } => m.serialize_entry("groupId", &group_id)?,
             RecordKey::ConsumerGroupMemberMetadata { group_id, member_id }
             | RecordKey::ConsumerGroupTargetAssignmentMember { group_id, member_id }
-            | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, member_id } => {
+            | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, member_id }
+            | RecordKey::ShareGroupMemberMetadata { group_id, member_id }
+            | RecordKey::ShareGroupTargetAssignmentMember { group_id, member_id }
+            | RecordKey::ShareGroupCurrentMemberAssignment { group_id, member_id }
+            | RecordKey::StreamsGroupMemberMetadata { group_id, member_id }
+            | RecordKey::StreamsGroupTargetAssignmentMember { group_id, member_id }
+            | RecordKey::StreamsGroupCurrentMemberAssignment { group_id, member_id } => {
                 m.serialize_entry("groupId", group_id)?;
                 m.serialize_entry("memberId", member_id)?;
             }
@@ -250,9 +262,196 @@ where
                 m.serialize_entry("version", &r.version)?;
                 m.serialize_entry("timestamp", &r.timestamp)?;
             }
+            RecordValue::ShareGroupMemberMetadata(member) => {
+                m.serialize_entry("rackId", &member.rack_id)?;
+                m.serialize_entry("clientId", member.client_id)?;
+                m.serialize_entry("clientHost", member.client_host)?;
+                m.serialize_entry("subscribedTopicNames", &member.subscribed_topic_names)?;
+            }
+            RecordValue::ShareGroupMetadata(g) | RecordValue::StreamsGroupMetadata(g) => {
+                m.serialize_entry("epoch", &g.epoch)?;
+                // A plain field of these schemas: always present, unlike ConsumerGroupMetadata's.
+                m.serialize_entry("metadataHash", &g.metadata_hash)?;
+            }
+            RecordValue::ShareGroupTargetAssignmentMetadata { assignment_epoch }
+            | RecordValue::StreamsGroupTargetAssignmentMetadata { assignment_epoch } => {
+                m.serialize_entry("assignmentEpoch", assignment_epoch)?;
+            }
+            RecordValue::ShareGroupTargetAssignmentMember(list) => {
+                m.serialize_entry("topicPartitions", &SeqOf(|| list.iter().map(TopicIdPartitionsJson)))?;
+            }
+            RecordValue::ShareGroupCurrentMemberAssignment(c) => {
+                m.serialize_entry("memberEpoch", &c.member_epoch)?;
+                m.serialize_entry("previousMemberEpoch", &c.previous_member_epoch)?;
+                m.serialize_entry("state", &c.state)?;
+                m.serialize_entry(
+                    "assignedPartitions",
+                    &SeqOf(|| c.assigned_partitions.iter().map(TopicIdPartitionsJson)),
+                )?;
+            }
+            RecordValue::ShareGroupStatePartitionMetadata(p) => {
+                m.serialize_entry(
+                    "initializingTopics",
+                    &SeqOf(|| p.initializing_topics.iter().map(TopicPartitionsInfoJson)),
+                )?;
+                m.serialize_entry(
+                    "initializedTopics",
+                    &SeqOf(|| p.initialized_topics.iter().map(TopicPartitionsInfoJson)),
+                )?;
+                m.serialize_entry("deletingTopics", &SeqOf(|| p.deleting_topics.iter().map(TopicInfoJson)))?;
+            }
+            RecordValue::StreamsGroupMemberMetadata(member) => {
+                m.serialize_entry("instanceId", &member.instance_id)?;
+                m.serialize_entry("rackId", &member.rack_id)?;
+                m.serialize_entry("clientId", member.client_id)?;
+                m.serialize_entry("clientHost", member.client_host)?;
+                m.serialize_entry("rebalanceTimeoutMs", &member.rebalance_timeout_ms)?;
+                m.serialize_entry("topologyEpoch", &member.topology_epoch)?;
+                m.serialize_entry("processId", member.process_id)?;
+                m.serialize_entry("userEndpoint", &member.user_endpoint.map(EndpointJson))?;
+                m.serialize_entry(
+                    "clientTags",
+                    &SeqOf(|| member.client_tags.iter().map(|&(k, v)| PairJson("key", k, "value", v))),
+                )?;
+            }
+            RecordValue::StreamsGroupTargetAssignmentMember(tasks) => {
+                tasks_entries(&mut m, tasks, ["activeTasks", "standbyTasks", "warmupTasks"])?;
+            }
+            RecordValue::StreamsGroupCurrentMemberAssignment(c) => {
+                m.serialize_entry("memberEpoch", &c.member_epoch)?;
+                m.serialize_entry("previousMemberEpoch", &c.previous_member_epoch)?;
+                m.serialize_entry("state", &c.state)?;
+                tasks_entries(&mut m, &c.tasks, ["activeTasks", "standbyTasks", "warmupTasks"])?;
+                tasks_entries(
+                    &mut m,
+                    &c.tasks_pending_revocation,
+                    ["activeTasksPendingRevocation", "standbyTasksPendingRevocation", "warmupTasksPendingRevocation"],
+                )?;
+            }
+            RecordValue::StreamsGroupTopology(t) => {
+                m.serialize_entry("epoch", &t.epoch)?;
+                m.serialize_entry("subtopologies", &SeqOf(|| t.subtopologies.iter().map(SubtopologyJson)))?;
+            }
             // Written by `ValueJson` itself (no `data`).
             RecordValue::Other(_) => {}
         }
+        m.end()
+    }
+}
+
+/// A streams member's three task lists under the given names.
+fn tasks_entries<M: SerializeMap>(m: &mut M, tasks: &StreamsTasks<'_>, names: [&str; 3]) -> Result<(), M::Error> {
+    for (name, list) in names.into_iter().zip([&tasks.active_tasks, &tasks.standby_tasks, &tasks.warmup_tasks]) {
+        m.serialize_entry(name, &SeqOf(|| list.iter().map(TaskIdsJson)))?;
+    }
+    Ok(())
+}
+
+struct TaskIdsJson<'r, 'a>(&'r TaskIds<'a>);
+
+impl Serialize for TaskIdsJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("subtopologyId", self.0.subtopology_id)?;
+        m.serialize_entry("partitions", &self.0.partitions)?;
+        m.end()
+    }
+}
+
+/// `{"<k>": key, "<v>": value}`: a streams `KeyValue` or `TopicConfig`.
+struct PairJson<'a>(&'static str, &'a str, &'static str, &'a str);
+
+impl Serialize for PairJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry(self.0, self.1)?;
+        m.serialize_entry(self.2, self.3)?;
+        m.end()
+    }
+}
+
+struct EndpointJson<'a>(StreamsEndpoint<'a>);
+
+impl Serialize for EndpointJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("host", self.0.host)?;
+        m.serialize_entry("port", &self.0.port)?;
+        m.end()
+    }
+}
+
+struct StreamsTopicInfoJson<'r, 'a>(&'r StreamsTopicInfo<'a>);
+
+impl Serialize for StreamsTopicInfoJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("name", t.name)?;
+        m.serialize_entry("partitions", &t.partitions)?;
+        m.serialize_entry("replicationFactor", &t.replication_factor)?;
+        m.serialize_entry(
+            "topicConfigs",
+            &SeqOf(|| t.topic_configs.iter().map(|&(k, v)| PairJson("key", k, "value", v))),
+        )?;
+        m.end()
+    }
+}
+
+struct SubtopologyJson<'r, 'a>(&'r Subtopology<'a>);
+
+impl Serialize for SubtopologyJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut m = s.serialize_map(Some(7))?;
+        m.serialize_entry("subtopologyId", t.subtopology_id)?;
+        m.serialize_entry("sourceTopics", &t.source_topics)?;
+        m.serialize_entry("sourceTopicRegex", &t.source_topic_regex)?;
+        m.serialize_entry(
+            "stateChangelogTopics",
+            &SeqOf(|| t.state_changelog_topics.iter().map(StreamsTopicInfoJson)),
+        )?;
+        m.serialize_entry("repartitionSinkTopics", &t.repartition_sink_topics)?;
+        m.serialize_entry(
+            "repartitionSourceTopics",
+            &SeqOf(|| t.repartition_source_topics.iter().map(StreamsTopicInfoJson)),
+        )?;
+        m.serialize_entry("copartitionGroups", &SeqOf(|| t.copartition_groups.iter().map(CopartitionGroupJson)))?;
+        m.end()
+    }
+}
+
+struct CopartitionGroupJson<'r>(&'r CopartitionGroup);
+
+impl Serialize for CopartitionGroupJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("sourceTopics", &self.0.source_topics)?;
+        m.serialize_entry("sourceTopicRegex", &self.0.source_topic_regex)?;
+        m.serialize_entry("repartitionSourceTopics", &self.0.repartition_source_topics)?;
+        m.end()
+    }
+}
+
+struct TopicPartitionsInfoJson<'r, 'a>(&'r TopicPartitionsInfo<'a>);
+
+impl Serialize for TopicPartitionsInfoJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("topicId", &UuidJson(self.0.topic_id))?;
+        m.serialize_entry("topicName", self.0.topic_name)?;
+        m.serialize_entry("partitions", &self.0.partitions)?;
+        m.end()
+    }
+}
+
+struct TopicInfoJson<'r, 'a>(&'r TopicInfo<'a>);
+
+impl Serialize for TopicInfoJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("topicId", &UuidJson(self.0.topic_id))?;
+        m.serialize_entry("topicName", self.0.topic_name)?;
         m.end()
     }
 }

@@ -8,8 +8,8 @@
 //!   It holds one batch at a time, within [`Limits`], whatever the file's size.
 //! - [`CoordinatorRecord::decode`] decodes a record's key and value: offset commits, classic
 //!   group metadata (with each member's subscription and assignment bytes, for the codec), the
-//!   KIP-848 consumer group records, tombstones; share and streams group records are reported by
-//!   type id.
+//!   KIP-848 consumer group records, the share group (KIP-932) and streams group (KIP-1071)
+//!   records of Kafka 4.1, tombstones.
 //!
 //! ```
 //! use kafka_consumer_protocol::offsets_log::{CoordinatorRecord, Limits, RecordKey, SegmentReader};
@@ -58,8 +58,11 @@ pub use history::{GroupHistory, HistoryBuilder};
 pub use record::{
     ClassicMemberMetadata, ConsumerGroupCurrentMemberAssignmentValue, ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataValue, ConsumerGroupPartitionMetadataValue, ConsumerGroupRegularExpressionValue,
-    CoordinatorRecord, GroupMetadataValue, MemberMetadata, OffsetCommitValue, OtherFamily, PartitionMetadataTopic,
-    RecordKey, RecordValue, TopicIdPartitions, Uuid,
+    CoordinatorRecord, CopartitionGroup, GroupEpochValue, GroupMetadataValue, MemberMetadata, OffsetCommitValue,
+    OtherFamily, PartitionMetadataTopic, RecordKey, RecordValue, ShareGroupCurrentMemberAssignmentValue,
+    ShareGroupMemberMetadataValue, ShareGroupStatePartitionMetadataValue, StreamsEndpoint,
+    StreamsGroupCurrentMemberAssignmentValue, StreamsGroupMemberMetadataValue, StreamsGroupTopologyValue, StreamsTasks,
+    StreamsTopicInfo, Subtopology, TaskIds, TopicIdPartitions, TopicInfo, TopicPartitionsInfo, Uuid,
 };
 pub use segment::{Batch, BatchHeader, Compression, Limits, LogRecord, Records, SegmentReader};
 

@@ -31,12 +31,15 @@ impl core::fmt::Display for Uuid {
     }
 }
 
-/// The family of a record type this decoder reports by id without decoding its value.
+/// The family of a record type this decoder reports by id without decoding its value: the
+/// share and streams group type ids that are not in Kafka 4.1.1's schemas (9 and 18 held the 4.0
+/// early-access `ShareGroupPartitionMetadata` and `StreamsGroupPartitionMetadata`, which 4.1
+/// dropped; 24 is not written by 4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OtherFamily {
-    /// Share groups (KIP-932): types 9 to 15.
+    /// Share groups (KIP-932): type 9.
     Share,
-    /// Streams groups (KIP-1071): types 17 to 24.
+    /// Streams groups (KIP-1071): types 18 and 24.
     Streams,
 }
 
@@ -103,7 +106,80 @@ pub enum RecordKey<'a> {
         /// `RegularExpression`.
         regular_expression: &'a str,
     },
-    /// A share or streams group record: reported by type id, its value not decoded.
+    /// Type 10: `ShareGroupMemberMetadataKey` (KIP-932).
+    ShareGroupMemberMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 11: `ShareGroupMetadataKey`.
+    ShareGroupMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 12: `ShareGroupTargetAssignmentMetadataKey`.
+    ShareGroupTargetAssignmentMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 13: `ShareGroupTargetAssignmentMemberKey`.
+    ShareGroupTargetAssignmentMember {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 14: `ShareGroupCurrentMemberAssignmentKey`.
+    ShareGroupCurrentMemberAssignment {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 15: `ShareGroupStatePartitionMetadataKey`.
+    ShareGroupStatePartitionMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 17: `StreamsGroupMetadataKey` (KIP-1071).
+    StreamsGroupMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 19: `StreamsGroupMemberMetadataKey`.
+    StreamsGroupMemberMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 20: `StreamsGroupTargetAssignmentMetadataKey`.
+    StreamsGroupTargetAssignmentMetadata {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// Type 21: `StreamsGroupTargetAssignmentMemberKey`.
+    StreamsGroupTargetAssignmentMember {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 22: `StreamsGroupCurrentMemberAssignmentKey`.
+    StreamsGroupCurrentMemberAssignment {
+        /// `GroupId`.
+        group_id: &'a str,
+        /// `MemberId`.
+        member_id: &'a str,
+    },
+    /// Type 23: `StreamsGroupTopologyKey`.
+    StreamsGroupTopology {
+        /// `GroupId`.
+        group_id: &'a str,
+    },
+    /// A share or streams group record of a type Kafka 4.1 does not write (see [`OtherFamily`]):
+    /// reported by type id, its value not decoded.
     Other {
         /// The type id.
         type_id: i16,
@@ -127,6 +203,18 @@ impl<'a> RecordKey<'a> {
             RecordKey::ConsumerGroupTargetAssignmentMember { .. } => 7,
             RecordKey::ConsumerGroupCurrentMemberAssignment { .. } => 8,
             RecordKey::ConsumerGroupRegularExpression { .. } => 16,
+            RecordKey::ShareGroupMemberMetadata { .. } => 10,
+            RecordKey::ShareGroupMetadata { .. } => 11,
+            RecordKey::ShareGroupTargetAssignmentMetadata { .. } => 12,
+            RecordKey::ShareGroupTargetAssignmentMember { .. } => 13,
+            RecordKey::ShareGroupCurrentMemberAssignment { .. } => 14,
+            RecordKey::ShareGroupStatePartitionMetadata { .. } => 15,
+            RecordKey::StreamsGroupMetadata { .. } => 17,
+            RecordKey::StreamsGroupMemberMetadata { .. } => 19,
+            RecordKey::StreamsGroupTargetAssignmentMetadata { .. } => 20,
+            RecordKey::StreamsGroupTargetAssignmentMember { .. } => 21,
+            RecordKey::StreamsGroupCurrentMemberAssignment { .. } => 22,
+            RecordKey::StreamsGroupTopology { .. } => 23,
         }
     }
 
@@ -140,7 +228,19 @@ impl<'a> RecordKey<'a> {
             | RecordKey::ConsumerGroupTargetAssignmentMetadata { group_id }
             | RecordKey::ConsumerGroupTargetAssignmentMember { group_id, .. }
             | RecordKey::ConsumerGroupCurrentMemberAssignment { group_id, .. }
-            | RecordKey::ConsumerGroupRegularExpression { group_id, .. } => Some(group_id),
+            | RecordKey::ConsumerGroupRegularExpression { group_id, .. }
+            | RecordKey::ShareGroupMemberMetadata { group_id, .. }
+            | RecordKey::ShareGroupMetadata { group_id }
+            | RecordKey::ShareGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::ShareGroupTargetAssignmentMember { group_id, .. }
+            | RecordKey::ShareGroupCurrentMemberAssignment { group_id, .. }
+            | RecordKey::ShareGroupStatePartitionMetadata { group_id }
+            | RecordKey::StreamsGroupMetadata { group_id }
+            | RecordKey::StreamsGroupMemberMetadata { group_id, .. }
+            | RecordKey::StreamsGroupTargetAssignmentMetadata { group_id }
+            | RecordKey::StreamsGroupTargetAssignmentMember { group_id, .. }
+            | RecordKey::StreamsGroupCurrentMemberAssignment { group_id, .. }
+            | RecordKey::StreamsGroupTopology { group_id } => Some(group_id),
             RecordKey::Other { group_id, .. } => group_id,
         }
     }
@@ -176,9 +276,39 @@ impl<'a> RecordKey<'a> {
                 group_id: r.string("key.GroupId")?,
                 regular_expression: r.string("key.RegularExpression")?,
             },
-            9..=15 | 17..=24 => RecordKey::Other {
+            10 => RecordKey::ShareGroupMemberMetadata {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            11 => RecordKey::ShareGroupMetadata { group_id: r.string("key.GroupId")? },
+            12 => RecordKey::ShareGroupTargetAssignmentMetadata { group_id: r.string("key.GroupId")? },
+            13 => RecordKey::ShareGroupTargetAssignmentMember {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            14 => RecordKey::ShareGroupCurrentMemberAssignment {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            15 => RecordKey::ShareGroupStatePartitionMetadata { group_id: r.string("key.GroupId")? },
+            17 => RecordKey::StreamsGroupMetadata { group_id: r.string("key.GroupId")? },
+            19 => RecordKey::StreamsGroupMemberMetadata {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            20 => RecordKey::StreamsGroupTargetAssignmentMetadata { group_id: r.string("key.GroupId")? },
+            21 => RecordKey::StreamsGroupTargetAssignmentMember {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            22 => RecordKey::StreamsGroupCurrentMemberAssignment {
+                group_id: r.string("key.GroupId")?,
+                member_id: r.string("key.MemberId")?,
+            },
+            23 => RecordKey::StreamsGroupTopology { group_id: r.string("key.GroupId")? },
+            9 | 18 | 24 => RecordKey::Other {
                 type_id,
-                family: if type_id <= 15 { OtherFamily::Share } else { OtherFamily::Streams },
+                family: if type_id == 9 { OtherFamily::Share } else { OtherFamily::Streams },
                 group_id: r.string("key.GroupId").ok(),
             },
             other => return Err(LogError::new(LogErrorKind::UnknownRecordType(other), 0, "key.type")),
@@ -351,6 +481,194 @@ pub struct ConsumerGroupRegularExpressionValue<'a> {
     pub timestamp: i64,
 }
 
+/// `ShareGroupMemberMetadataValue` (KIP-932): a share group member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareGroupMemberMetadataValue<'a> {
+    /// `RackId`.
+    pub rack_id: Option<&'a str>,
+    /// `ClientId`.
+    pub client_id: &'a str,
+    /// `ClientHost`.
+    pub client_host: &'a str,
+    /// `SubscribedTopicNames`.
+    pub subscribed_topic_names: Vec<&'a str>,
+}
+
+/// `ShareGroupMetadataValue` and `StreamsGroupMetadataValue`: the group epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupEpochValue {
+    /// `Epoch`: the group epoch.
+    pub epoch: i32,
+    /// `MetadataHash`: the hash of the subscribed topics' metadata (a plain field of these two
+    /// schemas, always written).
+    pub metadata_hash: i64,
+}
+
+/// `ShareGroupCurrentMemberAssignmentValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareGroupCurrentMemberAssignmentValue {
+    /// `MemberEpoch`.
+    pub member_epoch: i32,
+    /// `PreviousMemberEpoch`.
+    pub previous_member_epoch: i32,
+    /// `State` (0 stable; see Kafka's `MemberState`).
+    pub state: i8,
+    /// `AssignedPartitions`: a share group's partitions are shared, never revoked first.
+    pub assigned_partitions: Vec<TopicIdPartitions>,
+}
+
+/// A topic of `ShareGroupStatePartitionMetadataValue` with partitions (`TopicPartitionsInfo`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicPartitionsInfo<'a> {
+    /// `TopicId`.
+    pub topic_id: Uuid,
+    /// `TopicName`.
+    pub topic_name: &'a str,
+    /// `Partitions`.
+    pub partitions: Vec<i32>,
+}
+
+/// A topic of `ShareGroupStatePartitionMetadataValue` (`TopicInfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopicInfo<'a> {
+    /// `TopicId`.
+    pub topic_id: Uuid,
+    /// `TopicName`.
+    pub topic_name: &'a str,
+}
+
+/// `ShareGroupStatePartitionMetadataValue`: which topic partitions have their share-group state
+/// (in `__share_group_state`) being initialized, initialized, or being deleted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareGroupStatePartitionMetadataValue<'a> {
+    /// `InitializingTopics`.
+    pub initializing_topics: Vec<TopicPartitionsInfo<'a>>,
+    /// `InitializedTopics`.
+    pub initialized_topics: Vec<TopicPartitionsInfo<'a>>,
+    /// `DeletingTopics`.
+    pub deleting_topics: Vec<TopicInfo<'a>>,
+}
+
+/// A streams member's `UserEndpoint` (`Endpoint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamsEndpoint<'a> {
+    /// `Host`.
+    pub host: &'a str,
+    /// `Port` (uint16).
+    pub port: u16,
+}
+
+/// `StreamsGroupMemberMetadataValue` (KIP-1071): a streams group member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamsGroupMemberMetadataValue<'a> {
+    /// `InstanceId`.
+    pub instance_id: Option<&'a str>,
+    /// `RackId`.
+    pub rack_id: Option<&'a str>,
+    /// `ClientId`.
+    pub client_id: &'a str,
+    /// `ClientHost`.
+    pub client_host: &'a str,
+    /// `RebalanceTimeoutMs`.
+    pub rebalance_timeout_ms: i32,
+    /// `TopologyEpoch`.
+    pub topology_epoch: i32,
+    /// `ProcessId`.
+    pub process_id: &'a str,
+    /// `UserEndpoint`.
+    pub user_endpoint: Option<StreamsEndpoint<'a>>,
+    /// `ClientTags`: (`Key`, `Value`).
+    pub client_tags: Vec<(&'a str, &'a str)>,
+}
+
+/// A subtopology's partitions (`TaskIds` of the streams assignment records).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskIds<'a> {
+    /// `SubtopologyId`.
+    pub subtopology_id: &'a str,
+    /// `Partitions`.
+    pub partitions: Vec<i32>,
+}
+
+/// `StreamsGroupTargetAssignmentMemberValue`: a member's target tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamsTasks<'a> {
+    /// `ActiveTasks`.
+    pub active_tasks: Vec<TaskIds<'a>>,
+    /// `StandbyTasks`.
+    pub standby_tasks: Vec<TaskIds<'a>>,
+    /// `WarmupTasks`.
+    pub warmup_tasks: Vec<TaskIds<'a>>,
+}
+
+/// `StreamsGroupCurrentMemberAssignmentValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamsGroupCurrentMemberAssignmentValue<'a> {
+    /// `MemberEpoch`.
+    pub member_epoch: i32,
+    /// `PreviousMemberEpoch`.
+    pub previous_member_epoch: i32,
+    /// `State`.
+    pub state: i8,
+    /// `ActiveTasks`, `StandbyTasks`, `WarmupTasks`.
+    pub tasks: StreamsTasks<'a>,
+    /// `ActiveTasksPendingRevocation`, `StandbyTasksPendingRevocation`,
+    /// `WarmupTasksPendingRevocation`.
+    pub tasks_pending_revocation: StreamsTasks<'a>,
+}
+
+/// A topic of a streams topology (`TopicInfo` of `StreamsGroupTopologyValue`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamsTopicInfo<'a> {
+    /// `Name`.
+    pub name: &'a str,
+    /// `Partitions`.
+    pub partitions: i32,
+    /// `ReplicationFactor`.
+    pub replication_factor: i16,
+    /// `TopicConfigs`: (`key`, `value`).
+    pub topic_configs: Vec<(&'a str, &'a str)>,
+}
+
+/// A co-partition group of a subtopology: indexes into its topic lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopartitionGroup {
+    /// `SourceTopics`.
+    pub source_topics: Vec<i16>,
+    /// `SourceTopicRegex`.
+    pub source_topic_regex: Vec<i16>,
+    /// `RepartitionSourceTopics`.
+    pub repartition_source_topics: Vec<i16>,
+}
+
+/// A subtopology of `StreamsGroupTopologyValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subtopology<'a> {
+    /// `SubtopologyId`.
+    pub subtopology_id: &'a str,
+    /// `SourceTopics`.
+    pub source_topics: Vec<&'a str>,
+    /// `SourceTopicRegex`.
+    pub source_topic_regex: Vec<&'a str>,
+    /// `StateChangelogTopics`.
+    pub state_changelog_topics: Vec<StreamsTopicInfo<'a>>,
+    /// `RepartitionSinkTopics`.
+    pub repartition_sink_topics: Vec<&'a str>,
+    /// `RepartitionSourceTopics`.
+    pub repartition_source_topics: Vec<StreamsTopicInfo<'a>>,
+    /// `CopartitionGroups`.
+    pub copartition_groups: Vec<CopartitionGroup>,
+}
+
+/// `StreamsGroupTopologyValue`: the topology a streams group runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamsGroupTopologyValue<'a> {
+    /// `Epoch`: the topology epoch.
+    pub epoch: i32,
+    /// `Subtopologies`.
+    pub subtopologies: Vec<Subtopology<'a>>,
+}
+
 /// A record's value, decoded per its key's type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -376,7 +694,37 @@ pub enum RecordValue<'a> {
     ConsumerGroupCurrentMemberAssignment(ConsumerGroupCurrentMemberAssignmentValue),
     /// Type 16.
     ConsumerGroupRegularExpression(ConsumerGroupRegularExpressionValue<'a>),
-    /// A share or streams group value, not decoded.
+    /// Type 10.
+    ShareGroupMemberMetadata(ShareGroupMemberMetadataValue<'a>),
+    /// Type 11.
+    ShareGroupMetadata(GroupEpochValue),
+    /// Type 12: `AssignmentEpoch`.
+    ShareGroupTargetAssignmentMetadata {
+        /// `AssignmentEpoch`.
+        assignment_epoch: i32,
+    },
+    /// Type 13: `TopicPartitions`.
+    ShareGroupTargetAssignmentMember(Vec<TopicIdPartitions>),
+    /// Type 14.
+    ShareGroupCurrentMemberAssignment(ShareGroupCurrentMemberAssignmentValue),
+    /// Type 15.
+    ShareGroupStatePartitionMetadata(ShareGroupStatePartitionMetadataValue<'a>),
+    /// Type 17.
+    StreamsGroupMetadata(GroupEpochValue),
+    /// Type 19.
+    StreamsGroupMemberMetadata(StreamsGroupMemberMetadataValue<'a>),
+    /// Type 20: `AssignmentEpoch`.
+    StreamsGroupTargetAssignmentMetadata {
+        /// `AssignmentEpoch`.
+        assignment_epoch: i32,
+    },
+    /// Type 21.
+    StreamsGroupTargetAssignmentMember(StreamsTasks<'a>),
+    /// Type 22.
+    StreamsGroupCurrentMemberAssignment(StreamsGroupCurrentMemberAssignmentValue<'a>),
+    /// Type 23.
+    StreamsGroupTopology(StreamsGroupTopologyValue<'a>),
+    /// A value of a type Kafka 4.1 does not write (types 9, 18, 24), not decoded.
     Other(&'a [u8]),
 }
 
@@ -417,7 +765,7 @@ fn decode_value(type_id: i16, bytes: &[u8]) -> Result<(i16, RecordValue<'_>), Lo
     let version = r.i16("value.version")?;
     let max = match type_id {
         0..=2 => 4,
-        9..=15 | 17..=24 => i16::MAX,
+        9 | 18 | 24 => i16::MAX,
         _ => 0,
     };
     if version < 0 || version > max {
@@ -499,6 +847,80 @@ fn decode_value(type_id: i16, bytes: &[u8]) -> Result<(i16, RecordValue<'_>), Lo
                 timestamp,
             })
         }
+        10 => {
+            let rack_id = r.nullable_cstring("value.RackId")?;
+            let client_id = r.cstring("value.ClientId")?;
+            let client_host = r.cstring("value.ClientHost")?;
+            let subscribed_topic_names =
+                r.array(true, "value.SubscribedTopicNames", |r| r.cstring("value.SubscribedTopicNames[]"))?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ShareGroupMemberMetadata(ShareGroupMemberMetadataValue {
+                rack_id,
+                client_id,
+                client_host,
+                subscribed_topic_names,
+            })
+        }
+        11 => RecordValue::ShareGroupMetadata(group_epoch(&mut r)?),
+        12 => {
+            let assignment_epoch = r.i32("value.AssignmentEpoch")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ShareGroupTargetAssignmentMetadata { assignment_epoch }
+        }
+        13 => {
+            let partitions = topic_partitions(&mut r, "value.TopicPartitions")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ShareGroupTargetAssignmentMember(partitions)
+        }
+        14 => {
+            let member_epoch = r.i32("value.MemberEpoch")?;
+            let previous_member_epoch = r.i32("value.PreviousMemberEpoch")?;
+            let state = r.i8("value.State")?;
+            let assigned_partitions = topic_partitions(&mut r, "value.AssignedPartitions")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::ShareGroupCurrentMemberAssignment(ShareGroupCurrentMemberAssignmentValue {
+                member_epoch,
+                previous_member_epoch,
+                state,
+                assigned_partitions,
+            })
+        }
+        15 => RecordValue::ShareGroupStatePartitionMetadata(state_partition_metadata(&mut r)?),
+        17 => RecordValue::StreamsGroupMetadata(group_epoch(&mut r)?),
+        19 => RecordValue::StreamsGroupMemberMetadata(streams_member_metadata(&mut r)?),
+        20 => {
+            let assignment_epoch = r.i32("value.AssignmentEpoch")?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::StreamsGroupTargetAssignmentMetadata { assignment_epoch }
+        }
+        21 => {
+            let tasks = streams_tasks(&mut r, ["value.ActiveTasks", "value.StandbyTasks", "value.WarmupTasks"])?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::StreamsGroupTargetAssignmentMember(tasks)
+        }
+        22 => {
+            let member_epoch = r.i32("value.MemberEpoch")?;
+            let previous_member_epoch = r.i32("value.PreviousMemberEpoch")?;
+            let state = r.i8("value.State")?;
+            let tasks = streams_tasks(&mut r, ["value.ActiveTasks", "value.StandbyTasks", "value.WarmupTasks"])?;
+            let tasks_pending_revocation = streams_tasks(
+                &mut r,
+                [
+                    "value.ActiveTasksPendingRevocation",
+                    "value.StandbyTasksPendingRevocation",
+                    "value.WarmupTasksPendingRevocation",
+                ],
+            )?;
+            r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+            RecordValue::StreamsGroupCurrentMemberAssignment(StreamsGroupCurrentMemberAssignmentValue {
+                member_epoch,
+                previous_member_epoch,
+                state,
+                tasks,
+                tasks_pending_revocation,
+            })
+        }
+        23 => RecordValue::StreamsGroupTopology(streams_topology(&mut r)?),
         _ => RecordValue::Other(&bytes[2..]),
     };
     Ok((version, value))
@@ -604,6 +1026,144 @@ fn member_metadata<'a>(r: &mut Reader<'a>) -> Result<ConsumerGroupMemberMetadata
         server_assignor,
         classic_member_metadata,
     })
+}
+
+/// `ShareGroupMetadataValue` and `StreamsGroupMetadataValue` (the same fields).
+fn group_epoch(r: &mut Reader<'_>) -> Result<GroupEpochValue, LogError> {
+    let epoch = r.i32("value.Epoch")?;
+    let metadata_hash = r.i64("value.MetadataHash")?;
+    r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+    Ok(GroupEpochValue { epoch, metadata_hash })
+}
+
+fn state_partition_metadata<'a>(r: &mut Reader<'a>) -> Result<ShareGroupStatePartitionMetadataValue<'a>, LogError> {
+    fn with_partitions<'a>(r: &mut Reader<'a>, field: &'static str) -> Result<Vec<TopicPartitionsInfo<'a>>, LogError> {
+        r.array(true, field, |r| {
+            let topic_id = r.uuid(field)?;
+            let topic_name = r.cstring(field)?;
+            let partitions = r.array(true, field, |r| r.i32(field))?;
+            r.tagged(field, |_, _| Ok(false))?;
+            Ok(TopicPartitionsInfo { topic_id, topic_name, partitions })
+        })
+    }
+    let initializing_topics = with_partitions(r, "value.InitializingTopics")?;
+    let initialized_topics = with_partitions(r, "value.InitializedTopics")?;
+    let deleting_topics = r.array(true, "value.DeletingTopics", |r| {
+        let topic_id = r.uuid("value.DeletingTopics[].TopicId")?;
+        let topic_name = r.cstring("value.DeletingTopics[].TopicName")?;
+        r.tagged("value.DeletingTopics[]._tagged_fields", |_, _| Ok(false))?;
+        Ok(TopicInfo { topic_id, topic_name })
+    })?;
+    r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+    Ok(ShareGroupStatePartitionMetadataValue { initializing_topics, initialized_topics, deleting_topics })
+}
+
+fn streams_member_metadata<'a>(r: &mut Reader<'a>) -> Result<StreamsGroupMemberMetadataValue<'a>, LogError> {
+    let instance_id = r.nullable_cstring("value.InstanceId")?;
+    let rack_id = r.nullable_cstring("value.RackId")?;
+    let client_id = r.cstring("value.ClientId")?;
+    let client_host = r.cstring("value.ClientHost")?;
+    let rebalance_timeout_ms = r.i32("value.RebalanceTimeoutMs")?;
+    let topology_epoch = r.i32("value.TopologyEpoch")?;
+    let process_id = r.cstring("value.ProcessId")?;
+    // A nullable struct that is not tagged starts with a byte: negative for null (Kafka's
+    // generated reader: `readByte() < 0`).
+    let user_endpoint = if r.i8("value.UserEndpoint")? < 0 {
+        None
+    } else {
+        let host = r.cstring("value.UserEndpoint.Host")?;
+        let port = r.i16("value.UserEndpoint.Port")? as u16;
+        r.tagged("value.UserEndpoint._tagged_fields", |_, _| Ok(false))?;
+        Some(StreamsEndpoint { host, port })
+    };
+    let client_tags = r.array(true, "value.ClientTags", |r| {
+        let key = r.cstring("value.ClientTags[].Key")?;
+        let value = r.cstring("value.ClientTags[].Value")?;
+        r.tagged("value.ClientTags[]._tagged_fields", |_, _| Ok(false))?;
+        Ok((key, value))
+    })?;
+    r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+    Ok(StreamsGroupMemberMetadataValue {
+        instance_id,
+        rack_id,
+        client_id,
+        client_host,
+        rebalance_timeout_ms,
+        topology_epoch,
+        process_id,
+        user_endpoint,
+        client_tags,
+    })
+}
+
+/// Three `[]TaskIds` in a row: active, standby, warm-up.
+fn streams_tasks<'a>(r: &mut Reader<'a>, fields: [&'static str; 3]) -> Result<StreamsTasks<'a>, LogError> {
+    let [active, standby, warmup] = fields;
+    let mut list = |field: &'static str| {
+        r.array(true, field, |r| {
+            let subtopology_id = r.cstring(field)?;
+            let partitions = r.array(true, field, |r| r.i32(field))?;
+            r.tagged(field, |_, _| Ok(false))?;
+            Ok(TaskIds { subtopology_id, partitions })
+        })
+    };
+    let active_tasks = list(active)?;
+    let standby_tasks = list(standby)?;
+    let warmup_tasks = list(warmup)?;
+    Ok(StreamsTasks { active_tasks, standby_tasks, warmup_tasks })
+}
+
+fn streams_topology<'a>(r: &mut Reader<'a>) -> Result<StreamsGroupTopologyValue<'a>, LogError> {
+    fn names<'a>(r: &mut Reader<'a>, field: &'static str) -> Result<Vec<&'a str>, LogError> {
+        r.array(true, field, |r| r.cstring(field))
+    }
+    fn topics<'a>(r: &mut Reader<'a>, field: &'static str) -> Result<Vec<StreamsTopicInfo<'a>>, LogError> {
+        r.array(true, field, |r| {
+            let name = r.cstring(field)?;
+            let partitions = r.i32(field)?;
+            let replication_factor = r.i16(field)?;
+            let topic_configs = r.array(true, field, |r| {
+                let key = r.cstring(field)?;
+                let value = r.cstring(field)?;
+                r.tagged(field, |_, _| Ok(false))?;
+                Ok((key, value))
+            })?;
+            r.tagged(field, |_, _| Ok(false))?;
+            Ok(StreamsTopicInfo { name, partitions, replication_factor, topic_configs })
+        })
+    }
+    fn indexes(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<i16>, LogError> {
+        r.array(true, field, |r| r.i16(field))
+    }
+    let epoch = r.i32("value.Epoch")?;
+    let subtopologies = r.array(true, "value.Subtopologies", |r| {
+        let subtopology_id = r.cstring("value.Subtopologies[].SubtopologyId")?;
+        let source_topics = names(r, "value.Subtopologies[].SourceTopics")?;
+        let source_topic_regex = names(r, "value.Subtopologies[].SourceTopicRegex")?;
+        let state_changelog_topics = topics(r, "value.Subtopologies[].StateChangelogTopics")?;
+        let repartition_sink_topics = names(r, "value.Subtopologies[].RepartitionSinkTopics")?;
+        let repartition_source_topics = topics(r, "value.Subtopologies[].RepartitionSourceTopics")?;
+        let copartition_groups = r.array(true, "value.Subtopologies[].CopartitionGroups", |r| {
+            let source_topics = indexes(r, "value.Subtopologies[].CopartitionGroups[].SourceTopics")?;
+            let source_topic_regex = indexes(r, "value.Subtopologies[].CopartitionGroups[].SourceTopicRegex")?;
+            let repartition_source_topics =
+                indexes(r, "value.Subtopologies[].CopartitionGroups[].RepartitionSourceTopics")?;
+            r.tagged("value.Subtopologies[].CopartitionGroups[]._tagged_fields", |_, _| Ok(false))?;
+            Ok(CopartitionGroup { source_topics, source_topic_regex, repartition_source_topics })
+        })?;
+        r.tagged("value.Subtopologies[]._tagged_fields", |_, _| Ok(false))?;
+        Ok(Subtopology {
+            subtopology_id,
+            source_topics,
+            source_topic_regex,
+            state_changelog_topics,
+            repartition_sink_topics,
+            repartition_source_topics,
+            copartition_groups,
+        })
+    })?;
+    r.tagged("value._tagged_fields", |_, _| Ok(false))?;
+    Ok(StreamsGroupTopologyValue { epoch, subtopologies })
 }
 
 fn topic_partitions(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<TopicIdPartitions>, LogError> {

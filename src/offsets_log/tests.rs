@@ -437,7 +437,8 @@ fn garbage_compressed_bytes_are_a_decompression_error() {
 fn unknown_types_and_versions_are_typed_errors_and_share_streams_types_are_reported() {
     let e = RecordKey::decode(&W::default().i16(99).s("g").0).unwrap_err();
     assert_eq!(e.kind(), &LogErrorKind::UnknownRecordType(99));
-    for (type_id, family) in [(11, OtherFamily::Share), (17, OtherFamily::Streams)] {
+    // The ids not in Kafka 4.1.1's schemas (4.0's early-access formats, later ones).
+    for (type_id, family) in [(9, OtherFamily::Share), (18, OtherFamily::Streams), (24, OtherFamily::Streams)] {
         let key = W::default().i16(type_id).s("sg").0;
         let rec = CoordinatorRecord::decode(Some(&key), Some(&[0, 0, 1, 2])).unwrap();
         assert_eq!(rec.key, RecordKey::Other { type_id, family, group_id: Some("sg") });
@@ -448,6 +449,12 @@ fn unknown_types_and_versions_are_typed_errors_and_share_streams_types_are_repor
     assert_eq!(e.kind(), &LogErrorKind::UnknownValueVersion { record_type: 1, version: 5 });
     let e = CoordinatorRecord::decode(Some(&W::default().i16(3).s("g").0), Some(&W::default().i16(1).0)).unwrap_err();
     assert_eq!(e.kind(), &LogErrorKind::UnknownValueVersion { record_type: 3, version: 1 });
+    // Share and streams values have version 0 only in 4.1.1.
+    for type_id in [10, 11, 12, 13, 14, 15, 17, 19, 20, 21, 22, 23] {
+        let key = W::default().i16(type_id).s("g").s("m").0;
+        let e = CoordinatorRecord::decode(Some(&key), Some(&W::default().i16(1).0)).unwrap_err();
+        assert_eq!(e.kind(), &LogErrorKind::UnknownValueVersion { record_type: type_id, version: 1 }, "{type_id}");
+    }
     assert_eq!(CoordinatorRecord::decode(None, None).unwrap_err().kind(), &LogErrorKind::MissingKey);
 }
 
@@ -748,4 +755,311 @@ fn commit_rate_and_gaps() {
     assert_eq!(longest.after.commit_timestamp, 170_000);
     // Equal pauses keep the earlier ones.
     assert_eq!(c.largest_gaps[2].before.commit_timestamp, 181_000);
+}
+
+fn leak(v: Vec<u8>) -> &'static [u8] {
+    Box::leak(v.into_boxed_slice())
+}
+
+#[test]
+fn share_group_records_kip_932() {
+    let tid = [9u8; 16];
+    let decode = |k: Vec<u8>, v: Vec<u8>| CoordinatorRecord::decode(Some(leak(k)), Some(leak(v))).unwrap();
+    let g = |t: i16| W::default().i16(t).s("sg").0;
+    let gm = |t: i16| W::default().i16(t).s("sg").s("mem").0;
+
+    let r = decode(gm(10), W::default().i16(0).cns(Some("r1")).cs("c").cs("/h").uv(2).cs("t").no_tags().0);
+    assert_eq!(r.key, RecordKey::ShareGroupMemberMetadata { group_id: "sg", member_id: "mem" });
+    assert_eq!(
+        r.value,
+        Some((
+            0,
+            RecordValue::ShareGroupMemberMetadata(ShareGroupMemberMetadataValue {
+                rack_id: Some("r1"),
+                client_id: "c",
+                client_host: "/h",
+                subscribed_topic_names: vec!["t"],
+            })
+        ))
+    );
+    let r = decode(g(11), W::default().i16(0).i32(4).i64(-7).no_tags().0);
+    assert_eq!(r.key, RecordKey::ShareGroupMetadata { group_id: "sg" });
+    assert_eq!(r.value, Some((0, RecordValue::ShareGroupMetadata(GroupEpochValue { epoch: 4, metadata_hash: -7 }))));
+    let r = decode(g(12), W::default().i16(0).i32(5).no_tags().0);
+    assert_eq!(r.value, Some((0, RecordValue::ShareGroupTargetAssignmentMetadata { assignment_epoch: 5 })));
+    let parts = |w: W| w.uv(2).raw(&tid).uv(3).i32(0).i32(2).no_tags();
+    let r = decode(gm(13), parts(W::default().i16(0)).no_tags().0);
+    let expected = vec![TopicIdPartitions { topic_id: Uuid(tid), partitions: vec![0, 2] }];
+    assert_eq!(r.value, Some((0, RecordValue::ShareGroupTargetAssignmentMember(expected.clone()))));
+    let r = decode(gm(14), parts(W::default().i16(0).i32(6).i32(5).i8(0)).no_tags().0);
+    assert_eq!(
+        r.value,
+        Some((
+            0,
+            RecordValue::ShareGroupCurrentMemberAssignment(ShareGroupCurrentMemberAssignmentValue {
+                member_epoch: 6,
+                previous_member_epoch: 5,
+                state: 0,
+                assigned_partitions: expected,
+            })
+        ))
+    );
+    let info = |w: W| w.uv(2).raw(&tid).cs("t").uv(2).i32(1).no_tags();
+    // An unknown tagged field of the value is skipped.
+    let v = info(info(W::default().i16(0))).uv(2).raw(&tid).cs("gone").no_tags().uv(1).uv(5).uv(1).raw(&[0]).0;
+    let r = decode(g(15), v);
+    let Some((0, RecordValue::ShareGroupStatePartitionMetadata(p))) = r.value else { panic!("{r:?}") };
+    assert_eq!(
+        p.initializing_topics,
+        vec![TopicPartitionsInfo { topic_id: Uuid(tid), topic_name: "t", partitions: vec![1] }]
+    );
+    assert_eq!(p.initialized_topics, p.initializing_topics);
+    assert_eq!(p.deleting_topics, vec![TopicInfo { topic_id: Uuid(tid), topic_name: "gone" }]);
+}
+
+/// Streams group values built field by field from Kafka 4.1.1's `StreamsGroup*Value.json`, with
+/// what the real capture (testdata/offsets-log-streams) does not hold: a null endpoint, warm-up
+/// tasks, a copartition group.
+#[test]
+fn streams_group_records_kip_1071() {
+    use super::json::{value_json, Embedded};
+    let decode = |k: Vec<u8>, v: Vec<u8>| CoordinatorRecord::decode(Some(leak(k)), Some(leak(v))).unwrap();
+    let g = |t: i16| W::default().i16(t).s("app").0;
+    let gm = |t: i16| W::default().i16(t).s("app").s("mem").0;
+    let json = |r: &CoordinatorRecord<'_>| {
+        let (version, value) = r.value.as_ref().unwrap();
+        value_json(*version, value, &|_: Embedded, _: &[u8]| serde_json::Value::Null)
+    };
+
+    let r = decode(g(17), W::default().i16(0).i32(3).i64(11).no_tags().0);
+    assert_eq!(r.key, RecordKey::StreamsGroupMetadata { group_id: "app" });
+    assert_eq!(json(&r).to_string(), r#"{"version":0,"data":{"epoch":3,"metadataHash":11}}"#);
+
+    // A member with an endpoint and a client tag, then one without an endpoint (a -1 byte).
+    let member = |endpoint: Option<(&str, u16)>| {
+        let w = W::default().i16(0).cns(None).cns(Some("rack")).cs("c").cs("/h").i32(300).i32(2).cs("p1");
+        let w = match endpoint {
+            Some((host, port)) => w.i8(1).cs(host).i16(port as i16).no_tags(),
+            None => w.i8(-1),
+        };
+        w.uv(2).cs("k").cs("v").no_tags().no_tags().0
+    };
+    let r = decode(gm(19), member(Some(("h1", 65000))));
+    assert_eq!(r.key, RecordKey::StreamsGroupMemberMetadata { group_id: "app", member_id: "mem" });
+    assert_eq!(
+        json(&r).to_string(),
+        r#"{"version":0,"data":{"instanceId":null,"rackId":"rack","clientId":"c","clientHost":"/h","rebalanceTimeoutMs":300,"topologyEpoch":2,"processId":"p1","userEndpoint":{"host":"h1","port":65000},"clientTags":[{"key":"k","value":"v"}]}}"#
+    );
+    let r = decode(gm(19), member(None));
+    assert_eq!(json(&r)["data"]["userEndpoint"], serde_json::Value::Null);
+
+    let r = decode(g(20), W::default().i16(0).i32(8).no_tags().0);
+    assert_eq!(json(&r).to_string(), r#"{"version":0,"data":{"assignmentEpoch":8}}"#);
+
+    let tasks = |w: W| w.uv(2).cs("0").uv(3).i32(0).i32(1).no_tags().uv(1).uv(2).cs("1").uv(1).no_tags();
+    let r = decode(gm(21), tasks(W::default().i16(0)).no_tags().0);
+    assert_eq!(
+        json(&r).to_string(),
+        r#"{"version":0,"data":{"activeTasks":[{"subtopologyId":"0","partitions":[0,1]}],"standbyTasks":[],"warmupTasks":[{"subtopologyId":"1","partitions":[]}]}}"#
+    );
+    let r = decode(gm(22), tasks(tasks(W::default().i16(0).i32(4).i32(3).i8(1))).no_tags().0);
+    let v = json(&r);
+    assert_eq!((v["data"]["memberEpoch"].as_i64(), v["data"]["state"].as_i64()), (Some(4), Some(1)));
+    assert_eq!(v["data"]["activeTasksPendingRevocation"], v["data"]["activeTasks"]);
+    assert_eq!(v["data"]["warmupTasksPendingRevocation"][0]["subtopologyId"], "1");
+
+    let topic =
+        |w: W, name: &str| w.cs(name).i32(4).i16(3).uv(2).cs("cleanup.policy").cs("compact").no_tags().no_tags();
+    let sub = W::default().i16(0).i32(1).uv(2).cs("0").uv(2).cs("in").uv(1).uv(2);
+    let sub = topic(sub, "app-store-changelog").uv(2).cs("app-rep").uv(2);
+    let sub = topic(sub, "app-rep").uv(2).uv(2).i16(0).uv(1).uv(2).i16(0).no_tags().no_tags().no_tags();
+    let r = decode(g(23), sub.0);
+    assert_eq!(r.key, RecordKey::StreamsGroupTopology { group_id: "app" });
+    assert_eq!(
+        json(&r).to_string(),
+        concat!(
+            r#"{"version":0,"data":{"epoch":1,"subtopologies":[{"subtopologyId":"0","sourceTopics":["in"],"sourceTopicRegex":[],"#,
+            r#""stateChangelogTopics":[{"name":"app-store-changelog","partitions":4,"replicationFactor":3,"topicConfigs":[{"key":"cleanup.policy","value":"compact"}]}],"#,
+            r#""repartitionSinkTopics":["app-rep"],"#,
+            r#""repartitionSourceTopics":[{"name":"app-rep","partitions":4,"replicationFactor":3,"topicConfigs":[{"key":"cleanup.policy","value":"compact"}]}],"#,
+            r#""copartitionGroups":[{"sourceTopics":[0],"sourceTopicRegex":[],"repartitionSourceTopics":[0]}]}]}}"#
+        )
+    );
+}
+
+/// Every share and streams value cut short at each byte is a typed error, never a panic, and an
+/// array count beyond the bytes left is refused before anything is allocated for it.
+#[test]
+fn share_and_streams_values_cut_short_or_lying_are_typed_errors() {
+    let tid = [1u8; 16];
+    let values: Vec<(i16, Vec<u8>)> = vec![
+        (10, W::default().i16(0).cns(None).cs("c").cs("/h").uv(2).cs("t").no_tags().0),
+        (11, W::default().i16(0).i32(1).i64(2).no_tags().0),
+        (14, W::default().i16(0).i32(1).i32(0).i8(0).uv(2).raw(&tid).uv(2).i32(0).no_tags().no_tags().0),
+        (15, W::default().i16(0).uv(1).uv(1).uv(2).raw(&tid).cs("t").no_tags().no_tags().0),
+        (
+            19,
+            W::default()
+                .i16(0)
+                .cns(None)
+                .cns(None)
+                .cs("c")
+                .cs("h")
+                .i32(1)
+                .i32(1)
+                .cs("p")
+                .i8(1)
+                .cs("e")
+                .i16(1)
+                .no_tags()
+                .uv(1)
+                .no_tags()
+                .0,
+        ),
+        (
+            22,
+            W::default()
+                .i16(0)
+                .i32(1)
+                .i32(0)
+                .i8(0)
+                .uv(2)
+                .cs("0")
+                .uv(2)
+                .i32(3)
+                .no_tags()
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .no_tags()
+                .0,
+        ),
+        (
+            23,
+            W::default()
+                .i16(0)
+                .i32(1)
+                .uv(2)
+                .cs("0")
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .uv(2)
+                .uv(1)
+                .uv(1)
+                .uv(1)
+                .no_tags()
+                .no_tags()
+                .no_tags()
+                .0,
+        ),
+    ];
+    for (type_id, whole) in &values {
+        let key = W::default().i16(*type_id).s("g").s("m").0;
+        CoordinatorRecord::decode(Some(&key), Some(whole)).unwrap_or_else(|e| panic!("type {type_id}: {e}"));
+        for cut in 2..whole.len() {
+            let e = CoordinatorRecord::decode(Some(&key), Some(&whole[..cut]));
+            assert!(e.is_err(), "type {type_id} cut at {cut} decoded");
+        }
+    }
+    // SubscribedTopicNames claiming 2^31 names in a few bytes.
+    let lying = W::default().i16(0).cns(None).cs("c").cs("/h").uv(1 << 31).0;
+    let e = CoordinatorRecord::decode(Some(&W::default().i16(10).s("g").s("m").0), Some(&lying)).unwrap_err();
+    assert_eq!(e.kind(), &LogErrorKind::InvalidLength((1i64 << 31) - 1));
+    assert_eq!(e.field(), "value.SubscribedTopicNames");
+    // Share and streams keys cut short.
+    for type_id in [10, 11, 17, 19, 23] {
+        let key = W::default().i16(type_id).s("group").s("member").0;
+        let needs_member = matches!(type_id, 10 | 19);
+        let cut = if needs_member { key.len() - 1 } else { 5 };
+        assert!(RecordKey::decode(&key[..cut]).is_err(), "key type {type_id}");
+    }
+}
+
+#[test]
+fn a_share_group_history_tells_members_epochs_assignments_and_its_deletion() {
+    use super::history::ShareGroupEvent as E;
+    let tid = [4u8; 16];
+    let mut h = HistoryBuilder::new();
+    let mut at = 0;
+    let mut add = |k: Vec<u8>, v: Option<Vec<u8>>| {
+        at += 1;
+        let (k, v) = (leak(k), v.map(leak));
+        h.add(at, 1000 + at, &CoordinatorRecord::decode(Some(k), v).unwrap());
+    };
+    let g = |t: i16| W::default().i16(t).s("sg").0;
+    let gm = |t: i16| W::default().i16(t).s("sg").s("m1").0;
+    add(gm(10), Some(W::default().i16(0).cns(None).cs("c1").cs("/h").uv(2).cs("t").no_tags().0));
+    add(g(11), Some(W::default().i16(0).i32(1).i64(5).no_tags().0));
+    add(g(15), Some(W::default().i16(0).uv(2).raw(&tid).cs("t").uv(2).i32(0).no_tags().uv(1).uv(1).no_tags().0));
+    add(g(12), Some(W::default().i16(0).i32(1).no_tags().0));
+    add(gm(13), Some(W::default().i16(0).uv(2).raw(&tid).uv(2).i32(0).no_tags().no_tags().0));
+    add(gm(14), Some(W::default().i16(0).i32(1).i32(0).i8(0).uv(2).raw(&tid).uv(2).i32(0).no_tags().no_tags().0));
+    // The member metadata again (a heartbeat that changed nothing of interest): not a second join.
+    add(gm(10), Some(W::default().i16(0).cns(None).cs("c1").cs("/h").uv(2).cs("t").no_tags().0));
+    add(gm(14), None);
+    add(gm(13), None);
+    add(gm(10), None);
+    add(g(11), Some(W::default().i16(0).i32(2).i64(0).no_tags().0));
+    add(g(12), None);
+    add(g(15), None);
+    add(g(11), None);
+    let groups = h.finish();
+    let sg = &groups[0];
+    assert_eq!(sg.group, "sg");
+    let events: Vec<(i64, &E)> = sg.share_group_events.iter().map(|(at, e)| (at.offset, e)).collect();
+    assert_eq!(
+        events,
+        vec![
+            (
+                1,
+                &E::MemberJoined {
+                    member_id: "m1".into(),
+                    client_id: "c1".into(),
+                    client_host: "/h".into(),
+                    rack_id: None,
+                    topics: vec!["t".into()]
+                }
+            ),
+            (2, &E::GroupEpoch { epoch: 1, metadata_hash: 5 }),
+            (
+                3,
+                &E::StatePartitions {
+                    initializing: vec![history::ShareStateTopic {
+                        topic_id: Uuid(tid),
+                        topic_name: "t".into(),
+                        partitions: vec![0]
+                    }],
+                    initialized: vec![],
+                    deleting: vec![]
+                }
+            ),
+            (4, &E::AssignmentEpoch(1)),
+            (
+                6,
+                &E::MemberAssignment {
+                    member_id: "m1".into(),
+                    member_epoch: 1,
+                    previous_member_epoch: 0,
+                    assigned: vec![TopicIdPartitions { topic_id: Uuid(tid), partitions: vec![0] }]
+                }
+            ),
+            (10, &E::MemberLeft("m1".into())),
+            (11, &E::GroupEpoch { epoch: 2, metadata_hash: 0 }),
+        ]
+    );
+    assert_eq!(sg.topic_names.get(&Uuid(tid)).map(String::as_str), Some("t"));
+    assert_eq!(sg.deleted.map(|a| a.offset), Some(14));
+    assert!(sg.compacted_before.is_none());
+    assert_eq!(sg.other_records.values().sum::<u64>(), 14);
+
+    // A share group whose first epoch in the log is 3: its beginning was compacted away.
+    let mut h = HistoryBuilder::new();
+    let (k, v) = (leak(g(11)), leak(W::default().i16(0).i32(3).i64(0).no_tags().0));
+    h.add(0, 0, &CoordinatorRecord::decode(Some(k), Some(v)).unwrap());
+    assert!(h.finish()[0].compacted_before.as_deref().unwrap().contains("first share group epoch in the log is 3"));
 }

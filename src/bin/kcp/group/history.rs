@@ -23,11 +23,13 @@ use kafka_consumer_protocol::client::{
 };
 use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, Diagnostic, DiagnosticKind};
-use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
+use kafka_consumer_protocol::offsets_log::history::{
+    At, ConsumerGroupEvent, Generation, GenerationMember, ShareGroupEvent, ShareStateTopic,
+};
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
     partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
-    TopicIdPartitions,
+    TopicIdPartitions, Uuid,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -776,6 +778,46 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
     v
 }
 
+/// A share group event; assignments name each topic by id and, when the group's records named
+/// it, by name (`topic`, else `null`).
+fn share_event_json(at: At, e: &ShareGroupEvent, names: &BTreeMap<Uuid, String>) -> Value {
+    let state = |l: &[ShareStateTopic], with_partitions: bool| {
+        l.iter()
+            .map(|t| {
+                let mut v = json!({"topic_id": t.topic_id.to_string(), "topic": t.topic_name});
+                if with_partitions {
+                    v["partitions"] = json!(t.partitions);
+                }
+                v
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut v = match e {
+        ShareGroupEvent::GroupEpoch { epoch, metadata_hash } => {
+            json!({"event": "group_epoch", "epoch": epoch, "metadata_hash": metadata_hash})
+        }
+        ShareGroupEvent::MemberJoined { member_id, client_id, client_host, rack_id, topics } => json!({
+            "event": "member_joined", "member_id": member_id, "client_id": client_id,
+            "client_host": client_host, "rack_id": rack_id, "subscribed_topic_names": topics}),
+        ShareGroupEvent::MemberLeft(id) => json!({"event": "member_left", "member_id": id}),
+        ShareGroupEvent::AssignmentEpoch(n) => json!({"event": "assignment_epoch", "epoch": n}),
+        ShareGroupEvent::MemberAssignment { member_id, member_epoch, previous_member_epoch, assigned } => json!({
+            "event": "member_assignment", "member_id": member_id, "member_epoch": member_epoch,
+            "previous_member_epoch": previous_member_epoch,
+            "assigned_partitions": assigned.iter().map(|t| t.partitions.len()).sum::<usize>(),
+            "assigned": assigned.iter().map(|t| json!({
+                "topic_id": t.topic_id.to_string(), "topic": names.get(&t.topic_id), "partitions": t.partitions,
+            })).collect::<Vec<_>>()}),
+        ShareGroupEvent::StatePartitions { initializing, initialized, deleting } => json!({
+            "event": "state_partitions", "initializing": state(initializing, true),
+            "initialized": state(initialized, true), "deleting": state(deleting, false)}),
+        _ => json!({"event": "other"}),
+    };
+    v["offset"] = at.offset.into();
+    v["timestamp"] = at.timestamp.into();
+    v
+}
+
 fn group_json(g: &GroupHistory) -> Value {
     json!({
         "group": g.group,
@@ -784,6 +826,7 @@ fn group_json(g: &GroupHistory) -> Value {
         "compacted_before": g.compacted_before,
         "generations": g.generations.iter().map(|x| generation_json(&g.group, x)).collect::<Vec<_>>(),
         "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e)).collect::<Vec<_>>(),
+        "share_group_events": g.share_group_events.iter().map(|(at, e)| share_event_json(*at, e, &g.topic_names)).collect::<Vec<_>>(),
         "commits": g.commits.iter().map(|((topic, partition), c)| json!({
             "topic": topic, "partition": partition, "count": c.count,
             "first": {"offset": c.first.offset, "commit_timestamp": c.first.commit_timestamp, "record_offset": c.first.at.offset},
@@ -823,7 +866,16 @@ fn story(g: &GroupHistory, s: &mut String) {
     }
     // Classic generations and consumer group events in log order: a group converted online
     // reads as one story.
-    let (mut gens, mut events) = (g.generations.iter().peekable(), g.consumer_group_events.iter().peekable());
+    // A share group's events read like a consumer group's (a group id is one kind of group at a
+    // time; both lists are in log order, so merging them keeps it).
+    let mut all_events: Vec<(At, Value)> = g
+        .consumer_group_events
+        .iter()
+        .map(|(at, e)| (*at, event_json((at.offset, at.timestamp), e)))
+        .chain(g.share_group_events.iter().map(|(at, e)| (*at, share_event_json(*at, e, &g.topic_names))))
+        .collect();
+    all_events.sort_by_key(|(at, _)| at.offset);
+    let (mut gens, mut events) = (g.generations.iter().peekable(), all_events.iter().peekable());
     loop {
         let next_generation = match (gens.peek(), events.peek()) {
             (Some(x), Some((at, _))) => x.at.offset <= at.offset,
@@ -832,25 +884,36 @@ fn story(g: &GroupHistory, s: &mut String) {
             (None, None) => break,
         };
         if !next_generation {
-            let Some((at, e)) = events.next() else { break };
-            let v = event_json((at.offset, at.timestamp), e);
+            let Some((at, v)) = events.next() else { break };
             let mut line = format!("  @{} {}", at.offset, v["event"].as_str().unwrap_or(""));
-            for field in ["epoch", "member_id", "member_epoch", "assigned_partitions"] {
+            for field in ["epoch", "member_id", "client_id", "member_epoch", "assigned_partitions"] {
                 match &v[field] {
                     Value::String(x) => line.push_str(&format!(" {field} {x}")),
                     Value::Number(n) => line.push_str(&format!(" {field} {n}")),
                     _ => {}
                 }
             }
-            // A member's assignment: its partitions per topic id, then those still to revoke.
-            for (field, label) in [("assigned", ""), ("pending_revocation", " pending revocation")] {
+            // A member's assignment: its partitions per topic (by name when the group's records
+            // named it, else by id), then those still to revoke; a share group's state partitions.
+            for (field, label) in [
+                ("assigned", ""),
+                ("pending_revocation", " pending revocation"),
+                ("initializing", " initializing"),
+                ("initialized", " initialized"),
+                ("deleting", " deleting"),
+            ] {
                 let Some(list) = v[field].as_array().filter(|l| !l.is_empty()) else { continue };
                 line.push_str(&format!("{label} ["));
                 for (i, t) in list.iter().enumerate() {
-                    let parts: Vec<String> =
-                        t["partitions"].as_array().into_iter().flatten().map(|p| p.to_string()).collect();
+                    let topic = t["topic"].as_str().or(t["topic_id"].as_str()).unwrap_or("");
                     let sep = if i == 0 { "" } else { " " };
-                    line.push_str(&format!("{sep}{}:{}", t["topic_id"].as_str().unwrap_or(""), parts.join(",")));
+                    match t["partitions"].as_array() {
+                        Some(parts) => {
+                            let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+                            line.push_str(&format!("{sep}{topic}:{}", parts.join(",")));
+                        }
+                        None => line.push_str(&format!("{sep}{topic}")),
+                    }
                 }
                 line.push(']');
             }
@@ -1013,12 +1076,17 @@ fn svg(g: &GroupHistory) -> String {
         e.detail = Some(format!("{} member(s)", x.members.len()));
         timeline.push(e);
     }
-    for (at, event) in &g.consumer_group_events {
-        let (name, member) = match event {
-            ConsumerGroupEvent::MemberJoined { member_id, .. } => ("joined", member_id),
-            ConsumerGroupEvent::MemberLeft(member_id) => ("left", member_id),
-            _ => continue,
-        };
+    let share_steps = g.share_group_events.iter().filter_map(|(at, event)| match event {
+        ShareGroupEvent::MemberJoined { member_id, .. } => Some((at, ("joined", member_id))),
+        ShareGroupEvent::MemberLeft(member_id) => Some((at, ("left", member_id))),
+        _ => None,
+    });
+    let consumer_steps = g.consumer_group_events.iter().filter_map(|(at, event)| match event {
+        ConsumerGroupEvent::MemberJoined { member_id, .. } => Some((at, ("joined", member_id))),
+        ConsumerGroupEvent::MemberLeft(member_id) => Some((at, ("left", member_id))),
+        _ => None,
+    });
+    for (at, (name, member)) in consumer_steps.chain(share_steps) {
         let mut e = entry(t(at.timestamp), 0, name, &owned);
         e.member = Some(member.chars().take(24).collect());
         timeline.push(e);
