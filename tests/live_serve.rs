@@ -1,0 +1,420 @@
+//! `kcp serve` against real brokers (Kafka 3.9.1 and 4.1.1): every metric and API value compared
+//! with what the test itself made. Records are produced with known CreateTime timestamps
+//! (rskafka), offsets committed with Kafka's own tool while a group is empty, a Java member and
+//! (4.x) a KIP-848 member join, a `kcp group join` member commits the log end, a group is named
+//! with markup. On 4.1.1 a real Prometheus server (Debian's `prometheus`, where installed) scrapes
+//! the server and its query API must return the same lag and lag in seconds. Without the clusters'
+//! env these print SKIP (tools/live/README.md).
+
+mod live;
+mod serve_support;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use live::{unique_name, Cluster, MemberOptions};
+use serde_json::Value;
+use serve_support::{find, samples, value, Server};
+
+const TOOL: Duration = Duration::from_secs(120);
+const SETTLE: Duration = Duration::from_secs(90);
+
+fn tool(cluster: &Cluster, args: &[&str]) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/live/kafka.sh"));
+    if let Some(run) = cluster.run_dir.parent() {
+        cmd.env("KCP_LIVE_RUN", run);
+    }
+    cmd.args(["tool", cluster.name.as_str()]).args(args);
+    live::member::run_bounded(cmd, TOOL)
+        .unwrap_or_else(|e| panic!("{}: kafka.sh tool {}: {e}", cluster.name, args.join(" ")))
+}
+
+fn commit(cluster: &Cluster, group: &str, topic: &str, partitions: &str, offset: i64) {
+    let spec = format!("{topic}:{partitions}");
+    tool(
+        cluster,
+        &[
+            "consumer-groups",
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--group",
+            group,
+            "--topic",
+            &spec,
+            "--reset-offsets",
+            "--to-offset",
+            &offset.to_string(),
+            "--execute",
+        ],
+    );
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// Produces `count` records to `partition`, record i stamped `first_ts + 1000 * i` (CreateTime).
+fn produce(cluster: &Cluster, topic: &str, partition: i32, count: i64, first_ts: i64) {
+    use rskafka::client::partition::{Compression, UnknownTopicHandling};
+    use rskafka::client::ClientBuilder;
+    use rskafka::record::Record;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let work = async {
+            let client = ClientBuilder::new(vec![cluster.bootstrap.clone()]).build().await?;
+            let pc = client.partition_client(topic, partition, UnknownTopicHandling::Retry).await?;
+            let records: Vec<Record> = (0..count)
+                .map(|i| Record {
+                    key: None,
+                    value: Some(format!("r{i}").into_bytes()),
+                    headers: BTreeMap::new(),
+                    timestamp: rskafka::chrono::DateTime::from_timestamp_millis(first_ts + 1000 * i).unwrap(),
+                })
+                .collect();
+            pc.produce(records, Compression::NoCompression).await?;
+            Ok::<(), rskafka::client::error::Error>(())
+        };
+        tokio::time::timeout(Duration::from_secs(60), work)
+            .await
+            .unwrap_or_else(|_| panic!("{}: producing to {topic}-{partition} took over 60 s", cluster.name))
+            .unwrap_or_else(|e| panic!("{}: producing to {topic}-{partition}: {e}", cluster.name));
+    });
+}
+
+/// A free loopback port (bound and released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// GET on Prometheus's query API: the first result's value of `query`, or `None`.
+fn prometheus_value(port: u16, query: &str) -> Option<f64> {
+    let mut encoded = String::new();
+    for b in query.bytes() {
+        if b.is_ascii_alphanumeric() || b"_-.~".contains(&b) {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    let addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let r = serve_support::request(addr, "GET", &format!("/api/v1/query?query={encoded}"), &[]);
+    let v: Value = serde_json::from_str(&r.body).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+fn serve_reports_what_the_test_made(name: &str) {
+    let Some(cluster) = Cluster::shared(name) else { return };
+    let topic = unique_name("serve");
+    cluster.create_topic(&topic, 3);
+    // Partition 0: 50 records stamped 900 s ago onwards; partition 1: 20 records from 300 s ago;
+    // partition 2: none.
+    let (first0, first1) = (now_ms() - 900_000, now_ms() - 300_000);
+    produce(&cluster, &topic, 0, 50, first0);
+    produce(&cluster, &topic, 1, 20, first1);
+
+    // An empty group with commits only: lag 40 on partition 0, 0 on partition 1, nothing committed
+    // on partition 2.
+    let empty = unique_name("serve-empty");
+    commit(&cluster, &empty, &topic, "0", 10);
+    commit(&cluster, &empty, &topic, "1", 20);
+    // A group whose name has markup and quotes: lag 1.
+    let marked = format!("{}\"<b>x</b>", unique_name("serve-mark"));
+    commit(&cluster, &marked, &topic, "0", 49);
+    // A live Java member (classic), and on 4.x a KIP-848 member.
+    let classic = unique_name("serve-java");
+    let mut java = cluster.java(&MemberOptions::new(&classic, [&topic]).assignors(["range"]).duration_s(240));
+    java.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}\n{}", java.diagnostics()));
+    let modern = unique_name("serve-848");
+    let mut kip848 = cluster.is_4x().then(|| {
+        let mut m = cluster.java(&MemberOptions::new(&modern, [&topic]).group_protocol("consumer").duration_s(240));
+        m.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}\n{}", m.diagnostics()));
+        m
+    });
+    // A `kcp group join` member that commits the log end of what it is given.
+    let committing = unique_name("serve-kcp");
+    let mut joined = cluster.spawn("kcp:committer".into(), {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcp"));
+        cmd.args([
+            "group",
+            "join",
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--group",
+            &committing,
+            "--topics",
+            &topic,
+            "--commit-at",
+            "end",
+            "--execute",
+            "--duration-s",
+            "240",
+        ]);
+        cmd
+    });
+    joined.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}\n{}", joined.diagnostics()));
+
+    let server = Server::start(&["--bootstrap-server", &cluster.bootstrap, "--interval-ms", "1000"]);
+    let prometheus = start_prometheus(&server);
+
+    // Four collections at least (three samples make a status), and every group seen.
+    let groups = server.wait_for("/api/v1/clusters/default/groups", SETTLE, "every group collected", |r| {
+        let v: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        let rows = v["groups"].as_array().cloned().unwrap_or_default();
+        let row = |g: &str| rows.iter().find(|r| r["group_id"] == g).cloned();
+        v["collections"].as_u64().unwrap_or(0) >= 4
+            && row(&empty).is_some()
+            && row(&marked).is_some()
+            && row(&classic).is_some_and(|r| r["members"] == 1)
+            && row(&committing).is_some_and(|r| r["members"] == 1 && r["lag"] == 0)
+            && (!cluster.is_4x() || row(&modern).is_some_and(|r| r["members"] == 1))
+    });
+    let rows = groups.json()["groups"].as_array().cloned().unwrap();
+    let row = |g: &str| rows.iter().find(|r| r["group_id"] == g).cloned().unwrap();
+    assert_eq!(row(&empty)["lag"], 40);
+    assert_eq!(row(&empty)["state"], "Empty");
+    assert_eq!(row(&classic)["group_protocol"], "classic");
+    assert_eq!(row(&classic)["assignor"], "range");
+
+    let metrics = server.get("/metrics");
+    let m = samples(&metrics.body);
+    let at = now_ms();
+    let tp = |g: &str, p: &str| vec![("group", g.to_owned()), ("topic", topic.clone()), ("partition", p.to_owned())];
+    let val = |name: &str, labels: Vec<(&str, String)>| {
+        let pairs: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        value(&m, name, &pairs)
+    };
+    assert_eq!(val("kcp_up", vec![]), Some(1.0));
+    assert_eq!(val("kcp_consumergroup_partition_lag", tp(&empty, "0")), Some(40.0));
+    assert_eq!(val("kcp_consumergroup_partition_lag", tp(&empty, "1")), Some(0.0));
+    assert_eq!(val("kcp_consumergroup_partition_lag", tp(&empty, "2")), None, "never committed: no series");
+    assert_eq!(val("kcp_consumergroup_partition_committed_offset", tp(&empty, "0")), Some(10.0));
+    assert_eq!(val("kcp_consumergroup_lag", vec![("group", empty.clone())]), Some(40.0));
+    // Lag in seconds: the record at offset 10 of partition 0 was stamped first0 + 10 s.
+    let expected0 = (at - (first0 + 10_000)) as f64 / 1000.0;
+    let lag_s = find(&m, "kcp_consumergroup_partition_lag_seconds", &[("group", &empty), ("partition", "0")]);
+    assert_eq!(lag_s.len(), 1, "{lag_s:?}");
+    assert_eq!(lag_s[0].label("method"), Some("fetch"));
+    assert!((lag_s[0].value - expected0).abs() < 30.0, "lag seconds {} against {expected0}", lag_s[0].value);
+    let lag_s1 = find(&m, "kcp_consumergroup_partition_lag_seconds", &[("group", &empty), ("partition", "1")]);
+    assert_eq!((lag_s1[0].value, lag_s1[0].label("method")), (0.0, Some("none")));
+    let group_s = val("kcp_consumergroup_lag_seconds", vec![("group", empty.clone())]).unwrap();
+    assert!((group_s - expected0).abs() < 30.0, "group lag seconds {group_s} against {expected0}");
+    // No member owns the lagging partition and its offset does not move: STOP (Burrow's 4).
+    assert_eq!(val("kcp_consumergroup_status", vec![("group", empty.clone())]), Some(4.0));
+    // The markup is one label value.
+    assert_eq!(val("kcp_consumergroup_partition_lag", tp(&marked, "0")), Some(1.0));
+    assert!(metrics.body.contains("\\\"<b>x</b>"), "the quote is escaped in the label");
+    // Log ends and members.
+    assert_eq!(
+        val("kcp_partition_log_end_offset", vec![("topic", topic.clone()), ("partition", "0".into())]),
+        Some(50.0)
+    );
+    assert_eq!(
+        val("kcp_partition_log_end_offset", vec![("topic", topic.clone()), ("partition", "2".into())]),
+        Some(0.0)
+    );
+    assert_eq!(val("kcp_consumergroup_members", vec![("group", classic.clone())]), Some(1.0));
+    let info = find(&m, "kcp_consumergroup_info", &[("group", &classic)]);
+    assert_eq!(info[0].label("group_protocol"), Some("classic"));
+    assert_eq!(info[0].label("protocol"), Some("range"));
+    assert_eq!(info[0].label("state"), Some("Stable"));
+    let member_lag = find(&m, "kcp_consumergroup_member_lag", &[("group", &classic)]);
+    assert_eq!(member_lag.len(), 1, "one member: {member_lag:?}");
+    assert!(member_lag[0].label("member_id").is_some_and(|id| !id.is_empty()));
+    // The `kcp group join` member committed every partition's log end.
+    for (p, end) in [("0", 50.0), ("1", 20.0), ("2", 0.0)] {
+        assert_eq!(val("kcp_consumergroup_partition_committed_offset", tp(&committing, p)), Some(end), "{p}");
+    }
+    if cluster.is_4x() {
+        let info = find(&m, "kcp_consumergroup_info", &[("group", &modern)]);
+        assert_eq!(info[0].label("group_protocol"), Some("consumer"), "{info:?}");
+        assert_eq!(val("kcp_consumergroup_members", vec![("group", modern.clone())]), Some(1.0));
+    }
+
+    // The Burrow API.
+    let lag = server.get(&format!("/v3/kafka/default/consumer/{}/lag", empty)).json();
+    assert_eq!(lag["error"], false);
+    assert_eq!(lag["status"]["totallag"], 40);
+    assert_eq!(lag["status"]["partition_count"], 2);
+    assert_eq!(lag["status"]["status"], "ERR", "STOP counts as ERR for Burrow's group status");
+    assert_eq!(lag["status"]["maxlag"]["partition"], 0);
+    assert_eq!(lag["status"]["maxlag"]["status"], "STOP");
+    assert_eq!(lag["status"]["maxlag"]["end"]["offset"], 10);
+    let status = server.get(&format!("/v3/kafka/default/consumer/{}/status", empty)).json();
+    assert_eq!(status["status"]["partitions"].as_array().unwrap().len(), 1, "only partitions at WARN or worse");
+    let consumers = server.get("/v3/kafka/default/consumer").json();
+    assert!(
+        consumers["consumers"].as_array().unwrap().iter().any(|c| c == &Value::String(modern.clone()))
+            || !cluster.is_4x()
+    );
+    let owned = server.get(&format!("/v3/kafka/default/consumer/{classic}/lag")).json();
+    assert!(
+        owned["status"]["partitions"].as_array().unwrap().iter().all(|p| p["client_id"] != ""),
+        "owned partitions name their member's client id: {owned}"
+    );
+
+    // kcp's own API: the describe shape, with the server's additions.
+    let described = server.get(&format!("/api/v1/clusters/default/groups/{empty}")).json();
+    assert_eq!(described["group_id"], Value::String(empty.clone()));
+    let p0 = described["offsets"].as_array().unwrap().iter().find(|o| o["partition"] == 0).cloned().unwrap();
+    assert_eq!((p0["committed_offset"].as_i64(), p0["lag"].as_i64()), (Some(10), Some(40)));
+    assert_eq!(p0["lag_seconds_method"], "fetch");
+    assert_eq!(p0["status"], "STOP");
+    // The markup comes back as the same text in JSON.
+    let encoded: String = marked
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
+    let described = server.get(&format!("/api/v1/clusters/default/groups/{encoded}")).json();
+    assert_eq!(described["group_id"], Value::String(marked.clone()));
+
+    // Prometheus scraped the same figures.
+    if let Some((_child, port)) = &prometheus {
+        let query = format!("kcp_consumergroup_partition_lag{{group=\"{empty}\",partition=\"0\"}}");
+        let started = Instant::now();
+        let got = loop {
+            if let Some(v) = prometheus_value(*port, &query) {
+                break v;
+            }
+            assert!(started.elapsed() < SETTLE, "Prometheus never returned {query}");
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        assert_eq!(got, 40.0);
+        let seconds = prometheus_value(
+            *port,
+            &format!("kcp_consumergroup_partition_lag_seconds{{group=\"{empty}\",partition=\"0\"}}"),
+        )
+        .expect("lag seconds in Prometheus");
+        let expected = (now_ms() - (first0 + 10_000)) as f64 / 1000.0;
+        assert!((seconds - expected).abs() < 30.0, "Prometheus: {seconds} against {expected}");
+    }
+
+    // Events: the first collection's state events are replayed to a new subscriber.
+    let events = read_events(&server, Duration::from_secs(10), |text| text.contains(&empty));
+    assert!(events.contains("event: state"), "{events}");
+
+    // A deleted group's series are gone at the next collection, and Burrow says NOTFOUND.
+    tool(&cluster, &["consumer-groups", "--bootstrap-server", &cluster.bootstrap, "--delete", "--group", &empty]);
+    server
+        .wait_for("/metrics", SETTLE, "the deleted group's series gone", |r| !r.body.contains(&format!("\"{empty}\"")));
+    let gone = server.get(&format!("/v3/kafka/default/consumer/{empty}/status"));
+    assert_eq!((gone.status, gone.json()["status"]["status"].clone()), (404, Value::from("NOTFOUND")));
+
+    let _ = joined.terminate(Duration::from_secs(30));
+    let _ = java.terminate(Duration::from_secs(30));
+    if let Some(m) = kip848.as_mut() {
+        let _ = m.terminate(Duration::from_secs(30));
+    }
+    assert_eq!(server.terminate(), Some(0), "SIGTERM ends kcp serve cleanly");
+}
+
+/// Reads the cluster's event stream until `done` holds for what was read, at most `limit`.
+fn read_events(server: &Server, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    stream.write_all(b"GET /api/v1/clusters/default/events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let started = Instant::now();
+    let mut text = String::new();
+    let mut buf = [0u8; 8192];
+    while started.elapsed() < limit && !done(&text) {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(_) => {}
+        }
+    }
+    assert!(done(&text), "events within {limit:?}: {text}");
+    text
+}
+
+/// A Prometheus server (Debian's `prometheus`) scraping `server` every second, when installed
+/// (`KCP_SERVE_PROMETHEUS=required`, which `.ci/run` sets once it installed the package, makes it
+/// required).
+fn start_prometheus(server: &Server) -> Option<(KillOnDrop, u16)> {
+    let installed = Command::new("prometheus").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !installed {
+        let required = std::env::var("KCP_SERVE_PROMETHEUS").is_ok_and(|v| v == "required");
+        assert!(!required, "KCP_SERVE_PROMETHEUS=required but `prometheus` is not installed");
+        println!("SKIP: the Prometheus part: `prometheus` is not installed (Debian's prometheus package)");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(unique_name("kcp-prometheus"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: kcp\n    static_configs:\n      - targets: ['{}']\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("prometheus starts");
+    Some((KillOnDrop(child), port))
+}
+
+/// A child process killed when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_on_3_9() {
+    serve_reports_what_the_test_made("k39");
+}
+
+#[test]
+fn serve_on_4_1() {
+    serve_reports_what_the_test_made("k41");
+}
+
+/// An authentication failure: `kcp_up` 0, the error counted by kind, the server answering, and
+/// the password in no answer and no log line.
+#[test]
+fn serve_says_an_authentication_failure_without_showing_the_secret() {
+    let Some(cluster) = Cluster::shared("k39") else { return };
+    let Some(secured) = &cluster.sasl_ssl else {
+        assert!(!live::required(), "k39 has no SASL_SSL listener");
+        return;
+    };
+    let good = std::fs::read_to_string(cluster.client_properties("scram-sha-256")).unwrap();
+    let wrong_password = "wr0ng-kcp-serve-password";
+    let bad = good.replace(&secured.scram_password, wrong_password);
+    assert_ne!(good, bad, "the properties name the password");
+    let path = std::env::temp_dir().join(unique_name("serve-bad-scram"));
+    std::fs::write(&path, bad).unwrap();
+    let server = Server::start(&[
+        "--bootstrap-server",
+        &secured.bootstrap,
+        "--command-config",
+        path.to_str().unwrap(),
+        "--interval-ms",
+        "500",
+    ]);
+    let metrics = server.wait_for("/metrics", SETTLE, "an authentication error counted", |r| {
+        value(&samples(&r.body), "kcp_collect_errors_total", &[("kind", "authentication")]).is_some_and(|n| n >= 1.0)
+    });
+    assert_eq!(value(&samples(&metrics.body), "kcp_up", &[]), Some(0.0));
+    let mut everything = server.stderr();
+    for p in ["/metrics", "/api/v1/clusters", "/v3/kafka/default", "/"] {
+        everything.push_str(&server.get(p).body);
+    }
+    assert!(!everything.contains(wrong_password) && !everything.contains(&secured.scram_password), "{everything}");
+    assert_eq!(server.terminate(), Some(0));
+}
