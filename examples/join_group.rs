@@ -14,7 +14,9 @@
 use std::time::Duration;
 
 use kafka_consumer_protocol::assignor::builtin;
-use kafka_consumer_protocol::client::member::{ClientTransport, Member, MemberConfig, MemberError, RebalanceListener};
+use kafka_consumer_protocol::client::member::{
+    ClientTransport, MemberConfig, MemberDriver, MemberError, RebalanceListener,
+};
 use kafka_consumer_protocol::client::ClientConfig;
 use kafka_consumer_protocol::TopicPartitions;
 
@@ -75,7 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.coordinator.heartbeat_interval_ms = 3_000;
     config.startup_timeout = Some(Duration::from_secs(30));
     let assignors = vec![builtin("cooperative-sticky").expect("a built-in assignor")];
-    let member = Member::start(transport, config, assignors)?;
+    let member = MemberDriver::start(transport, config, assignors)?;
 
     // Run the callbacks until Ctrl-C, then leave: revoke everything, send LeaveGroup, return.
     let shutdown = async {

@@ -27,7 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::assignor::builtin;
-use kafka_consumer_protocol::client::member::{ClientTransport, Member, MemberConfig, MemberControl, MemberEvent};
+use kafka_consumer_protocol::client::member::{
+    ClientTransport, MemberConfig, MemberControl, MemberDriver, MemberEvent,
+};
 use kafka_consumer_protocol::client::ClientConfig;
 use kafka_consumer_protocol::coordinator::PartitionOffset;
 use kafka_consumer_protocol::{PartitionSet, TopicPartitions};
@@ -280,7 +282,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.coordinator.rebalance_timeout_ms = 30_000;
     config.startup_timeout = Some(Duration::from_secs(30));
     let assignors = vec![builtin("cooperative-sticky").expect("built in"), builtin("range").expect("built in")];
-    let mut member = Member::start(transport, config, assignors)?;
+    let mut member = MemberDriver::start(transport, config, assignors)?;
     let control = member.control();
     emit("config", json!({"client": "rskafka", "group": group, "topics": [topic], "pid": std::process::id()}));
 

@@ -20,9 +20,18 @@ use crate::{StickyUserData, Subscription, TopicPartitions};
 #[cfg(feature = "json")]
 pub use crate::codec::escape::{quoted, terminal_safe};
 #[cfg(feature = "sim")]
-pub use crate::sim::gen::{scenario_from_raw, RawStep};
+pub use crate::sim::broker::{Broker, Reply};
 #[cfg(feature = "sim")]
-pub use crate::sim::{svg, Broker, Reply, Rng};
+pub use crate::sim::engine::Rng;
+#[cfg(feature = "sim")]
+pub use crate::sim::raw::{scenario_from_raw, RawStep};
+
+/// SVG rendering of a simulator timeline (`kcp simulate --svg`, `kcp group history --svg`); its
+/// markup is not a stable API.
+#[cfg(feature = "sim")]
+pub mod svg {
+    pub use crate::sim::svg::render;
+}
 
 /// A member's claim as each sticky assignor reads it: owned partitions and generation (the
 /// tests' owned-value view of what `assignor::claims` reads from the views).

@@ -35,7 +35,8 @@
 //!   `kafka-messages`) converts them to and from the `kafka-protocol` crate's messages.
 //! - [`coordinator`]: the sans-IO member; `client` (feature `client`) drives it over the network.
 //! - [`inspect`]: diagnostics of a described group, no I/O.
-//! - `sim` (feature `sim`), `pcap` (feature `pcap`): the simulator and the capture reader.
+//! - `sim` (feature `sim`), `pcap` (feature `pcap`): the simulator (above [`inspect`], whose
+//!   upgrade rules its broker applies) and the capture reader.
 //! - [`PartitionSet`]: the one set of `(topic, partition)` pairs that crosses these rooms.
 //!
 //! Across the rooms: one layout parser behind the three forms of each message; [`DecodeError`]

@@ -1,4 +1,4 @@
-//! The rehearsal of a live group's rolling upgrade (issue 25): `inspect::upgrade::rehearsal_scenario`
+//! The rehearsal of a live group's rolling upgrade (issue 25): `sim::rehearsal_scenario`
 //! builds a `kcp simulate` scenario from a described classic group, and the simulator runs it.
 
 use std::process::Command;
@@ -7,10 +7,10 @@ use bytes::Bytes;
 use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::group_api::DescribedGroupMember;
 use kafka_consumer_protocol::inspect::upgrade::{
-    check_upgrade, rehearsal_scenario, BrokerConfigs, BrokerLine, ServerAssignor, UpgradeEnvironment, Verdict,
+    check_upgrade, BrokerConfigs, BrokerLine, ServerAssignor, UpgradeEnvironment, Verdict,
 };
 use kafka_consumer_protocol::inspect::ClassicGroup;
-use kafka_consumer_protocol::sim::{json, run, GroupProtocol, Step};
+use kafka_consumer_protocol::sim::{json, rehearsal_scenario, run, GroupProtocol, Step};
 use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
 
 fn member(id: &str, rack: &str, owned: &[(&str, Vec<i32>)]) -> DescribedGroupMember {

@@ -29,6 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -214,8 +215,10 @@ pub enum AssignError {
     /// The assignor panicked on the thread that ran it (the panic's message); the member that
     /// ran it cannot lead any more.
     AssignorPanicked(String),
-    /// A custom assignor refused the group, for its own reason.
-    Custom(String),
+    /// A custom assignor refused the group, for its own reason: its error, kept whole
+    /// ([`Error::source`](std::error::Error::source) returns it; build one with
+    /// [`AssignError::custom`]).
+    Custom(CustomAssignorError),
     /// A custom cooperative assignor gave a partition to a member while another one still owns it.
     CooperativeViolation(String),
 }
@@ -236,7 +239,77 @@ impl fmt::Display for AssignError {
     }
 }
 
-impl std::error::Error for AssignError {}
+impl std::error::Error for AssignError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AssignError::Custom(e) => Some(e.get_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl AssignError {
+    /// A custom assignor's failure: any error (`Send + Sync`), or a message (`&str`, `String`).
+    /// The error stays reachable from the [`AssignError`], the coordinator's and the leader's
+    /// errors that wrap it, through [`Error::source`](std::error::Error::source).
+    ///
+    /// ```
+    /// use std::error::Error;
+    /// use kafka_consumer_protocol::assignor::AssignError;
+    ///
+    /// #[derive(Debug)]
+    /// struct QuotaExceeded { member_id: String }
+    /// impl std::fmt::Display for QuotaExceeded {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "{} is over its quota", self.member_id)
+    ///     }
+    /// }
+    /// impl Error for QuotaExceeded {}
+    ///
+    /// let e = AssignError::custom(QuotaExceeded { member_id: "c1".into() });
+    /// assert_eq!(e.to_string(), "the assignor failed: c1 is over its quota");
+    /// let cause = e.source().unwrap().downcast_ref::<QuotaExceeded>().unwrap();
+    /// assert_eq!(cause.member_id, "c1");
+    /// // A message is enough too.
+    /// assert_eq!(AssignError::custom("no rack map").to_string(), "the assignor failed: no rack map");
+    /// ```
+    pub fn custom(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        AssignError::Custom(CustomAssignorError(Arc::from(error.into())))
+    }
+}
+
+/// A custom assignor's own error inside [`AssignError::Custom`]. Shared (an `Arc`) so that the
+/// coordinator's errors and events that carry it stay `Clone`; two are equal when their
+/// messages are (an error type need not be comparable).
+#[derive(Clone)]
+pub struct CustomAssignorError(Arc<dyn std::error::Error + Send + Sync>);
+
+impl CustomAssignorError {
+    /// The custom assignor's error, to downcast to its own type (`downcast_ref`).
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for CustomAssignorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for CustomAssignorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl PartialEq for CustomAssignorError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for CustomAssignorError {}
 
 /// A partition assignment strategy, as Kafka's `ConsumerPartitionAssignor`.
 ///
@@ -255,7 +328,9 @@ pub trait PartitionAssignor: Send {
         None
     }
 
-    /// Computes the group's assignment. Must be deterministic for the same input.
+    /// Computes the group's assignment. Must be deterministic for the same input. A custom
+    /// assignor that refuses the group returns its own error as [`AssignError::custom`], which
+    /// the caller of the leader's round can downcast through `source()`.
     fn assign(&self, metadata: &ClusterMetadata, members: &[GroupMember]) -> Result<GroupAssignment, AssignError>;
 
     /// [`PartitionAssignor::assign`] on members whose subscriptions are still in wire form, as

@@ -63,12 +63,6 @@ use super::diagnostic::DiagnosticKind;
 use crate::assignor::{builtin, ClusterMetadata, GroupMember};
 use crate::{Subscription, TopicPartitions};
 
-#[cfg(feature = "sim")]
-mod rehearse;
-#[cfg(feature = "sim")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
-pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError};
-
 /// Which group coordinator's rules apply: they changed between 3.x and 4.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BrokerLine {
@@ -104,14 +98,17 @@ impl BrokerLine {
         }
     }
 
-    fn default_protocols(self) -> &'static str {
+    /// `group.coordinator.rebalance.protocols`' default on this line (the simulator's rehearsal
+    /// assumes it too).
+    pub(crate) fn default_protocols(self) -> &'static str {
         match self {
             BrokerLine::Kafka3 => "classic",
             BrokerLine::Kafka4 => "classic,consumer",
         }
     }
 
-    fn default_policy(self) -> &'static str {
+    /// `group.consumer.migration.policy`'s default on this line.
+    pub(crate) fn default_policy(self) -> &'static str {
         match self {
             BrokerLine::Kafka3 => "disabled",
             BrokerLine::Kafka4 => "bidirectional",

@@ -19,13 +19,12 @@ use crate::TopicPartitions;
 /// not part of the supported API.
 ///
 /// ```
-/// use kafka_consumer_protocol::sim::Rng;
+/// use kafka_consumer_protocol::internal::Rng;
 /// let (mut a, mut b) = (Rng::new(7), Rng::new(7));
 /// assert_eq!(a.next_u64(), b.next_u64());
 /// assert!(a.below(10) < 10);
 /// ```
 #[derive(Clone, Debug)]
-#[doc(hidden)]
 pub struct Rng(u64);
 
 impl Rng {

@@ -15,8 +15,11 @@
 //! - `checker.rs`: the invariants, after every event in small groups (members x partitions up to
 //!   about 4,000, which covers every test scenario) and at every settle point in larger ones;
 //! - `outcome.rs`: what a run returns ([`Outcome`], [`Summary`], [`TimelineEntry`], [`is_balanced`]);
-//! - `gen.rs` (seeded random scenarios), `json.rs` (scenario files and output), `svg.rs`
-//!   (the timeline drawn).
+//! - `rehearse.rs`: a live classic group's rolling upgrade to the consumer protocol as a
+//!   scenario ([`rehearsal_scenario`], from what `inspect::upgrade` read and judged);
+//! - `gen.rs` (seeded random scenarios, on `raw.rs`'s mapping of raw bytes onto a valid
+//!   scenario), `json.rs` (scenario files and output), `svg.rs` (the timeline drawn; through
+//!   `internal` only, its markup is not a stable API).
 //!
 //! ```
 //! use kafka_consumer_protocol::sim::{MemberSpec, Scenario, Step};
@@ -31,9 +34,12 @@
 //! assert_eq!(out.summary.partitions_moved, 2);
 //! ```
 
-mod broker;
+// `broker`, `engine`, `raw` and `svg` are crate-visible for `internal`, the one door of the
+// simulator's scaffolding (the broker for the client's tests, the generator, the fuzzer's raw
+// steps, the SVG markup): their items are not part of `sim`'s API.
+pub(crate) mod broker;
 mod checker;
-mod engine;
+pub(crate) mod engine;
 /// Seeded random scenarios.
 pub mod gen;
 #[cfg(feature = "json")]
@@ -42,16 +48,14 @@ pub mod gen;
 pub mod json;
 mod modern;
 mod outcome;
+pub(crate) mod raw;
+mod rehearse;
 mod scenario;
-/// SVG rendering of a timeline (the CLI's `--svg`; its markup is not a stable API).
-#[doc(hidden)]
-pub mod svg;
+pub(crate) mod svg;
 
 pub use broker::GroupState;
-#[doc(hidden)]
-pub use broker::{Broker, Reply};
-#[doc(hidden)]
-pub use engine::Rng;
+use engine::Rng;
 pub use engine::{run, run_with};
 pub use outcome::{is_balanced, Outcome, Summary, TimelineEntry};
+pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError};
 pub use scenario::{limits, GroupProtocol, MemberSpec, Scenario, SimConfig, SimError, Step, StepSpec};

@@ -2,7 +2,8 @@
 //! owns it, dashed lines at scenario steps. Hand-written SVG, no dependency.
 //!
 //! ```
-//! use kafka_consumer_protocol::sim::{run, svg, MemberSpec, Scenario};
+//! use kafka_consumer_protocol::internal::svg;
+//! use kafka_consumer_protocol::sim::{run, MemberSpec, Scenario};
 //! let mut s = Scenario::new(3, [("orders", 4)]);
 //! s.members.push(MemberSpec::new("a", ["range"], ["orders"]));
 //! let picture = svg::render(&run(&s).unwrap());

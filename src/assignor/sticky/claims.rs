@@ -7,7 +7,7 @@ use super::super::claims::{self as reader, Claim, Settled, NO_GENERATION};
 use super::super::common::OwnedPartitions;
 use std::cmp::Reverse;
 
-use super::{Member, Topics, NONE};
+use crate::assignor::common::{Member, Topics, NONE};
 
 /// Working state of one sticky run, on ranks (member-id order) and flat partition ids.
 pub(super) struct Claims {

@@ -4,9 +4,11 @@
 //! placement that keeps every valid claim and places the rest exactly for balance, then racks.
 
 use super::super::placement;
+use super::claims::Claims;
 use super::heuristics::SubBits;
 use super::racks::{OffRack, Racks};
-use super::{Claims, FxMap, Target, Topics, NONE};
+use super::target::Target;
+use crate::assignor::common::{FxMap, Topics, NONE};
 
 /// Work allowed to [`keep_and_place`]'s flow (arc relaxations); beyond it the candidate is
 /// dropped.

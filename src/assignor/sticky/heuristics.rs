@@ -5,8 +5,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::claims::Claims;
 use super::racks::Racks;
-use super::{Claims, Target, Topics, NONE};
+use super::target::Target;
+use crate::assignor::common::{Topics, NONE};
 
 /// Subscription bitmap over ranks.
 pub(super) struct SubBits {

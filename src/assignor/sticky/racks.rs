@@ -2,8 +2,10 @@
 //! release of owned off-rack partitions, and the swaps and moves that put partitions on their
 //! racks without changing member sizes; and how a member's rack mismatches are counted.
 
+use super::claims::Claims;
 use super::heuristics::SubBits;
-use super::{balanced, Claims, Member, Topics, NONE};
+use super::target::balanced;
+use crate::assignor::common::{Member, Topics, NONE};
 
 /// KIP-881 rack data on ranks and flat partition ids (racks interned to small integers).
 pub(super) struct Racks {
@@ -770,7 +772,7 @@ mod tests {
         let subs: Vec<&Vec<u32>> = rank_to_member.iter().map(|&m| &subs_by_member[m as usize]).collect();
         let racks = Racks::new(&topics, &members, &rank_to_member).unwrap();
         assert!(racks.active);
-        let claims = super::super::resolve_claims(&topics, &members, &rank_to_member, true);
+        let claims = super::super::claims::resolve_claims(&topics, &members, &rank_to_member, true);
         let rank = |id: &str| rank_to_member.iter().position(|&m| members[m as usize].id() == id).unwrap() as u32;
         let flat = |t: &str, p: i32| topics.flat(topics.id(t).unwrap(), p).unwrap() as usize;
         let mut target = vec![NONE; topics.total()];

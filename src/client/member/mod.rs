@@ -1,6 +1,6 @@
 //! A consumer-group member on the network: the sans-IO [`Coordinator`] driven by one tokio task.
 //!
-//! [`Member::start`] spawns the task. It owns the coordinator and does, in the coordinator's
+//! [`MemberDriver::start`] spawns the task. It owns the coordinator and does, in the coordinator's
 //! handshake order (events, then requests, then timers):
 //!
 //! - fetches the cluster metadata before the first JoinGroup (the leader's assignors need the
@@ -149,7 +149,7 @@ pub trait GroupTransport: Send + Sync + 'static {
     fn metadata(&self, timeout: Duration) -> impl Future<Output = Result<ClusterMetadata, TransportError>> + Send;
 }
 
-/// Configuration of a [`Member`].
+/// Configuration of a [`MemberDriver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemberConfig {
@@ -301,7 +301,7 @@ impl Delivery {
     }
 }
 
-/// Listener callbacks for [`Member::run`], Java's `ConsumerRebalanceListener` with async bodies.
+/// Listener callbacks for [`MemberDriver::run`], Java's `ConsumerRebalanceListener` with async bodies.
 /// Every method has an empty default.
 pub trait RebalanceListener: Send {
     /// A JoinGroup completed.
@@ -348,7 +348,7 @@ enum Command {
     Committed(oneshot::Sender<Vec<PartitionOffset>>),
 }
 
-/// Sends commands to a running [`Member`]; cheap to clone.
+/// Sends commands to a running [`MemberDriver`]; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct MemberControl {
     commands: mpsc::UnboundedSender<Command>,
@@ -423,23 +423,25 @@ impl MemberControl {
     }
 }
 
-/// A running group member. Read its events with [`next`](Self::next) (a stream) or hand them to
-/// a [`RebalanceListener`] with [`run`](Self::run). Dropping it leaves the group.
+/// A running group member: the task that drives the member's [`Coordinator`] over the network
+/// (named apart from the assignors' [`GroupMember`](crate::assignor::GroupMember), the member as
+/// the leader's assignment reads it). Read its events with [`next`](Self::next) (a stream) or
+/// hand them to a [`RebalanceListener`] with [`run`](Self::run). Dropping it leaves the group.
 #[derive(Debug)]
-pub struct Member {
+pub struct MemberDriver {
     events: mpsc::UnboundedReceiver<Delivery>,
     control: MemberControl,
     task: Option<JoinHandle<()>>,
 }
 
-impl Member {
+impl MemberDriver {
     /// Starts a member on the current tokio runtime. Fails when `assignors` is empty or they
     /// share no rebalance protocol.
     pub fn start<T: GroupTransport>(
         transport: T,
         config: MemberConfig,
         assignors: Vec<Box<dyn PartitionAssignor>>,
-    ) -> Result<Member, CoordinatorError> {
+    ) -> Result<MemberDriver, CoordinatorError> {
         let origin = Instant::now();
         let mut config = config;
         // The driver acknowledges revocations itself (after the application's callback).
@@ -481,7 +483,7 @@ impl Member {
             fetched: Vec::new(),
         };
         let task = tokio::spawn(driver.run());
-        Ok(Member { events, control, task: Some(task) })
+        Ok(MemberDriver { events, control, task: Some(task) })
     }
 
     /// The next event; `None` once the member has stopped (after [`MemberEvent::Left`] or a fatal

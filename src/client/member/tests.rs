@@ -137,7 +137,7 @@ impl Cluster {
         Cluster { net, wake, ticker }
     }
 
-    fn member(&self, name: &str, instance: Option<&str>) -> Member {
+    fn member(&self, name: &str, instance: Option<&str>) -> MemberDriver {
         let mut config = MemberConfig::new("g", ["t"]);
         config.coordinator.session_timeout_ms = 6_000;
         config.coordinator.heartbeat_interval_ms = 1_000;
@@ -145,7 +145,7 @@ impl Cluster {
         config.coordinator.group_instance_id = instance.map(str::to_string);
         let transport =
             SimTransport { net: Arc::clone(&self.net), wake: Arc::clone(&self.wake), member: name.to_string() };
-        Member::start(transport, config, vec![builtin("cooperative-sticky").unwrap()]).unwrap()
+        MemberDriver::start(transport, config, vec![builtin("cooperative-sticky").unwrap()]).unwrap()
     }
 
     fn set_down(&self, member: &str, down: bool) {
@@ -191,7 +191,12 @@ impl Seen2 {
 
 /// Reads `member`'s events (acknowledging each) until `stop` holds for the last one, at most
 /// `limit_ms` of virtual time.
-async fn until(member: &mut Member, seen: &mut Seen2, limit_ms: u64, stop: impl Fn(&MemberEvent) -> bool) -> bool {
+async fn until(
+    member: &mut MemberDriver,
+    seen: &mut Seen2,
+    limit_ms: u64,
+    stop: impl Fn(&MemberEvent) -> bool,
+) -> bool {
     let deadline = Instant::now() + Duration::from_millis(limit_ms);
     loop {
         let next = tokio::select! {
@@ -208,7 +213,7 @@ async fn until(member: &mut Member, seen: &mut Seen2, limit_ms: u64, stop: impl 
 }
 
 /// Runs both members' event loops for `ms` of virtual time, acknowledging everything.
-async fn settle(a: &mut Member, sa: &mut Seen2, b: &mut Member, sb: &mut Seen2, ms: u64) {
+async fn settle(a: &mut MemberDriver, sa: &mut Seen2, b: &mut MemberDriver, sb: &mut Seen2, ms: u64) {
     let deadline = Instant::now() + Duration::from_millis(ms);
     loop {
         tokio::select! {
@@ -345,7 +350,7 @@ async fn an_unreachable_cluster_at_startup_is_fatal_after_the_startup_timeout() 
     let mut config = MemberConfig::new("g", ["t"]);
     config.startup_timeout = Some(Duration::from_millis(2_000));
     let transport = SimTransport { net: Arc::clone(&cluster.net), wake: Arc::clone(&cluster.wake), member: "x".into() };
-    let mut m = Member::start(transport, config, vec![builtin("range").unwrap()]).unwrap();
+    let mut m = MemberDriver::start(transport, config, vec![builtin("range").unwrap()]).unwrap();
     let mut seen = Seen2::default();
     let started = Instant::now();
     assert!(until(&mut m, &mut seen, 10_000, |e| matches!(e, MemberEvent::Error { fatal: true, .. })).await);
@@ -531,7 +536,7 @@ async fn a_slow_assignment_never_holds_up_the_heartbeats() {
     config.coordinator.session_timeout_ms = 6_000;
     config.coordinator.heartbeat_interval_ms = 100;
     let transport = SimTransport { net: Arc::clone(&cluster.net), wake: Arc::clone(&cluster.wake), member: "a".into() };
-    let mut a = Member::start(transport, config, vec![Box::new(assignor)]).unwrap();
+    let mut a = MemberDriver::start(transport, config, vec![Box::new(assignor)]).unwrap();
     let mut sa = Seen2::default();
     // Wait until the assignor runs, then for three heartbeats past it (at most 5 s).
     let count = || cluster.log().iter().filter(|s| s.api == "Heartbeat").count();

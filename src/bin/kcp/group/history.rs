@@ -1017,7 +1017,8 @@ fn short_member(m: &GenerationMember) -> String {
 /// ownership; joins and leaves as steps; KIP-848 member events as steps, without lanes: their
 /// records carry partition counts, not partitions).
 fn svg(g: &GroupHistory) -> String {
-    use kafka_consumer_protocol::sim::{svg, Outcome, Summary, TimelineEntry};
+    use kafka_consumer_protocol::internal::svg;
+    use kafka_consumer_protocol::sim::{Outcome, Summary, TimelineEntry};
     use kafka_consumer_protocol::PartitionSet;
 
     let t0 = g.first.timestamp;

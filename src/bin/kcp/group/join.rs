@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kafka_consumer_protocol::assignor::leader::LeaderError;
 use kafka_consumer_protocol::assignor::{builtin, PartitionAssignor};
 use kafka_consumer_protocol::client::member::{
-    ClientTransport, Member, MemberConfig, MemberControl, MemberError, MemberEvent, TransportErrorKind,
+    ClientTransport, MemberConfig, MemberControl, MemberDriver, MemberError, MemberEvent, TransportErrorKind,
 };
 use kafka_consumer_protocol::client::ClientConfig;
 use kafka_consumer_protocol::coordinator::{CoordinatorError, PartitionOffset};
@@ -298,7 +298,7 @@ async fn join(
     commit: Option<Committer>,
     out: &mut Out,
 ) -> Result<(), CliError> {
-    let mut member = Member::start(transport, config, assignors).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut member = MemberDriver::start(transport, config, assignors).map_err(|e| CliError::Usage(e.to_string()))?;
     let control = member.control();
     let stop = stop_signal(duration_s);
     tokio::pin!(stop);

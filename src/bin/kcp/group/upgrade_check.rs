@@ -9,10 +9,10 @@ use std::time::Duration;
 use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, ListGroupsFilter, Target};
 use kafka_consumer_protocol::inspect::upgrade::{
-    check_downgrade, check_upgrade, rehearsal_scenario, BrokerConfigs, BrokerLine, Check, ServerAssignor,
-    UpgradeEnvironment, UpgradeReport,
+    check_downgrade, check_upgrade, BrokerConfigs, BrokerLine, Check, ServerAssignor, UpgradeEnvironment, UpgradeReport,
 };
 use kafka_consumer_protocol::sim::json::scenario_json;
+use kafka_consumer_protocol::sim::rehearsal_scenario;
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 

@@ -1,13 +1,14 @@
 //! The rehearsal of a live group's rolling upgrade: a simulator scenario built from what
-//! `kcp group upgrade-check` read (issue 25).
+//! `kcp group upgrade-check` read (issue 25). It lives in the simulator, which imports
+//! `inspect`'s upgrade rules, so that the dependency between the two runs one way: `sim -> inspect`.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::{BrokerLine, ServerAssignor, UpgradeEnvironment};
+use super::{MemberSpec, Scenario, SimConfig, Step, StepSpec};
 use crate::assignor::{builtin, ClusterMetadata};
+use crate::inspect::upgrade::{BrokerLine, ServerAssignor, UpgradeEnvironment};
 use crate::inspect::ClassicGroup;
-use crate::sim::{MemberSpec, Scenario, SimConfig, Step, StepSpec};
 use crate::SubscriptionView;
 
 /// A rehearsal scenario of a live group's rolling upgrade, built by [`rehearsal_scenario`].
@@ -60,7 +61,7 @@ fn refuse(message: impl Into<String>) -> RehearsalError {
 
 /// Builds the simulator scenario that rehearses the rolling upgrade of the classic `group`
 /// (as DescribeGroups reported it) to the consumer protocol, under the broker `env` that
-/// [`check_upgrade`](super::check_upgrade) judged it with:
+/// [`check_upgrade`](crate::inspect::upgrade::check_upgrade) judged it with:
 ///
 /// - topics: those the members subscribe to, with their partition counts in `metadata`;
 /// - members: one per live member, sorted by member id and named `m1`, `m2`, ... (zero-padded
@@ -89,9 +90,9 @@ fn refuse(message: impl Into<String>) -> RehearsalError {
 /// use bytes::Bytes;
 /// use kafka_consumer_protocol::assignor::ClusterMetadata;
 /// use kafka_consumer_protocol::group_api::DescribedGroupMember;
-/// use kafka_consumer_protocol::inspect::upgrade::{rehearsal_scenario, BrokerLine, UpgradeEnvironment};
+/// use kafka_consumer_protocol::inspect::upgrade::{BrokerLine, UpgradeEnvironment};
 /// use kafka_consumer_protocol::inspect::ClassicGroup;
-/// use kafka_consumer_protocol::sim::{run, GroupProtocol, Step};
+/// use kafka_consumer_protocol::sim::{rehearsal_scenario, run, GroupProtocol, Step};
 /// use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
 ///
 /// let member = |id: &str, partitions: Vec<i32>| DescribedGroupMember {
@@ -152,7 +153,7 @@ pub fn rehearsal_scenario(
             group.group_id, group.protocol
         )));
     }
-    if session_timeout_ms == 0 || session_timeout_ms > crate::sim::limits::MAX_DURATION_MS {
+    if session_timeout_ms == 0 || session_timeout_ms > super::limits::MAX_DURATION_MS {
         return Err(refuse(format!("session timeout {session_timeout_ms} ms is out of the simulator's range")));
     }
     let configs = env.configs.as_ref();
