@@ -67,7 +67,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "N", conflicts_with_all = ["log_dir", "file"])]
     pub partition: Option<i32>,
     /// Live: where to start: an offset, or the first record at or after a time
-    /// (YYYY-MM-DDTHH:MM:SS[Z], UTC; found with ListOffsets). Default: the log start.
+    /// (YYYY-MM-DDTHH:MM:SS[Z], UTC, or YYYY-MM-DD: its midnight UTC; found with ListOffsets).
+    /// Default: the log start.
     // The brackets are the --help text's, not a rustdoc link.
     #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "OFFSET|DATETIME", value_parser = parse_from, conflicts_with_all = ["log_dir", "file"])]
@@ -121,7 +122,34 @@ fn parse_from(text: &str) -> Result<From, String> {
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return text.parse().map(From::Offset).map_err(|_| format!("'{text}': offset out of range"));
     }
+    // A date alone is that day's midnight, UTC.
+    let b = text.as_bytes();
+    if b.len() == 10 && b[4] == b'-' && b[7] == b'-' {
+        return super::reset_offsets::parse_datetime_ms(&format!("{text}T00:00:00Z")).map(From::Time);
+    }
     super::reset_offsets::parse_datetime_ms(text).map(From::Time)
+}
+
+/// A record or commit timestamp (milliseconds since the epoch) as ISO-8601 UTC with
+/// milliseconds (`2026-12-07T18:04:05.123Z`); a negative one (no time) as is.
+fn iso(ms: i64) -> String {
+    match u64::try_from(ms) {
+        Ok(ms) => {
+            let micros = crate::pcap::rfc3339(Duration::from_millis(ms));
+            format!("{}Z", &micros[..micros.len().saturating_sub(4)])
+        }
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// A time span for people: milliseconds below a second, else seconds with one decimal below a
+/// minute, else whole seconds.
+fn span(ms: i64) -> String {
+    match ms {
+        ..=999 => format!("{ms} ms"),
+        1_000..=59_999 => format!("{:.1} s", ms as f64 / 1_000.0),
+        _ => format!("{} s", ms / 1_000),
+    }
 }
 
 /// The embedded payloads in `kcp decode`'s shape; hex when they do not decode or are not ours.
@@ -302,22 +330,43 @@ impl<'a> Sink<'a> {
                 problems.len()
             ));
         }
+        // An unknown group is `not_found` (exit 1), as for every `kcp group` command.
+        let not_found = |g: &str| {
+            CliError::Client(ClientError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "no record of group '{g}' in what was read: it does not exist there (or its records were not read)"
+                ),
+            ))
+        };
         if args.records {
             out.flush()?;
-            return Ok(());
+            return match &args.group {
+                Some(g) if records == 0 => Err(not_found(g)),
+                _ => Ok(()),
+            };
         }
         let groups = builder.finish();
         if let Some(g) = &args.group {
             if groups.is_empty() {
-                note(&format!("kcp group history: no record of group {g:?} in what was read"));
+                return Err(not_found(g));
             }
         }
-        if let Some(path) = &args.svg {
-            match groups.first() {
-                Some(g) => std::fs::write(path, svg(g))
-                    .map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?,
-                None => note(&format!("kcp group history: nothing to draw, {} not written", path.display())),
+        if let (Some(path), Some(g)) = (&args.svg, groups.first()) {
+            std::fs::write(path, svg(g)).map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?;
+            // A file writer says what it wrote, in one line, instead of the whole history.
+            let generations = g.generations.len();
+            match args.format {
+                Format::Json => out.json_line(&json!({"svg": path.display().to_string(), "group": g.group,
+                    "generations": generations, "records": records}))?,
+                Format::Text => out.text(&format!(
+                    "wrote the history of group {} ({generations} generation(s), {records} record(s)) to {}\n",
+                    g.group,
+                    path.display()
+                ))?,
             }
+            out.flush()?;
+            return Ok(());
         }
         let mut doc = source;
         doc.insert("records".into(), records.into());
@@ -364,7 +413,26 @@ fn inputs(args: &HistoryArgs) -> Result<(Vec<PathBuf>, Option<i32>), CliError> {
                 .collect();
             files.sort();
             if files.is_empty() {
-                return Err(CliError::input(format!("{}: no *.log segment files", dir.display())));
+                // The usual slip: the broker's log.dirs (or data) directory instead of one of
+                // its partition directories.
+                let partitions: Vec<String> = std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| n.starts_with("__consumer_offsets-"))
+                    .collect();
+                let hint = match partitions.iter().min() {
+                    Some(first) => format!(
+                        ": it holds {} __consumer_offsets partition director{}: name one, e.g. --log-dir {}",
+                        partitions.len(),
+                        if partitions.len() == 1 { "y" } else { "ies" },
+                        dir.join(first).display()
+                    ),
+                    None => ": --log-dir takes a __consumer_offsets-N partition directory (the one holding \
+                             the group's partition, `abs(hashCode(group id)) % partition count`)"
+                        .to_owned(),
+                };
+                return Err(CliError::input(format!("{}: no *.log segment files{hint}", dir.display())));
             }
             let partition = dir
                 .file_name()
@@ -435,7 +503,14 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
     let mut read: Vec<PartitionRead> = Vec::new();
     let mut fetchers: Vec<PartitionFetcher> = Vec::new();
     let follow_all = args.follow && partitions.len() > 1;
-    let stop = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) });
+    // --follow ends on --duration-s, SIGINT/SIGTERM, or when the reader of the output has gone
+    // (`| head -1` on a quiet partition writes nothing that would notice it).
+    let stop = async {
+        tokio::select! {
+            () = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) }) => {}
+            () = crate::out::stdout_reader_gone(), if args.follow => {}
+        }
+    };
     tokio::pin!(stop);
     for &partition in &partitions {
         let offsets = ends.iter().find(|p| p.partition == partition).ok_or_else(|| {
@@ -465,6 +540,10 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
                 }
             }
         };
+        if from > log_start {
+            // Records before `from` are skipped, not compacted away: the story says so.
+            sink.builder = std::mem::take(&mut sink.builder).read_after_log_start();
+        }
         let mode = if args.follow && !follow_all { Mode::Follow } else { Mode::ToEnd(end) };
         let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, fetch_options(args));
         let (first, leader, last) =
@@ -810,8 +889,12 @@ fn story(g: &GroupHistory, s: &mut String) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
-        "group {} (records at offsets {}..{}, timestamps {}..{})",
-        g.group, g.first.offset, g.last.offset, g.first.timestamp, g.last.timestamp
+        "group {} (records at offsets {}..{}, {} to {})",
+        g.group,
+        g.first.offset,
+        g.last.offset,
+        iso(g.first.timestamp),
+        iso(g.last.timestamp)
     );
     match &g.compacted_before {
         Some(why) => {
@@ -834,7 +917,7 @@ fn story(g: &GroupHistory, s: &mut String) {
         if !next_generation {
             let Some((at, e)) = events.next() else { break };
             let v = event_json((at.offset, at.timestamp), e);
-            let mut line = format!("  @{} {}", at.offset, v["event"].as_str().unwrap_or(""));
+            let mut line = format!("  @{} {} {}", at.offset, iso(at.timestamp), v["event"].as_str().unwrap_or(""));
             for field in ["epoch", "member_id", "member_epoch", "assigned_partitions"] {
                 match &v[field] {
                     Value::String(x) => line.push_str(&format!(" {field} {x}")),
@@ -859,12 +942,13 @@ fn story(g: &GroupHistory, s: &mut String) {
         }
         let Some(x) = gens.next() else { break };
         if x.members.is_empty() {
-            let _ = writeln!(s, "  @{} generation {}: empty", x.at.offset, x.generation);
+            let _ = writeln!(s, "  @{} {} generation {}: empty", x.at.offset, iso(x.at.timestamp), x.generation);
         } else {
             let _ = writeln!(
                 s,
-                "  @{} generation {} ({} {}), leader {}: {} member(s)",
+                "  @{} {} generation {} ({} {}), leader {}: {} member(s)",
                 x.at.offset,
+                iso(x.at.timestamp),
                 x.generation,
                 x.protocol_type,
                 x.protocol.as_deref().unwrap_or("-"),
@@ -885,10 +969,17 @@ fn story(g: &GroupHistory, s: &mut String) {
             let _ = writeln!(s, "      static member {instance} rejoined: {old} -> {new}");
         }
         for m in &x.members {
+            // Topics and partitions sorted, as describe shows them (the wire keeps the
+            // assignor's order).
             let parts = m.decoded_assignment().map(|a| {
-                a.assigned_partitions
-                    .iter()
-                    .map(|t| format!("{}{:?}", t.topic, t.partitions))
+                let mut topics = a.assigned_partitions.clone();
+                topics.sort_by(|x, y| x.topic.cmp(&y.topic));
+                topics
+                    .iter_mut()
+                    .map(|t| {
+                        t.partitions.sort_unstable();
+                        format!("{}{:?}", t.topic, t.partitions)
+                    })
                     .collect::<Vec<_>>()
                     .join(" ")
             });
@@ -903,8 +994,8 @@ fn story(g: &GroupHistory, s: &mut String) {
             let _ = writeln!(s, "      moved {} partition(s)", x.moved.len());
         }
     }
-    if g.deleted.is_some() {
-        let _ = writeln!(s, "  deleted at offset {}", g.deleted.map_or(0, |a| a.offset));
+    if let Some(at) = g.deleted {
+        let _ = writeln!(s, "  deleted at offset {} ({})", at.offset, iso(at.timestamp));
     }
     for ((topic, partition), c) in &g.commits {
         let _ = writeln!(
@@ -912,27 +1003,41 @@ fn story(g: &GroupHistory, s: &mut String) {
             "  commits {topic}-{partition}: {} (first {} at {}, last {} at {}), {} rewind(s){}",
             c.count,
             c.first.offset,
-            c.first.commit_timestamp,
+            iso(c.first.commit_timestamp),
             c.last.offset,
-            c.last.commit_timestamp,
+            iso(c.last.commit_timestamp),
             c.rewinds.len(),
             if c.deleted { ", deleted" } else { "" }
         );
-        if let (Some(per_minute), Some(per_second)) = (c.commits_per_minute(), c.offsets_per_second()) {
-            let _ = writeln!(
-                s,
-                "    {per_minute:.1} commit(s)/min, offset {per_second:+.1}/s over {} s",
-                c.span_ms() / 1_000
-            );
+        // A rate over less than a second says nothing a person can use (44 commits within
+        // 500 ms is not "5280 commits/min"): the count and the span then.
+        match (c.commits_per_minute(), c.offsets_per_second()) {
+            (Some(per_minute), Some(per_second)) if c.span_ms() >= 1_000 => {
+                let _ = writeln!(
+                    s,
+                    "    {per_minute:.1} commit(s)/min, offset {per_second:+.1}/s over {}",
+                    span(c.span_ms())
+                );
+            }
+            (Some(_), Some(_)) => {
+                let _ = writeln!(
+                    s,
+                    "    {} commit(s) within {}, offset {:+}",
+                    c.count,
+                    span(c.span_ms()),
+                    c.last.offset.saturating_sub(c.first.offset)
+                );
+            }
+            _ => {}
         }
         if let Some(longest) = c.largest_gaps.first() {
             let _ = writeln!(
                 s,
-                "    {} pause(s) without a commit; longest {} s, after offset {} committed at {}",
+                "    {} pause(s) without a commit; longest {}, after offset {} committed at {}",
                 c.gap_count,
-                longest.length_ms() / 1_000,
+                span(longest.length_ms()),
                 longest.before.offset,
-                longest.before.commit_timestamp
+                iso(longest.before.commit_timestamp)
             );
         }
     }
@@ -1048,5 +1153,17 @@ fn svg(g: &GroupHistory) -> String {
         ..Summary::default()
     };
     let final_owned = owned.iter().map(|(m, parts)| (m.clone(), PartitionSet::from_groups(parts))).collect();
-    svg::render(&Outcome { timeline, summary, partitions: lanes, final_owned })
+    // The title in the text view's words and counts (a real group is not a simulation: no
+    // "converged" or "violations"), the time axis in UTC.
+    let moves: usize = g.generations.iter().map(|x| x.moved.len()).sum();
+    let title = format!(
+        "group {}: {} generation(s), {} with members, {} partition move(s); {} KIP-848 event(s)",
+        g.group,
+        g.generations.len(),
+        g.generations.iter().filter(|x| !x.members.is_empty()).count(),
+        moves,
+        g.consumer_group_events.len()
+    );
+    let labels = svg::Labels { title: Some(title), start_epoch_ms: Some(t0) };
+    svg::render_with(&Outcome { timeline, summary, partitions: lanes, final_owned }, &labels)
 }

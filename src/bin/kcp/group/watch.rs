@@ -178,6 +178,21 @@ pub(super) async fn watch(
     });
     let mut last_lag: Option<Value> = None;
     let mut seen = false;
+    // The watch ends, with exit status 0, on SIGINT/SIGTERM or when the reader of its output
+    // has gone (`| head -1`), also while the group is quiet and nothing is written.
+    let stop = async {
+        tokio::select! {
+            () = super::join::stop_signal(None) => {}
+            () = crate::out::stdout_reader_gone() => {}
+        }
+    };
+    tokio::pin!(stop);
+    // Polled once now, so that the signal handlers are in place before the first poll.
+    tokio::select! {
+        biased;
+        () = &mut stop => return Ok(true),
+        () = std::future::ready(()) => {}
+    }
     loop {
         let poll_started = Instant::now();
         let deadline = match end {
@@ -244,7 +259,10 @@ pub(super) async fn watch(
         if end.is_some_and(|end| next >= end) {
             break;
         }
-        tokio::time::sleep_until(next.into()).await;
+        tokio::select! {
+            () = &mut stop => break,
+            () = tokio::time::sleep_until(next.into()) => {}
+        }
     }
     Ok(any_success)
 }
