@@ -857,7 +857,9 @@ fn assignor_check(
         NAME,
         false,
         format!(
-            "{prefix}; simulated with kcp's {} assignor on the same members: {moved} of {total} partitions change owner",
+            "{prefix}; simulated with kcp's {} assignor on the same members, from their current assignment (the \
+             moves of the conversion itself; a --scenario rehearsal starts from no ownership and its \
+             summary.partitions_moved counts the whole run): {moved} of {total} partitions change owner",
             assignor.model()
         ),
     )

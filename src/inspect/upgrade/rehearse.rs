@@ -254,6 +254,7 @@ pub fn rehearsal_scenario(
         session_timeout_ms,
         migration_policy: policy,
         server_assignor: server.as_str().to_owned(),
+        broker_version: env.line.as_str().to_owned(),
         ..SimConfig::default()
     };
     let scenario = Scenario { seed: 1, topics, members: specs, steps, config };

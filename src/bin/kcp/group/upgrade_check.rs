@@ -268,13 +268,14 @@ pub(super) fn report_text(report: &UpgradeReport) -> String {
     text
 }
 
-/// Runs `kcp group upgrade-check`; `Ok(false)` when a group could not be judged.
+/// Runs `kcp group upgrade-check`: whether every group was judged (else exit 1), and whether
+/// a verdict is `blocked` (exit 4).
 pub(super) async fn upgrade_check(
     client: &Client,
     args: &UpgradeCheckArgs,
     timeout: Duration,
     out: &mut Out,
-) -> Result<bool, CliError> {
+) -> Result<(bool, bool), CliError> {
     let deadline = Deadline::after(timeout);
     if args.scenario.is_some() && (args.all_groups || args.groups.len() != 1 || args.downgrade) {
         return Err(CliError::Usage(
@@ -301,6 +302,7 @@ pub(super) async fn upgrade_check(
         }
     }
     let as_array = args.all_groups || wanted.len() > 1;
+    let mut blocked = false;
     let mut environments = HashMap::new();
     let mut values = Vec::new();
     let mut all_ok = true;
@@ -349,10 +351,11 @@ pub(super) async fn upgrade_check(
             }
         }
     }
+    blocked |= values.iter().any(|v| v["verdict"] == "blocked");
     match args.format {
         Format::Json if as_array => out.json_pretty(&Value::Array(values))?,
         Format::Json => out.json_pretty(values.first().unwrap_or(&Value::Null))?,
         Format::Text => out.text(&texts.join("\n"))?,
     }
-    Ok(all_ok)
+    Ok((all_ok, blocked))
 }
