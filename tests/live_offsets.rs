@@ -372,3 +372,40 @@ fn watch_ends_when_its_reader_goes_away_k39() {
     assert!(interrupt.success());
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0), "watch's Ctrl-C");
 }
+
+/// Issue 39: a member that owns partitions holding records and never commits (a `kcp group
+/// join` member: it fetches and commits nothing) is named UNCOMMITTED by `watch`, partition by
+/// partition and for the group, where it said OK with no status for those partitions.
+#[test]
+fn watch_names_an_owner_that_never_commits_k39() {
+    let Some(cluster) = Cluster::shared("k39") else { return };
+    let topic = unique_name("watch-uncommitted");
+    cluster.create_topic(&topic, 2);
+    produce(&cluster, &topic, 200);
+    let group = unique_name("watch-uncommitted-g");
+    let mut member = cluster.kcp("idle", &MemberOptions::new(&group, [&topic]).duration_s(60));
+    wait_owned(&cluster, &group, 2);
+    let run = kcp(
+        &[
+            "group",
+            "watch",
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--group",
+            &group,
+            "--interval-ms",
+            "300",
+            "--duration-s",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let uncommitted = |partition: Value| {
+        events.iter().any(|e| e["event"] == "lag_status" && e["partition"] == partition && e["status"] == "UNCOMMITTED")
+    };
+    assert!(uncommitted(0.into()) && uncommitted(1.into()), "{}", run.stdout);
+    assert!(uncommitted(Value::Null), "the group's status: {}", run.stdout);
+    let _ = member.terminate(Duration::from_secs(30));
+}

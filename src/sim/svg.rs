@@ -285,7 +285,7 @@ pub fn render_with(o: &Outcome, labels: &Labels) -> String {
         r#"<text x="{}" y="{}" font-size="9" text-anchor="end">{}</text>"#,
         left + width,
         bottom + 14.0,
-        esc(&time_label(end, step.min(if end % 1_000 == 0 { step } else { 100 }), labels, false))
+        esc(&time_label(end, step.min(if end.is_multiple_of(1_000) { step } else { 100 }), labels, false))
     );
     for (i, m) in members.iter().enumerate() {
         let lx = left + 160.0 * (i % 6) as f64;
