@@ -256,8 +256,11 @@ fn offsets_match_kafkas_tool_k41() {
     offsets_match_kafkas_tool("k41");
 }
 
-/// kcp's offsets rows of `group` (one `--group`), by partition: (committed, lag, owner).
-fn kcp_partitions(cluster: &Cluster, group: &str) -> Vec<(i64, Option<i64>, Option<i64>, Option<String>)> {
+/// One partition's row: partition, committed offset, lag, owner.
+type PartitionRow = (i64, Option<i64>, Option<i64>, Option<String>);
+
+/// kcp's offsets rows of `group` (one `--group`), by partition.
+fn kcp_partitions(cluster: &Cluster, group: &str) -> Vec<PartitionRow> {
     let run = kcp(
         &["group", "describe", "--bootstrap-server", &cluster.bootstrap, "--group", group],
         Duration::from_secs(60),
