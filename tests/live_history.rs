@@ -572,6 +572,21 @@ fn consumer_protocol_group(cluster: &Cluster) {
         events.iter().filter(|e| e["event"] == "group_epoch").map(|e| e["epoch"].as_i64().unwrap()).collect();
     assert!(epochs.windows(2).all(|w| w[0] < w[1]) && epochs.len() >= 3, "group epochs {epochs:?}: {doc:#}");
     check_848_assignments(cluster, &doc, &records, &[&c1, &c2]);
+    // Read live, the topic ids of the assignments carry their names (Metadata), and the text
+    // story names the topic, not its id (issue 39).
+    let assigned: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "member_assignment")
+        .flat_map(|e| e["assigned"].as_array().unwrap())
+        .collect();
+    assert!(!assigned.is_empty() && assigned.iter().all(|t| t["topic"] == topic.as_str()), "{doc:#}");
+    let text = kcp(
+        &["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", &group, "--format", "text"],
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let topic_id = assigned[0]["topic_id"].as_str().unwrap();
+    assert!(text.contains(&format!("[{topic}:")) && !text.contains(topic_id), "{text}");
     assert!(doc["groups"][0]["deleted"].is_null(), "{doc:#}");
     // Empty, then deleted: the ConsumerGroupMetadata tombstone is the group's deletion.
     c2.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));

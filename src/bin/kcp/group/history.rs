@@ -26,7 +26,7 @@ use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, Diagnostic
 use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
-    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
+    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, RecordKey, SegmentReader,
     TopicIdPartitions,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
@@ -221,8 +221,16 @@ fn error_json(source: &Source, e: &LogError) -> Value {
     Value::Object(m)
 }
 
+/// Topic names by topic id (KIP-848 records name topics by id), resolved by Metadata when the
+/// history is read live; empty offline.
+type TopicNames = BTreeMap<[u8; 16], String>;
+
 /// What the records read so far add up to, whichever the source.
 struct Sink<'a> {
+    /// The names of the topic ids the KIP-848 records use (live only).
+    topic_names: TopicNames,
+    /// Whether a record that names topics by id was read (live: worth a Metadata request).
+    saw_topic_ids: bool,
     args: &'a HistoryArgs,
     builder: HistoryBuilder,
     problems: Vec<Value>,
@@ -234,6 +242,8 @@ struct Sink<'a> {
 impl<'a> Sink<'a> {
     fn new(args: &'a HistoryArgs) -> Self {
         Sink {
+            topic_names: TopicNames::new(),
+            saw_topic_ids: false,
             args,
             builder: HistoryBuilder::new().with_commit_gap_ms(i64::from(args.commit_gap_s) * 1_000),
             problems: Vec::new(),
@@ -303,6 +313,7 @@ impl<'a> Sink<'a> {
                     continue;
                 }
                 self.records += 1;
+                self.saw_topic_ids |= matches!(d.key, RecordKey::ConsumerGroupCurrentMemberAssignment { .. });
                 if self.args.records {
                     out.json_line(&RecordLine { partition, offset: r.offset, timestamp: r.timestamp, record: &d })?;
                 } else {
@@ -323,7 +334,7 @@ impl<'a> Sink<'a> {
     /// Prints the history (or, with --records, the closing notes): `source` are the keys that
     /// say where the records came from.
     fn finish(self, source: Map<String, Value>, out: &mut Out) -> Result<(), CliError> {
-        let Sink { args, builder, problems, records, control_batches, bad_crc } = self;
+        let Sink { args, builder, problems, records, control_batches, bad_crc, topic_names, .. } = self;
         if !problems.is_empty() || control_batches > 0 {
             note(&format!(
                 "kcp group history: {} reading problem(s) ({bad_crc} batch(es) with a bad checksum), {control_batches} control batch(es) skipped",
@@ -372,7 +383,7 @@ impl<'a> Sink<'a> {
         doc.insert("records".into(), records.into());
         doc.insert("read_problems".into(), problems.clone().into());
         doc.insert("control_batches_skipped".into(), control_batches.into());
-        doc.insert("groups".into(), groups.iter().map(group_json).collect::<Vec<_>>().into());
+        doc.insert("groups".into(), groups.iter().map(|g| group_json(g, &topic_names)).collect::<Vec<_>>().into());
         match args.format {
             Format::Json => out.json_pretty(&Value::Object(doc))?,
             Format::Text => {
@@ -386,7 +397,7 @@ impl<'a> Sink<'a> {
                     }
                 }
                 for g in &groups {
-                    story(g, &mut text);
+                    story(g, &topic_names, &mut text);
                 }
                 if !problems.is_empty() {
                     text.push_str(&format!(
@@ -592,6 +603,16 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
             "log_start_offset": r.log_start, "leader": r.leader})
         })
         .collect();
+    if sink.saw_topic_ids && !args.records {
+        // KIP-848 records name topics by id: the cluster knows their names now (a topic
+        // deleted since keeps its id).
+        match client.metadata(None, deadline()).await {
+            Ok(metadata) => {
+                sink.topic_names = metadata.topics.into_iter().map(|t| (t.topic_id, t.name)).collect();
+            }
+            Err(e) => note(&format!("kcp group history: topic names not resolved ({}): topic ids shown", e.message())),
+        }
+    }
     let mut source = Map::new();
     source.insert("files".into(), Vec::<String>::new().into());
     source.insert("partition".into(), if partitions.len() == 1 { partitions[0].into() } else { Value::Null });
@@ -826,7 +847,7 @@ fn generation_json(group: &str, g: &Generation) -> Value {
     })
 }
 
-fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
+fn event_json(at: (i64, i64), e: &ConsumerGroupEvent, names: &TopicNames) -> Value {
     let mut v = match e {
         ConsumerGroupEvent::GroupEpoch(n) => json!({"event": "group_epoch", "epoch": n}),
         ConsumerGroupEvent::MemberJoined { member_id, instance_id, topics, classic } => json!({
@@ -838,7 +859,10 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
             let count = |l: &[TopicIdPartitions]| l.iter().map(|t| t.partitions.len()).sum::<usize>();
             let list = |l: &[TopicIdPartitions]| {
                 l.iter()
-                    .map(|t| json!({"topic_id": t.topic_id.to_string(), "partitions": t.partitions}))
+                    .map(|t| {
+                        json!({"topic_id": t.topic_id.to_string(), "topic": names.get(&t.topic_id.0),
+                            "partitions": t.partitions})
+                    })
                     .collect::<Vec<_>>()
             };
             json!({
@@ -855,14 +879,14 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
     v
 }
 
-fn group_json(g: &GroupHistory) -> Value {
+fn group_json(g: &GroupHistory, names: &TopicNames) -> Value {
     json!({
         "group": g.group,
         "first": at_json(g.first.offset, g.first.timestamp),
         "last": at_json(g.last.offset, g.last.timestamp),
         "compacted_before": g.compacted_before,
         "generations": g.generations.iter().map(|x| generation_json(&g.group, x)).collect::<Vec<_>>(),
-        "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e)).collect::<Vec<_>>(),
+        "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e, names)).collect::<Vec<_>>(),
         "commits": g.commits.iter().map(|((topic, partition), c)| json!({
             "topic": topic, "partition": partition, "count": c.count,
             "first": {"offset": c.first.offset, "commit_timestamp": c.first.commit_timestamp, "record_offset": c.first.at.offset},
@@ -885,7 +909,7 @@ fn group_json(g: &GroupHistory) -> Value {
 }
 
 /// The history as text, for a person.
-fn story(g: &GroupHistory, s: &mut String) {
+fn story(g: &GroupHistory, names: &TopicNames, s: &mut String) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
@@ -916,7 +940,7 @@ fn story(g: &GroupHistory, s: &mut String) {
         };
         if !next_generation {
             let Some((at, e)) = events.next() else { break };
-            let v = event_json((at.offset, at.timestamp), e);
+            let v = event_json((at.offset, at.timestamp), e, names);
             let mut line = format!("  @{} {} {}", at.offset, iso(at.timestamp), v["event"].as_str().unwrap_or(""));
             for field in ["epoch", "member_id", "member_epoch", "assigned_partitions"] {
                 match &v[field] {
@@ -933,7 +957,9 @@ fn story(g: &GroupHistory, s: &mut String) {
                     let parts: Vec<String> =
                         t["partitions"].as_array().into_iter().flatten().map(|p| p.to_string()).collect();
                     let sep = if i == 0 { "" } else { " " };
-                    line.push_str(&format!("{sep}{}:{}", t["topic_id"].as_str().unwrap_or(""), parts.join(",")));
+                    // The topic's name when Metadata resolved it, else its id.
+                    let topic = t["topic"].as_str().or(t["topic_id"].as_str()).unwrap_or("");
+                    line.push_str(&format!("{sep}{topic}:{}", parts.join(",")));
                 }
                 line.push(']');
             }
