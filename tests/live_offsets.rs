@@ -374,6 +374,18 @@ fn watch_ends_when_its_reader_goes_away_k39() {
     let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(interrupt.success());
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0), "watch's Ctrl-C");
+
+    // --format text: a line per event, for a person.
+    let mut text_args = args.to_vec();
+    text_args.extend(["--duration-s", "2", "--format", "text"]);
+    let run = kcp(&text_args, Duration::from_secs(60));
+    assert_eq!(run.status, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.lines().all(|l| l.len() > 25 && l.as_bytes()[10] == b'T' && !l.starts_with('{')),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(" lag_status ") && run.stdout.contains("status=OK"), "{}", run.stdout);
 }
 
 /// Issue 39: a member that owns partitions holding records and never commits (a `kcp group

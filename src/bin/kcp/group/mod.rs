@@ -177,6 +177,9 @@ pub struct WatchArgs {
     /// exit 1, as `describe` says).
     #[arg(long)]
     pub wait_for_group: bool,
+    /// Output format: JSON lines (the contract), or one line of text per event.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
 }
 
 impl GroupCommand {
@@ -187,7 +190,8 @@ impl GroupCommand {
             GroupCommand::Describe(a) => a.format,
             GroupCommand::UpgradeCheck(a) => a.format,
             GroupCommand::History(a) => a.format,
-            GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
+            GroupCommand::Watch(a) => a.format,
+            GroupCommand::Join(_) => Format::Json,
             GroupCommand::ResetOffsets(a) => a.format,
             GroupCommand::DeleteOffsets(a) => a.format,
             GroupCommand::Delete(a) => a.format,

@@ -15,7 +15,7 @@ use super::offsets::{GroupOffsetsJson, Offsets};
 use super::topics::Topics;
 use super::WatchArgs;
 use crate::out::Out;
-use crate::{client_error_json, CliError};
+use crate::{client_error_json, CliError, Format};
 
 /// Wall-clock time as RFC 3339 with milliseconds (`2026-01-02T03:04:05.123Z`).
 fn now_ts() -> String {
@@ -56,6 +56,40 @@ fn event_json(ts: &str, group: &str, event: &WatchEvent) -> Value {
         _ => {}
     }
     v
+}
+
+/// One event as its JSON line, or (`--format text`) as a line for a person: the time, the
+/// event, then its other fields as `key=value` (partition groups as `topic p,p`), the group id
+/// left out (one group is watched).
+fn emit(out: &mut Out, format: Format, v: &Value) -> Result<(), crate::WriteFailed> {
+    if format == Format::Json {
+        return out.json_line(v);
+    }
+    let text = |v: &Value| -> String {
+        match v {
+            Value::String(s) => crate::text::clean(s).into_owned(),
+            Value::Array(items) if items.iter().all(|g| g.get("topic").is_some() && g.get("partitions").is_some()) => {
+                let groups: Vec<String> = items
+                    .iter()
+                    .map(|g| {
+                        let parts: Vec<String> =
+                            g["partitions"].as_array().into_iter().flatten().map(Value::to_string).collect();
+                        format!("{} {}", crate::text::clean(g["topic"].as_str().unwrap_or("")), parts.join(","))
+                    })
+                    .collect();
+                format!("[{}]", groups.join("; "))
+            }
+            other => other.to_string(),
+        }
+    };
+    let mut line = format!("{} {}", text(&v["ts"]), text(&v["event"]));
+    for (key, value) in v.as_object().into_iter().flatten() {
+        if !matches!(key.as_str(), "ts" | "event" | "group_id") && !value.is_null() {
+            line.push_str(&format!(" {key}={}", text(value)));
+        }
+    }
+    line.push('\n');
+    out.text(&line)
 }
 
 /// One poll of the watched group; `None` when no group has the id (not yet, or no longer).
@@ -222,7 +256,7 @@ pub(super) async fn watch(
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let ts = now_ts();
                 for event in watcher.observe(now_ms, snapshot) {
-                    out.json_line(&event_json(&ts, &args.group, &event))?;
+                    emit(out, args.format, &event_json(&ts, &args.group, &event))?;
                 }
                 if let Some(described) = described {
                     let fetched = Offsets::fetch(client, &[(&args.group, &described)], args.isolation, deadline).await;
@@ -230,13 +264,15 @@ pub(super) async fn watch(
                         Ok(offsets) => {
                             let view = offsets.group_json(&args.group, &described);
                             for v in lag_events(&ts, &args.group, &view, &mut last_lag, &mut evaluator, now_ms) {
-                                out.json_line(&v)?;
+                                emit(out, args.format, &v)?;
                             }
                         }
                         Err(e) if is_fatal(&e) => return Err(CliError::Client(e)),
                         Err(e) => {
                             let v = client_error_json(&e);
-                            out.json_line(
+                            emit(
+                                out,
+                                args.format,
                                 &json!({"ts": ts, "group_id": args.group, "event": "error", "error": v["error"]}),
                             )?;
                         }
@@ -249,7 +285,9 @@ pub(super) async fn watch(
                 v["ts"] = json!(now_ts());
                 v["group_id"] = json!(args.group);
                 v["event"] = json!("error");
-                out.json_line(
+                emit(
+                    out,
+                    args.format,
                     &json!({"ts": v["ts"], "group_id": v["group_id"], "event": "error", "error": v["error"]}),
                 )?;
             }
