@@ -424,3 +424,42 @@ fn watch_names_an_owner_that_never_commits_k39() {
     assert!(uncommitted(Value::Null), "the group's status: {}", run.stdout);
     let _ = member.terminate(Duration::from_secs(30));
 }
+
+/// Issue 39: `history --follow --format text` shows new records as they come (it printed
+/// nothing until it ended), then the history when SIGINT ends it, with exit status 0.
+#[test]
+fn history_follow_text_streams_k39() {
+    use std::io::{BufRead, BufReader};
+    let Some(cluster) = Cluster::shared("k39") else { return };
+    let topic = unique_name("follow-text");
+    cluster.create_topic(&topic, 1);
+    produce(&cluster, &topic, 20);
+    let group = unique_name("follow-text-g");
+    commit(&cluster, &group, &topic, "0", 1);
+    let args = [
+        "group",
+        "history",
+        "--bootstrap-server",
+        &cluster.bootstrap,
+        "--group",
+        &group,
+        "--follow",
+        "--format",
+        "text",
+    ];
+    let mut child = spawn_kcp(&args);
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    lines.read_line(&mut line).unwrap();
+    assert!(line.starts_with("following __consumer_offsets-"), "{line}");
+    commit(&cluster, &group, &topic, "0", 7);
+    line.clear();
+    lines.read_line(&mut line).unwrap();
+    assert!(line.contains(&format!("commit {topic}-0 offset 7")), "{line}");
+    let interrupt = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupt.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut lines, &mut rest).unwrap();
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0), "history --follow's Ctrl-C");
+    assert!(rest.contains(&format!("group {group} ")) && rest.contains(&format!("commits {topic}-0: 2")), "{rest}");
+}

@@ -26,8 +26,8 @@ use kafka_consumer_protocol::inspect::{inspect_classic, ClassicGroup, Diagnostic
 use kafka_consumer_protocol::offsets_log::history::{ConsumerGroupEvent, Generation, GenerationMember};
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
-    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, RecordKey, SegmentReader,
-    TopicIdPartitions,
+    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, RecordKey, RecordValue,
+    SegmentReader, TopicIdPartitions,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -231,6 +231,9 @@ struct Sink<'a> {
     topic_names: TopicNames,
     /// Whether a record that names topics by id was read (live: worth a Metadata request).
     saw_topic_ids: bool,
+    /// `--follow --format text`: per partition, the offset from which each record of the group
+    /// is printed as a line as it comes (the high watermark at the start: what is new).
+    stream_from: BTreeMap<i32, i64>,
     args: &'a HistoryArgs,
     builder: HistoryBuilder,
     problems: Vec<Value>,
@@ -244,6 +247,7 @@ impl<'a> Sink<'a> {
         Sink {
             topic_names: TopicNames::new(),
             saw_topic_ids: false,
+            stream_from: BTreeMap::new(),
             args,
             builder: HistoryBuilder::new().with_commit_gap_ms(i64::from(args.commit_gap_s) * 1_000),
             problems: Vec::new(),
@@ -318,6 +322,11 @@ impl<'a> Sink<'a> {
                     out.json_line(&RecordLine { partition, offset: r.offset, timestamp: r.timestamp, record: &d })?;
                 } else {
                     self.builder.add(r.offset, r.timestamp, &d);
+                    let streamed = partition.and_then(|p| self.stream_from.get(&p));
+                    if streamed.is_some_and(|&from| r.offset >= from) {
+                        out.text(&format!("@{} {} {}\n", r.offset, iso(r.timestamp), record_text(&d)))?;
+                        out.flush()?;
+                    }
                 }
             }
             // Problems go out in order with the records of their batch.
@@ -410,6 +419,36 @@ impl<'a> Sink<'a> {
         }
         out.flush()?;
         Ok(())
+    }
+}
+
+/// One record in a few words, for `--follow --format text`'s lines as they come.
+fn record_text(d: &CoordinatorRecord<'_>) -> String {
+    let group = d.key.group().unwrap_or("-");
+    match (&d.key, &d.value) {
+        (RecordKey::OffsetCommit { topic, partition, .. }, Some((_, RecordValue::OffsetCommit(v)))) => {
+            format!("group {group}: commit {topic}-{partition} offset {}", v.offset)
+        }
+        (RecordKey::OffsetCommit { topic, partition, .. }, None) => {
+            format!("group {group}: offset of {topic}-{partition} deleted")
+        }
+        (RecordKey::GroupMetadata { .. }, Some((_, RecordValue::GroupMetadata(v)))) => {
+            let n = v.members.len();
+            format!(
+                "group {group}: generation {} ({} {}), {n} member{}",
+                v.generation,
+                v.protocol_type,
+                v.protocol.unwrap_or("-"),
+                if n == 1 { "" } else { "s" }
+            )
+        }
+        (RecordKey::GroupMetadata { .. }, None) => format!("group {group}: group metadata deleted"),
+        (RecordKey::ConsumerGroupMetadata { .. }, Some((_, RecordValue::ConsumerGroupMetadata(v)))) => {
+            format!("group {group}: group epoch {}", v.epoch)
+        }
+        (key, value) => {
+            format!("group {group}: record type {}{}", key.type_id(), if value.is_none() { " (tombstone)" } else { "" })
+        }
     }
 }
 
@@ -556,6 +595,15 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
             sink.builder = std::mem::take(&mut sink.builder).read_after_log_start();
         }
         let mode = if args.follow && !follow_all { Mode::Follow } else { Mode::ToEnd(end) };
+        if args.follow && args.format == Format::Text && !args.records {
+            // The story needs the whole read; what is new is shown as it comes meanwhile.
+            sink.stream_from.insert(partition, end);
+            out.text(&format!(
+                "following {OFFSETS_TOPIC}-{partition}: records from offset {end} on are shown as they come, the \
+                 history when the follow ends (--duration-s, Ctrl-C)\n"
+            ))?;
+            out.flush()?;
+        }
         let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, fetch_options(args));
         let (first, leader, last) =
             read_partition(client, args, &mut fetcher, partition, from, mode, &mut sink, &mut stop, out).await?;
