@@ -67,7 +67,7 @@ use crate::{Subscription, TopicPartitions};
 mod rehearse;
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
-pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError};
+pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError, JAVA_REBALANCE_TIMEOUT_MS};
 
 /// Which group coordinator's rules apply: they changed between 3.x and 4.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,16 +134,21 @@ pub struct BrokerConfigs {
     pub classic_max_size: Option<String>,
     /// `group.consumer.assignors`: class names or (4.x) the names `uniform`, `range`.
     pub consumer_assignors: Option<String>,
+    /// `group.initial.rebalance.delay.ms`: how long the coordinator waits for more members
+    /// before the first rebalance of an empty classic group (the rehearsal's
+    /// `initial_rebalance_delay_ms`).
+    pub initial_rebalance_delay_ms: Option<String>,
 }
 
 impl BrokerConfigs {
     /// The config names to ask DescribeConfigs for.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "group.coordinator.rebalance.protocols",
         "group.consumer.migration.policy",
         "group.consumer.max.size",
         "group.max.size",
         "group.consumer.assignors",
+        "group.initial.rebalance.delay.ms",
     ];
 
     /// Fills the fields from `(name, value)` pairs (names not in [`BrokerConfigs::NAMES`] are ignored).
@@ -157,6 +162,7 @@ impl BrokerConfigs {
                 "group.consumer.max.size" => configs.consumer_max_size = value,
                 "group.max.size" => configs.classic_max_size = value,
                 "group.consumer.assignors" => configs.consumer_assignors = value,
+                "group.initial.rebalance.delay.ms" => configs.initial_rebalance_delay_ms = value,
                 _ => {}
             }
         }

@@ -10,7 +10,7 @@ use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, ListGroupsFilter, Target};
 use kafka_consumer_protocol::inspect::upgrade::{
     check_downgrade, check_upgrade, rehearsal_scenario, BrokerConfigs, BrokerLine, Check, ServerAssignor,
-    UpgradeEnvironment, UpgradeReport,
+    UpgradeEnvironment, UpgradeReport, JAVA_REBALANCE_TIMEOUT_MS,
 };
 use kafka_consumer_protocol::sim::json::scenario_json;
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
@@ -57,6 +57,11 @@ pub struct UpgradeCheckArgs {
     /// simulated session timeout and the spacing of the upgrades.
     #[arg(long, value_name = "MS", default_value_t = 45_000, requires = "scenario")]
     pub session_timeout_ms: u64,
+    /// The members' rebalance timeout in the rehearsal (their max.poll.interval.ms; the broker
+    /// does not report it): default Java's 300000.
+    #[arg(long, value_name = "MS", default_value_t = JAVA_REBALANCE_TIMEOUT_MS, requires = "scenario",
+        value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub rebalance_timeout_ms: u64,
     /// Output format: the JSON contract, or text for people.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -208,7 +213,8 @@ async fn judge(
         let report = check_upgrade(&described.group, &env, &counts, assignor);
         if args.scenario.is_some() {
             let rehearsal = rehearsal_scenario(&described.group, &env, &counts, assignor, args.session_timeout_ms)
-                .map(|r| {
+                .map(|mut r| {
+                    r.scenario.config.rebalance_timeout_ms = args.rebalance_timeout_ms;
                     for n in &r.notes {
                         note(&format!("kcp: rehearsal: {}", clean(n)));
                     }
