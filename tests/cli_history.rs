@@ -335,4 +335,9 @@ fn wording_a_newcomer_needs() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let out = kcp(&["group", "history", "--bootstrap-server", "127.0.0.1:1", "--group", "g", "--from", "2026-13-07"]);
     assert_eq!(out.status.code(), Some(2));
+    // `kcp group --help` names every subcommand in its summary.
+    let out = kcp(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    let group_line = help.lines().find(|l| l.trim_start().starts_with("group")).unwrap();
+    assert!(group_line.contains("history") && group_line.contains("upgrade-check"), "{help}");
 }

@@ -1241,3 +1241,16 @@ fn svg(g: &GroupHistory) -> String {
     let labels = svg::Labels { title: Some(title), start_epoch_ms: Some(t0) };
     svg::render_with(&Outcome { timeline, summary, partitions: lanes, final_owned }, &labels)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_spans_for_people() {
+        assert_eq!(iso(1_796_140_178_670), "2026-12-01T15:49:38.670Z");
+        assert_eq!(iso(-1), "-1");
+        // A rate over less than a second is not extrapolated: the span is said as it is.
+        assert_eq!([span(0), span(500), span(1_500), span(75_000)], ["0 ms", "500 ms", "1.5 s", "75 s"]);
+    }
+}
