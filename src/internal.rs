@@ -30,7 +30,7 @@ pub use crate::sim::raw::{scenario_from_raw, RawStep};
 /// markup is not a stable API.
 #[cfg(feature = "sim")]
 pub mod svg {
-    pub use crate::sim::svg::render;
+    pub use crate::sim::svg::{render, render_with, Labels};
 }
 
 /// A member's claim as each sticky assignor reads it: owned partitions and generation (the

@@ -88,6 +88,12 @@ fn svg_draws_the_real_generations() {
     let path = std::env::temp_dir().join(format!("kcp-history-{}.svg", std::process::id()));
     let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--svg", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A file writer prints one line saying what it wrote, not the whole history.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let wrote: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((wrote["svg"].as_str(), wrote["group"].as_str()), (path.to_str(), Some("hist-coop")));
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop"]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let svg = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -102,7 +108,18 @@ fn svg_draws_the_real_generations() {
         .iter()
         .filter(|g| !g["members"].as_array().unwrap().is_empty())
         .collect();
-    assert!(svg.contains(&format!("{} rebalances", with_members.len())), "{svg}");
+    // The title counts what the text view counts, in its words (not the simulator's).
+    let generations = doc["groups"][0]["generations"].as_array().unwrap();
+    let moves: usize = generations.iter().map(|g| g["moved"].as_array().unwrap().len()).sum();
+    let title = format!(
+        "group hist-coop: {} generation(s), {} with members, {moves} partition move(s)",
+        generations.len(),
+        with_members.len()
+    );
+    assert!(svg.contains(&title), "{title} in {svg}");
+    assert!(!svg.contains("converged") && !svg.contains("violations"), "{svg}");
+    // The time axis in UTC, from the group's first record.
+    assert!(svg.contains(" UTC</text>") && !svg.contains(" ms</text>"), "{svg}");
     for g in &with_members {
         assert!(svg.contains(&format!("<title>generation {}: cooperative-sticky", g["generation"])), "{svg}");
     }
@@ -328,4 +345,74 @@ fn a_streams_groups_records_are_decoded() {
         .map(|t| t["type"].as_i64().unwrap())
         .collect();
     assert_eq!(types, [17, 19, 20, 21, 22, 23]);
+/// The text story for a person: ISO-8601 UTC times on the header, the generation lines and the
+/// commits; each member's partitions sorted, as describe shows them.
+#[test]
+fn the_text_story_has_utc_times_and_sorted_partitions() {
+    let out = kcp(&["group", "history", "--log-dir", DIR, "--group", "hist-coop", "--format", "text"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let is_iso = |w: &str| w.len() == 24 && w.ends_with('Z') && w.as_bytes()[10] == b'T' && w.as_bytes()[19] == b'.';
+    let generation_lines: Vec<&str> = text.lines().filter(|l| l.contains(" generation ")).collect();
+    assert!(!generation_lines.is_empty(), "{text}");
+    for line in &generation_lines {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(words[0].starts_with('@') && is_iso(words[1]), "{line}");
+    }
+    assert!(text.lines().next().unwrap().split_whitespace().any(|w| is_iso(w.trim_end_matches(')'))), "{text}");
+    for line in text.lines().filter(|l| l.contains("hist-t[")) {
+        let list = line.split("hist-t[").nth(1).unwrap().split(']').next().unwrap();
+        let partitions: Vec<i32> = list.split(", ").map(|p| p.parse().unwrap()).collect();
+        assert!(partitions.windows(2).all(|w| w[0] < w[1]), "{line}");
+    }
+    assert!(!text.contains("timestamps"), "{text}");
+}
+
+/// One rule for every `kcp group` command: a group nobody knows is `not_found`, exit 1
+/// (history: no record of it in what was read), in JSON on stdout or as a line on stderr.
+#[test]
+fn an_unknown_group_is_not_found() {
+    for extra in [&[][..], &["--records"][..], &["--format", "text"][..]] {
+        let mut args = vec!["group", "history", "--log-dir", DIR, "--group", "no-such-group"];
+        args.extend(extra);
+        let out = kcp(&args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(said.contains("not_found") && said.contains("no-such-group"), "{extra:?}: {said}");
+    }
+}
+
+/// `--log-dir` given the broker's data directory (the parent of the partition directories)
+/// names one of them; `--from` takes a date alone (its midnight, UTC).
+#[test]
+fn wording_a_newcomer_needs() {
+    let parent = std::env::temp_dir().join(format!("kcp-history-parent-{}", std::process::id()));
+    std::fs::create_dir_all(parent.join("__consumer_offsets-7")).unwrap();
+    std::fs::create_dir_all(parent.join("__consumer_offsets-12")).unwrap();
+    let out = kcp(&["group", "history", "--log-dir", parent.to_str().unwrap(), "--all-groups"]);
+    std::fs::remove_dir_all(&parent).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("name one, e.g. --log-dir") && said.contains("__consumer_offsets-12"), "{said}");
+    // A date alone is accepted (the connection then fails: nothing listens there).
+    let out = kcp(&[
+        "group",
+        "history",
+        "--bootstrap-server",
+        "127.0.0.1:1",
+        "--timeout-ms",
+        "500",
+        "--group",
+        "g",
+        "--from",
+        "2026-12-07",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = kcp(&["group", "history", "--bootstrap-server", "127.0.0.1:1", "--group", "g", "--from", "2026-13-07"]);
+    assert_eq!(out.status.code(), Some(2));
+    // `kcp group --help` names every subcommand in its summary.
+    let out = kcp(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    let group_line = help.lines().find(|l| l.trim_start().starts_with("group")).unwrap();
+    assert!(group_line.contains("history") && group_line.contains("upgrade-check"), "{help}");
 }

@@ -84,3 +84,30 @@ fn simulate_a_rolling_upgrade_to_the_consumer_protocol() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("expected `classic` or `consumer`"), "{err}");
 }
+
+/// A scenario carries its broker's line (`config.broker_version`, written by `upgrade-check
+/// --scenario` from the broker it read): a refusal names that line, not always 4.x; and a
+/// conversion of one member says "1 member".
+#[test]
+fn the_broker_version_of_the_scenario_is_the_one_named() {
+    let scenario = |version: &str, policy: &str| {
+        format!(
+            r#"{{"seed": 7, "topics": {{"orders": 2}},
+               "members": [{{"id": "a", "assignors": ["cooperative-sticky"], "topics": ["orders"]}},
+                           {{"id": "b", "assignors": ["cooperative-sticky"], "topics": ["orders"]}}],
+               "config": {{"migration_policy": "{policy}", "broker_version": "{version}"}},
+               "steps": [{{"upgrade": "a"}}]}}"#
+        )
+    };
+    let (code, v, err) = kcp(&["simulate", "-"], Some(&scenario("3.x", "disabled")));
+    assert_eq!(code, 0, "{err}");
+    let conversions = v["summary"]["conversions"].to_string();
+    assert!(conversions.contains("on a 3.x broker") && !conversions.contains("4.x"), "{conversions}");
+    let (code, v, err) = kcp(&["simulate", "-"], Some(&scenario("4.x", "bidirectional")));
+    assert_eq!(code, 0, "{err}");
+    let conversions = v["summary"]["conversions"].to_string();
+    assert!(conversions.contains(", 1 member) converted"), "{conversions}");
+    let (code, v, err) = kcp(&["simulate", "-"], Some(&scenario("2.x", "disabled")));
+    assert_eq!(code, 1, "{err}");
+    assert!(v.to_string().contains("config.broker_version"), "{v}");
+}

@@ -240,10 +240,13 @@ fn scenario(cluster: &Cluster) {
     let limit = Duration::from_secs(60);
     let svg_path = std::env::temp_dir().join(format!("{}.svg", unique_name("kcp-live-history")));
     let svg_arg = svg_path.to_str().unwrap();
-    let live: Value = serde_json::from_str(
-        &kcp(&["group", "history", "--bootstrap-server", b, "--group", &group, "--svg", svg_arg], limit).unwrap(),
-    )
-    .unwrap();
+    // --svg prints one line saying what it wrote; the history is the run without it.
+    let wrote =
+        kcp(&["group", "history", "--bootstrap-server", b, "--group", &group, "--svg", svg_arg], limit).unwrap();
+    assert_eq!(wrote.lines().count(), 1, "{wrote}");
+    let live: Value =
+        serde_json::from_str(&kcp(&["group", "history", "--bootstrap-server", b, "--group", &group], limit).unwrap())
+            .unwrap();
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let _ = std::fs::remove_file(&svg_path);
     for p in 0..PARTITIONS {
@@ -272,7 +275,7 @@ fn scenario(cluster: &Cluster) {
     for (client, m) in [("m1", &m1), ("m3", &m3)] {
         assert_eq!(last.get(client), Some(&m.owned()), "{client}'s final assignment");
     }
-    assert!(svg.contains(&format!("{} rebalances", counts.len())));
+    assert!(svg.contains(&format!("{} with members", counts.len())), "{svg}");
     let gens = live["groups"][0]["generations"].as_array().unwrap();
     let m2_id = gens
         .iter()
@@ -573,6 +576,21 @@ fn consumer_protocol_group(cluster: &Cluster) {
         events.iter().filter(|e| e["event"] == "group_epoch").map(|e| e["epoch"].as_i64().unwrap()).collect();
     assert!(epochs.windows(2).all(|w| w[0] < w[1]) && epochs.len() >= 3, "group epochs {epochs:?}: {doc:#}");
     check_848_assignments(cluster, &doc, &records, &[&c1, &c2]);
+    // Read live, the topic ids of the assignments carry their names (Metadata), and the text
+    // story names the topic, not its id (issue 39).
+    let assigned: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "member_assignment")
+        .flat_map(|e| e["assigned"].as_array().unwrap())
+        .collect();
+    assert!(!assigned.is_empty() && assigned.iter().all(|t| t["topic"] == topic.as_str()), "{doc:#}");
+    let text = kcp(
+        &["group", "history", "--bootstrap-server", &cluster.bootstrap, "--group", &group, "--format", "text"],
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let topic_id = assigned[0]["topic_id"].as_str().unwrap();
+    assert!(text.contains(&format!("[{topic}:")) && !text.contains(topic_id), "{text}");
     assert!(doc["groups"][0]["deleted"].is_null(), "{doc:#}");
     // Empty, then deleted: the ConsumerGroupMetadata tombstone is the group's deletion.
     c2.terminate(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));

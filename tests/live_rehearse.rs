@@ -14,9 +14,14 @@ use serde_json::Value;
 const SETTLE: Duration = Duration::from_secs(60);
 const EXIT: Duration = Duration::from_secs(45);
 
-/// `kcp ARGS...` (bounded to 120 s), which must succeed; its JSON output.
+/// `kcp group upgrade-check ARGS...` (bounded to 120 s): its JSON report, after checking the
+/// exit status: 4 for a `blocked` verdict (while the group still rebalances), else 0.
 fn kcp_json(args: &[&str]) -> Value {
-    live::kcp::run(args, Duration::from_secs(120)).ok()
+    let run = live::kcp::run(args, Duration::from_secs(120));
+    let report = run.json();
+    let expected = if report["verdict"] == "blocked" { 4 } else { 0 };
+    assert_eq!(run.status, Some(expected), "{}\n{}", run.stdout, run.stderr);
+    report
 }
 
 #[test]

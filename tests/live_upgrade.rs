@@ -55,8 +55,13 @@ fn kcp_json(args: &[&str]) -> Value {
     let (mut out, mut err) = (String::new(), String::new());
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(status.success(), "kcp {args:?} failed: {out}\n{err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
+    let value: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"));
+    // upgrade-check exits 4 exactly when a verdict is `blocked` (a pipeline can stop on it).
+    let reports = value.as_array().cloned().unwrap_or_else(|| vec![value.clone()]);
+    let blocked = reports.iter().any(|r| r["verdict"] == "blocked");
+    let expected = if blocked && args.contains(&"upgrade-check") { 4 } else { 0 };
+    assert_eq!(status.code(), Some(expected), "kcp {args:?}: {out}\n{err}");
+    value
 }
 
 /// What happened to the consumer-protocol member.

@@ -130,6 +130,30 @@ fn the_rehearsal_follows_the_brokers_policy_and_assignor() {
     assert_eq!(r.scenario.config.server_assignor, "uniform");
 }
 
+/// Issue 39: the rehearsal takes the broker's line, its group.initial.rebalance.delay.ms when
+/// reported, and Java's rebalance timeout (max.poll.interval.ms 300000; DescribeGroups does not
+/// report the members' own), not the simulator's 3000 and 30000.
+#[test]
+fn the_rehearsal_takes_the_brokers_delay_line_and_javas_rebalance_timeout() {
+    let env = UpgradeEnvironment {
+        configs: Some(BrokerConfigs { initial_rebalance_delay_ms: Some("0".into()), ..BrokerConfigs::default() }),
+        ..UpgradeEnvironment::defaults(BrokerLine::Kafka3)
+    };
+    let r = rehearsal_scenario(&group(), &env, &metadata(), None, 10_000).unwrap();
+    let c = &r.scenario.config;
+    assert_eq!((c.initial_rebalance_delay_ms, c.rebalance_timeout_ms), (0, 300_000));
+    assert_eq!(c.broker_version, "3.x");
+    let text = serde_json::to_string(&json::scenario_json(&r.scenario, None)).unwrap();
+    assert!(text.contains(r#""broker_version":"3.x""#) && text.contains(r#""initial_rebalance_delay_ms":0"#), "{text}");
+    // Not reported: the simulator's (and Kafka's) default.
+    let r = rehearsal_scenario(&group(), &UpgradeEnvironment::defaults(BrokerLine::Kafka4), &metadata(), None, 10_000)
+        .unwrap();
+    assert_eq!(
+        (r.scenario.config.initial_rebalance_delay_ms, r.scenario.config.broker_version.as_str()),
+        (3_000, "4.x")
+    );
+}
+
 #[test]
 fn groups_the_simulator_cannot_rehearse_are_refused_with_the_reason() {
     let env = UpgradeEnvironment::defaults(BrokerLine::Kafka4);

@@ -40,8 +40,18 @@ impl ApiVersionTable {
     /// The version to send `R` at: the highest both sides support, at most `cap`.
     pub(crate) fn pick<R: Request>(&self, cap: Option<i16>, broker: &str) -> Result<i16, ClientError> {
         let name = api_name(R::KEY);
-        let (broker_min, broker_max) =
-            self.range(R::KEY).ok_or_else(|| ClientError::protocol(format!("{broker} does not support {name}")))?;
+        let (broker_min, broker_max) = self.range(R::KEY).ok_or_else(|| {
+            // A KRaft controller listener answers ApiVersions with the quorum's APIs (Vote,
+            // BeginQuorumEpoch) and none of the group APIs: say where to point instead.
+            let controller = self.range(52).is_some() && self.range(53).is_some();
+            let hint = if controller {
+                ": it answers as a KRaft controller listener (it lists Vote and BeginQuorumEpoch); give a broker \
+                 listener to --bootstrap-server (listeners, not controller.listener.names)"
+            } else {
+                ""
+            };
+            ClientError::protocol(format!("{broker} does not support {name}{hint}"))
+        })?;
         let ours = R::VERSIONS;
         let high = broker_max.min(ours.max).min(cap.unwrap_or(i16::MAX));
         let low = broker_min.max(ours.min);
@@ -100,5 +110,20 @@ mod tests {
         assert!(e.message().contains("no common version"), "{e}");
         let e = ApiVersionTable::default().pick::<JoinGroupRequest>(None, "broker 1").unwrap_err();
         assert_eq!(e.message(), "broker 1 does not support JoinGroup");
+    }
+
+    /// A controller listener (Kafka 4.1.1's answers Vote, BeginQuorumEpoch, Fetch, ... and no
+    /// group API): the error says so and where to point instead.
+    #[test]
+    fn a_controller_listener_is_named() {
+        let controller = ApiVersionTable::from_response(&ApiVersionsResponse::default().with_api_keys(
+            [1, 52, 53, 54, 55].map(|key| ApiVersion::default().with_api_key(key).with_max_version(1)).to_vec(),
+        ));
+        let e = controller.pick::<JoinGroupRequest>(None, "broker 1").unwrap_err();
+        assert!(
+            e.message().starts_with("broker 1 does not support JoinGroup: it answers as a KRaft controller"),
+            "{e}"
+        );
+        assert!(e.message().contains("give a broker listener to --bootstrap-server"), "{e}");
     }
 }

@@ -12,7 +12,11 @@
 //!
 //! 1. **ERR**: the latest sample could not be read (the committed offset or the log end is a
 //!    gap).
-//! 2. No status (`None`): nothing is committed for the partition; it is not evaluated.
+//! 2. Nothing is committed for the partition: **UNCOMMITTED** when a member has owned it in
+//!    every sample of a window of at least [`LagRules::min_samples`] samples and the log holds
+//!    more than [`LagRules::allowed_lag`] records (log end - log start): records wait and the
+//!    owner has never committed (a consumer that reads nothing, or never commits); otherwise no
+//!    status (`None`): not evaluated.
 //! 3. **OK**: the lag is at most [`LagRules::allowed_lag`], or the window has fewer than
 //!    [`LagRules::min_samples`] samples (not enough to say more).
 //! 4. **REWIND**: the committed offset is below one seen earlier in the window.
@@ -24,8 +28,9 @@
 //!      behind).
 //! 6. **OK** otherwise.
 //!
-//! The group's status is the worst of its partitions' in the order OK < WARN < ERR < STOP <
-//! STALL < REWIND (Burrow's codes); OK when no partition is evaluated.
+//! The group's status is the worst of its partitions' in the order OK < UNCOMMITTED < WARN < ERR
+//! < STOP < STALL < REWIND (Burrow's codes, and UNCOMMITTED, which Burrow cannot see: it
+//! evaluates only partitions with commits); OK when no partition is evaluated.
 //!
 //! # Where this differs from Burrow, on purpose
 //!
@@ -42,7 +47,8 @@
 //! let mut evaluator = LagEvaluator::new(LagRules { min_samples: 3, ..LagRules::default() });
 //! // The consumer owns orders-0 but its committed offset stays at 10 while the log grows.
 //! for (at, end) in [(0, 20), (1_000, 30), (2_000, 40)] {
-//!     let sample = LagSample { at_ms: at, committed: Some(10), log_end: Some(end), owned: true, error: false };
+//!     let sample =
+//!         LagSample { at_ms: at, committed: Some(10), log_start: Some(0), log_end: Some(end), owned: true, error: false };
 //!     evaluator.observe(at, [(("orders".to_string(), 0), sample)]);
 //! }
 //! assert_eq!(evaluator.status("orders", 0), Some(LagStatus::Stall));
@@ -59,6 +65,8 @@ use super::offsets::PartitionOffsets;
 pub enum LagStatus {
     /// Keeping up.
     Ok,
+    /// Nothing committed, while a member owns the partition and records wait in its log.
+    Uncommitted,
     /// The lag grew over the whole window.
     Warn,
     /// The offsets could not be read.
@@ -72,10 +80,11 @@ pub enum LagStatus {
 }
 
 impl LagStatus {
-    /// `OK`, `WARN`, `ERR`, `STOP`, `STALL` or `REWIND`.
+    /// `OK`, `UNCOMMITTED`, `WARN`, `ERR`, `STOP`, `STALL` or `REWIND`.
     pub fn as_str(self) -> &'static str {
         match self {
             LagStatus::Ok => "OK",
+            LagStatus::Uncommitted => "UNCOMMITTED",
             LagStatus::Warn => "WARN",
             LagStatus::Err => "ERR",
             LagStatus::Stop => "STOP",
@@ -118,6 +127,8 @@ pub struct LagSample {
     pub at_ms: u64,
     /// The committed offset (`None`: nothing committed).
     pub committed: Option<i64>,
+    /// The log-start offset (`None`: unknown, counted as 0).
+    pub log_start: Option<i64>,
     /// The log-end offset (`None`: unknown).
     pub log_end: Option<i64>,
     /// Whether a member owns the partition (or is about to).
@@ -133,6 +144,7 @@ impl LagSample {
         LagSample {
             at_ms,
             committed: o.committed_offset,
+            log_start: o.log_start_offset,
             log_end: o.log_end_offset,
             owned: o.owner.is_some() || o.pending_to.is_some(),
             error: o.committed_offset.is_some() && o.log_end_offset.is_none(),
@@ -279,7 +291,13 @@ pub fn evaluate(rules: &LagRules, window: &VecDeque<LagSample>) -> Option<LagSta
     if last.error {
         return Some(LagStatus::Err);
     }
-    let (committed, lag) = (last.committed?, last.lag()?);
+    let Some(committed) = last.committed else {
+        let waiting = last.log_end.map(|end| end.saturating_sub(last.log_start.unwrap_or(0)));
+        let owned_throughout = window.len() >= rules.min_samples.max(1)
+            && window.iter().all(|s| s.owned && s.committed.is_none() && !s.error);
+        return (owned_throughout && waiting.is_some_and(|w| w > rules.allowed_lag)).then_some(LagStatus::Uncommitted);
+    };
+    let lag = last.lag()?;
     if lag <= rules.allowed_lag || window.len() < rules.min_samples.max(1) {
         return Some(LagStatus::Ok);
     }
@@ -396,7 +414,7 @@ mod tests {
     use super::*;
 
     fn s(committed: i64, end: i64, owned: bool) -> LagSample {
-        LagSample { at_ms: 0, committed: Some(committed), log_end: Some(end), owned, error: false }
+        LagSample { at_ms: 0, committed: Some(committed), log_start: Some(0), log_end: Some(end), owned, error: false }
     }
 
     fn run(rules: LagRules, samples: &[LagSample]) -> Option<LagStatus> {
@@ -421,8 +439,16 @@ mod tests {
         assert_eq!(run(r, &[s(10, 15, true), s(10, 30, true)]), Some(LagStatus::Ok));
         let unreadable = LagSample { log_end: None, error: true, ..s(10, 0, true) };
         assert_eq!(run(r, &[s(10, 15, true), unreadable]), Some(LagStatus::Err));
+        // Owned, never committed, records waiting: named once the window has enough samples.
         let never = LagSample { committed: None, ..s(0, 40, true) };
-        assert_eq!(run(r, &[never, never, never]), None, "nothing committed: not evaluated");
+        assert_eq!(run(r, &[never, never]), None, "too few samples");
+        assert_eq!(run(r, &[never, never, never]), Some(LagStatus::Uncommitted));
+        // Not owned, or an empty log (everything before the log start is gone): not evaluated.
+        let orphan = LagSample { owned: false, ..never };
+        assert_eq!(run(r, &[orphan, orphan, orphan]), None, "nothing committed, no owner: not evaluated");
+        let empty = LagSample { log_start: Some(40), ..never };
+        assert_eq!(run(r, &[empty, empty, empty]), None, "no record waits");
+        assert!(LagStatus::Ok < LagStatus::Uncommitted && LagStatus::Uncommitted < LagStatus::Warn);
         // An allowed lag.
         let lenient = LagRules { allowed_lag: 100, ..r };
         assert_eq!(run(lenient, &[s(10, 15, true), s(10, 30, true), s(10, 50, true)]), Some(LagStatus::Ok));

@@ -3,7 +3,8 @@
 //! start and end (ListOffsets). No I/O.
 //!
 //! One [`PartitionOffsets`] per partition of every topic the group subscribes to, is assigned,
-//! or has committed offsets for, in (topic, partition) order; lag totals per group, topic and
+//! or has committed offsets for (every partition of such a topic, also those never committed),
+//! in (topic, partition) order; lag totals per group, topic and
 //! member; and the findings only offsets show ([`DiagnosticKind::LagWithoutOwner`],
 //! [`DiagnosticKind::OffsetOutOfRange`]).
 //!
@@ -235,7 +236,7 @@ fn consumer_ownership(group: &ConsumerGroup, topics: &mut BTreeSet<String>) -> O
 
 /// The offsets view of one group: one entry per partition of every topic the group subscribes
 /// to (by name; a KIP-848 regex subscription counts through the topics it was assigned), is
-/// assigned, or has a commit for, in (topic, partition) order. `metadata` gives the partition
+/// assigned, or has a commit for (each of its partitions, committed or not), in (topic, partition) order. `metadata` gives the partition
 /// counts (a topic missing there contributes the partitions seen assigned or committed);
 /// `committed` and `logs` may have gaps (entries missing or `None`): the fields stay `None`.
 pub fn group_offsets(
@@ -253,6 +254,9 @@ pub fn group_offsets(
         committed.iter().map(|c| ((c.topic.as_str(), c.partition), c)).collect();
     let ranges: BTreeMap<(&str, i32), &LogRange> = logs.iter().map(|l| ((l.topic.as_str(), l.partition), l)).collect();
 
+    // A topic with a commit counts whole: a partition added while the group was down, or one
+    // that never had a consumer, is the one a person must see (with no committed offset).
+    topics.extend(committed.iter().map(|c| c.topic.clone()));
     let mut keys: BTreeSet<(String, i32)> = BTreeSet::new();
     for topic in &topics {
         if let Some(info) = metadata.topics.get(topic) {
@@ -492,11 +496,13 @@ mod tests {
         let group = ConsumerGroup { group_id: "g".into(), state: "Empty".into(), ..ConsumerGroup::default() };
         let committed = [Committed::new("t", 1, 3), Committed::new("t", 0, 3)];
         let logs = [LogRange::new("t", 0, 0, 3), LogRange::new("t", 1, 0, 10)];
-        // The topic's metadata: two partitions more than committed; they are not subscribed, so
-        // only committed partitions show.
+        // The topic has two partitions more than committed (added while the group was down, or
+        // never consumed): they are listed too, without a committed offset or lag.
         let view =
             group_offsets(GroupView::Consumer(&group), &ClusterMetadata::from_counts([("t", 4)]), &committed, &logs);
-        assert_eq!(view.offsets.len(), 2);
+        let rows: Vec<(i32, Option<i64>, Option<i64>)> =
+            view.offsets.iter().map(|o| (o.partition, o.committed_offset, o.lag)).collect();
+        assert_eq!(rows, [(0, Some(3), Some(0)), (1, Some(3), Some(7)), (2, None, None), (3, None, None)]);
         assert!(view.lag.by_member.is_empty());
         assert_eq!(view.lag.total, 7);
         assert_eq!(view.diagnostics.len(), 1);

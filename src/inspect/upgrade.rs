@@ -131,16 +131,21 @@ pub struct BrokerConfigs {
     pub classic_max_size: Option<String>,
     /// `group.consumer.assignors`: class names or (4.x) the names `uniform`, `range`.
     pub consumer_assignors: Option<String>,
+    /// `group.initial.rebalance.delay.ms`: how long the coordinator waits for more members
+    /// before the first rebalance of an empty classic group (the rehearsal's
+    /// `initial_rebalance_delay_ms`).
+    pub initial_rebalance_delay_ms: Option<String>,
 }
 
 impl BrokerConfigs {
     /// The config names to ask DescribeConfigs for.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "group.coordinator.rebalance.protocols",
         "group.consumer.migration.policy",
         "group.consumer.max.size",
         "group.max.size",
         "group.consumer.assignors",
+        "group.initial.rebalance.delay.ms",
     ];
 
     /// Fills the fields from `(name, value)` pairs (names not in [`BrokerConfigs::NAMES`] are ignored).
@@ -154,6 +159,7 @@ impl BrokerConfigs {
                 "group.consumer.max.size" => configs.consumer_max_size = value,
                 "group.max.size" => configs.classic_max_size = value,
                 "group.consumer.assignors" => configs.consumer_assignors = value,
+                "group.initial.rebalance.delay.ms" => configs.initial_rebalance_delay_ms = value,
                 _ => {}
             }
         }
@@ -854,7 +860,9 @@ fn assignor_check(
         NAME,
         false,
         format!(
-            "{prefix}; simulated with kcp's {} assignor on the same members: {moved} of {total} partitions change owner",
+            "{prefix}; simulated with kcp's {} assignor on the same members, from their current assignment (the \
+             moves of the conversion itself; a --scenario rehearsal starts from no ownership and its \
+             summary.partitions_moved counts the whole run): {moved} of {total} partitions change owner",
             assignor.model()
         ),
     )

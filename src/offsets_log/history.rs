@@ -371,6 +371,9 @@ pub struct HistoryBuilder {
     live_members: BTreeMap<(String, String), ()>,
     /// Per group, the kind of group metadata its last deletion was a tombstone of.
     tombstone_kind: BTreeMap<String, GroupKind>,
+    /// The read started after the log start on purpose: earlier records were skipped, not
+    /// compacted away ([`HistoryBuilder::read_after_log_start`]).
+    skipped_start: bool,
 }
 
 /// Which kind of group a group metadata record is of.
@@ -508,9 +511,40 @@ impl HistoryBuilder {
             groups: BTreeMap::new(),
             live_members: BTreeMap::new(),
             tombstone_kind: BTreeMap::new(),
+            skipped_start: false,
         }
     }
 
+    /// Says that the records fed start after the log start because the reader skipped the
+    /// earlier ones (a read from an offset or a time): a group whose story starts late is then
+    /// told so ([`GroupHistory::compacted_before`] names the skip), not that compaction removed
+    /// its start.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::offsets_log::HistoryBuilder;
+    /// let builder = HistoryBuilder::new().read_after_log_start();
+    /// assert!(builder.finish().is_empty());
+    /// ```
+    pub fn read_after_log_start(mut self) -> Self {
+        self.skipped_start = true;
+        self
+    }
+}
+
+/// Why the story of a group starts late at generation (or epoch) `n` of `what`.
+fn late_start(skipped_start: bool, what: &str, n: i32) -> String {
+    if skipped_start {
+        let what =
+            if what == "group metadata" { "group metadata read is generation" } else { "consumer group epoch read is" };
+        format!("the first {what} {n}: the read started after the log start, earlier records were not read")
+    } else if what == "group metadata" {
+        format!("the first group metadata in the log is generation {n}: generations before it were compacted away")
+    } else {
+        format!("the first consumer group epoch in the log is {n}: earlier epochs were compacted away")
+    }
+}
+
+impl HistoryBuilder {
     /// Counts as a gap any time between two consecutive commits of a partition longer than
     /// `ms` (by `commitTimestamp`).
     pub fn with_commit_gap_ms(mut self, ms: i64) -> Self {
@@ -522,6 +556,7 @@ impl HistoryBuilder {
     pub fn add(&mut self, offset: i64, timestamp: i64, record: &CoordinatorRecord<'_>) {
         let Some(group) = record.key.group() else { return };
         let at = At { offset, timestamp };
+        let skipped_start = self.skipped_start;
         let h = self.groups.entry(group.to_string()).or_insert_with(|| GroupHistory::new(group, at));
         // A conversion is a tombstone of one kind's group metadata immediately followed (the
         // coordinator appends both in one batch) by the other kind's records: not a deletion.
@@ -614,10 +649,7 @@ impl HistoryBuilder {
                     && h.compacted_before.is_none()
                     && g.generation > 1
                 {
-                    h.compacted_before = Some(format!(
-                        "the first group metadata in the log is generation {}: generations before it were compacted away",
-                        g.generation
-                    ));
+                    h.compacted_before = Some(late_start(skipped_start, "group metadata", g.generation));
                 }
                 let before: Vec<&GenerationMember> = previous.map(|p| p.members.iter().collect()).unwrap_or_default();
                 let before_ids: BTreeSet<&str> = before.iter().map(|m| m.member_id.as_str()).collect();
@@ -679,10 +711,7 @@ impl HistoryBuilder {
                     && h.compacted_before.is_none()
                     && m.epoch > 1
                 {
-                    h.compacted_before = Some(format!(
-                        "the first consumer group epoch in the log is {}: earlier epochs were compacted away",
-                        m.epoch
-                    ));
+                    h.compacted_before = Some(late_start(skipped_start, "consumer group epoch", m.epoch));
                 }
                 h.consumer_group_events.push((at, ConsumerGroupEvent::GroupEpoch(m.epoch)));
             }

@@ -648,10 +648,14 @@ impl<'s> Sim<'s> {
                 protocol: self.broker.protocol().unwrap_or_default().to_owned(),
                 members: snapshot.iter().map(|(d, _, _)| d.clone()).collect(),
             };
+            // The rules of the broker's line; the consumer protocol is on (a 3.x broker with it
+            // off never sees a consumer member convert anything: not simulated).
+            let line = if self.cfg.broker_version == "3.x" { BrokerLine::Kafka3 } else { BrokerLine::Kafka4 };
             let env = UpgradeEnvironment {
-                line: BrokerLine::Kafka4,
+                line,
                 group_version: Some(1),
                 configs: Some(BrokerConfigs {
+                    rebalance_protocols: Some("classic,consumer".into()),
                     migration_policy: Some(self.cfg.migration_policy.clone()),
                     consumer_assignors: Some(self.cfg.server_assignor.clone()),
                     ..BrokerConfigs::default()
@@ -682,8 +686,9 @@ impl<'s> Sim<'s> {
                 converted.push(Converted { member_id: d.member_id, name, protocols, topics, assigned, session_ms });
             }
             self.conversions.push(format!(
-                "t={now}ms: the classic group (generation {generation}, {} members) converted to a consumer group",
-                converted.len()
+                "t={now}ms: the classic group (generation {generation}, {} member{}) converted to a consumer group",
+                converted.len(),
+                if converted.len() == 1 { "" } else { "s" }
             ));
         } else {
             self.conversions.push(format!("t={now}ms: the empty classic group replaced by a consumer group"));

@@ -26,7 +26,7 @@
 //!             "retry_backoff_ms": 100, "request_timeout_ms": 30000, "initial_rebalance_delay_ms": 3000,
 //!             "latency_ms": 2, "jitter_ms": 3, "metadata_delay_ms": 100, "restart_delay_ms": 1000,
 //!             "settle_limit_ms": 600000, "record_timeline": true, "max_events": 10000000,
-//!             "migration_policy": "bidirectional", "server_assignor": "uniform"},
+//!             "migration_policy": "bidirectional", "server_assignor": "uniform", "broker_version": "4.x"},
 //!  "steps": [
 //!    {"join": {"id": "d", "assignors": ["cooperative-sticky", "range"], "topics": ["orders"]}},
 //!    {"restart": {"id": "a", "assignors": ["cooperative-sticky"], "topics": ["orders"]}},
@@ -371,6 +371,7 @@ struct ConfigDoc {
     max_events: Option<u64>,
     migration_policy: Option<String>,
     server_assignor: Option<String>,
+    broker_version: Option<String>,
 }
 
 fn duration(ms: u64, ctx: &str) -> Result<u64, ScenarioError> {
@@ -532,6 +533,12 @@ fn config(doc: Option<ConfigDoc>) -> Result<SimConfig, ScenarioError> {
             return Err(value_error(format!("config.server_assignor: {a:?} is not uniform or range")));
         }
         c.server_assignor = a;
+    }
+    if let Some(v) = doc.broker_version {
+        if !["3.x", "4.x"].contains(&v.as_str()) {
+            return Err(value_error(format!("config.broker_version: {v:?} is not 3.x or 4.x")));
+        }
+        c.broker_version = v;
     }
     if c.heartbeat_interval_ms == 0 || c.session_timeout_ms == 0 {
         return Err(value_error("config: heartbeat_interval_ms and session_timeout_ms must be positive"));
@@ -741,6 +748,7 @@ pub fn scenario_json(s: &Scenario, description: Option<&str>) -> Value {
             "max_events": c.max_events,
             "migration_policy": c.migration_policy,
             "server_assignor": c.server_assignor,
+            "broker_version": c.broker_version,
         }),
     );
     v.insert("steps".into(), Value::Array(s.steps.iter().map(step_json).collect()));

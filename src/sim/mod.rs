@@ -57,5 +57,5 @@ pub use broker::GroupState;
 use engine::Rng;
 pub use engine::{run, run_with};
 pub use outcome::{is_balanced, Outcome, Summary, TimelineEntry};
-pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError};
+pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError, JAVA_REBALANCE_TIMEOUT_MS};
 pub use scenario::{limits, GroupProtocol, MemberSpec, Scenario, SimConfig, SimError, Step, StepSpec};

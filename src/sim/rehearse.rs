@@ -41,6 +41,10 @@ impl Rehearsal {
     }
 }
 
+/// The rehearsal's rebalance timeout: Java's default `max.poll.interval.ms`, which the Java
+/// consumer sends as its rebalance timeout (DescribeGroups does not report the members' own).
+pub const JAVA_REBALANCE_TIMEOUT_MS: u64 = 300_000;
+
 /// Why a group cannot be rehearsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RehearsalError {
@@ -251,10 +255,21 @@ pub fn rehearsal_scenario(
             steps.push(StepSpec { step: Step::Wait(session_timeout_ms), settle: false });
         }
     }
+    // The members' rebalance timeout (their max.poll.interval.ms) is not reported by
+    // DescribeGroups: Java's default, which the caller may replace; the broker's initial
+    // rebalance delay when it reported it (3000 by default, as in the simulator).
+    let initial_rebalance_delay_ms = configs
+        .and_then(|c| c.initial_rebalance_delay_ms.as_deref())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms <= crate::sim::limits::MAX_DURATION_MS)
+        .unwrap_or(SimConfig::default().initial_rebalance_delay_ms);
     let config = SimConfig {
         session_timeout_ms,
+        rebalance_timeout_ms: JAVA_REBALANCE_TIMEOUT_MS,
+        initial_rebalance_delay_ms,
         migration_policy: policy,
         server_assignor: server.as_str().to_owned(),
+        broker_version: env.line.as_str().to_owned(),
         ..SimConfig::default()
     };
     let scenario = Scenario { seed: 1, topics, members: specs, steps, config };

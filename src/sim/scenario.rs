@@ -241,6 +241,9 @@ pub struct SimConfig {
     pub migration_policy: String,
     /// The server-side assignor of consumer groups: `uniform` or `range`.
     pub server_assignor: String,
+    /// The broker's line, whose conversion rules apply: `4.x` (default) or `3.x` (Kafka 3.7 to
+    /// 3.9, the consumer protocol assumed on: the simulator applies only the migration policy).
+    pub broker_version: String,
 }
 
 impl Default for SimConfig {
@@ -260,6 +263,7 @@ impl Default for SimConfig {
             record_timeline: true,
             max_events: limits::DEFAULT_MAX_EVENTS,
             migration_policy: "bidirectional".into(),
+            broker_version: "4.x".into(),
             server_assignor: "uniform".into(),
         }
     }

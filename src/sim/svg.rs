@@ -24,8 +24,76 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// What the picture says around the timeline, when the caller knows better than a simulation's
+/// summary (`kcp group history --svg` draws a real group's past).
+#[derive(Clone, Debug, Default)]
+pub struct Labels {
+    /// The title line; `None`: the simulation's summary (rebalances, moves, convergence,
+    /// violations).
+    pub title: Option<String>,
+    /// The wall-clock time of `t_ms` 0 in milliseconds since the epoch: the time axis is then
+    /// labelled in UTC (`HH:MM:SS`, the first label with its date); `None`: time since the
+    /// start of the simulation.
+    pub start_epoch_ms: Option<i64>,
+}
+
 /// Renders the outcome's timeline.
 pub fn render(o: &Outcome) -> String {
+    render_with(o, &Labels::default())
+}
+
+/// `YYYY-MM-DD` and `HH:MM:SS` (UTC) of a time in milliseconds since the epoch.
+fn utc(ms: i64) -> (String, String) {
+    let secs = ms.div_euclid(1_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (format!("{y:04}-{m:02}-{d:02}"), format!("{:02}:{:02}:{:02}", rem / 3_600, rem % 3_600 / 60, rem % 60))
+}
+
+/// The step between time-axis ticks: 1, 2 or 5 times a power of ten milliseconds, at most
+/// eight ticks over `end`.
+fn tick_step(end: u64) -> u64 {
+    let mut step = 1u64;
+    loop {
+        for k in [1, 2, 5] {
+            let s = step.saturating_mul(k);
+            if end / s <= 8 {
+                return s;
+            }
+        }
+        step = step.saturating_mul(10);
+    }
+}
+
+/// A time-axis label: relative (`1.5 s`, `250 ms`) or, with a start time, UTC.
+fn time_label(t: u64, step: u64, labels: &Labels, first: bool) -> String {
+    match labels.start_epoch_ms {
+        Some(start) => {
+            let (date, time) = utc(start.saturating_add(i64::try_from(t).unwrap_or(i64::MAX)));
+            if first {
+                format!("{date} {time} UTC")
+            } else {
+                time
+            }
+        }
+        None if step >= 1_000 => format!("{} s", t / 1_000),
+        None if step >= 100 && t >= 1_000 => format!("{:.1} s", t as f64 / 1_000.0),
+        None => format!("{t} ms"),
+    }
+}
+
+/// Renders the outcome's timeline with `labels`.
+pub fn render_with(o: &Outcome, labels: &Labels) -> String {
     let lanes: Vec<(&str, i32)> = o.partitions.iter().collect();
     let lane_index: BTreeMap<(&str, i32), usize> = lanes.iter().enumerate().map(|(i, &tp)| (tp, i)).collect();
     let mut members: Vec<String> = Vec::new();
@@ -51,14 +119,18 @@ pub fn render(o: &Outcome) -> String {
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let s = &o.summary;
-    let _ = writeln!(
-        out,
-        r#"<text x="{left}" y="18" font-size="13">{} rebalances, {} partitions moved, converged: {}, violations: {}</text>"#,
-        s.rebalances,
-        s.partitions_moved,
-        s.converged,
-        s.violations.len()
-    );
+    let title = labels.title.clone().unwrap_or_else(|| {
+        format!(
+            "{} rebalances, {} partitions moved, converged: {}, violations: {}",
+            s.rebalances,
+            s.partitions_moved,
+            s.converged,
+            s.violations.len()
+        )
+    });
+    let _ = writeln!(out, r#"<text x="{left}" y="18" font-size="13">{}</text>"#, esc(&title));
+    // Step labels end within the time axis: one that would run past its end ends at its line.
+    let right_edge = left + width;
     // Ownership intervals: (lane, owner) -> start.
     let mut open: BTreeMap<(usize, String), u64> = BTreeMap::new();
     let mut rects: Vec<(usize, String, u64, u64)> = Vec::new();
@@ -133,10 +205,16 @@ pub fn render(o: &Outcome) -> String {
             },
             None => format!("{} {}", e.event, e.detail.clone().unwrap_or_default()),
         };
-        let row = row_end.iter().position(|end| *end < xx).unwrap_or(3);
-        row_end[row] = xx + 4.6 * label.chars().count() as f64;
-        let _ =
-            writeln!(out, r#"<text x="{xx:.2}" y="{}" font-size="8">{}</text>"#, 26.0 + 8.0 * row as f64, esc(&label));
+        let label_width = 4.6 * label.chars().count() as f64;
+        let (from, anchor) = if xx + label_width > right_edge { (xx - label_width, "end") } else { (xx, "start") };
+        let row = row_end.iter().position(|end| *end < from).unwrap_or(3);
+        row_end[row] = from + label_width;
+        let _ = writeln!(
+            out,
+            r#"<text x="{xx:.2}" y="{}" font-size="8" text-anchor="{anchor}">{}</text>"#,
+            26.0 + 8.0 * row as f64,
+            esc(&label)
+        );
     }
     // The assignor and protocols of each generation, from its first `assigned` event.
     let mut gens: Vec<(u64, i32, String)> = Vec::new();
@@ -182,8 +260,34 @@ pub fn render(o: &Outcome) -> String {
         }
     }
     let bottom = bottom + 20.0;
-    let _ = writeln!(out, r#"<text x="{left}" y="{}">0 ms</text>"#, bottom + 14.0);
-    let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{end} ms</text>"#, left + width, bottom + 14.0);
+    // The time axis: a tick and a label at each step, the last label at the end.
+    let step = tick_step(end);
+    let mut t = 0;
+    while t < end {
+        let xx = x(t);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{xx:.2}" y1="{bottom}" x2="{xx:.2}" y2="{}" stroke="#333" stroke-width="0.7"/>"##,
+            bottom + 4.0
+        );
+        // The label of the last tick gives way to the end's when they would overlap.
+        if t == 0 || x(end) - xx > 90.0 {
+            let _ = writeln!(
+                out,
+                r#"<text x="{xx:.2}" y="{}" font-size="9">{}</text>"#,
+                bottom + 14.0,
+                esc(&time_label(t, step, labels, t == 0))
+            );
+        }
+        t = t.saturating_add(step);
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" font-size="9" text-anchor="end">{}</text>"#,
+        left + width,
+        bottom + 14.0,
+        esc(&time_label(end, step.min(if end.is_multiple_of(1_000) { step } else { 100 }), labels, false))
+    );
     for (i, m) in members.iter().enumerate() {
         let lx = left + 160.0 * (i % 6) as f64;
         let ly = bottom + 30.0 + 18.0 * (i / 6) as f64;
@@ -192,4 +296,53 @@ pub fn render(o: &Outcome) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{run, MemberSpec, Scenario};
+
+    fn outcome() -> Outcome {
+        let mut s = Scenario::new(3, [("orders", 4)]);
+        s.members.push(MemberSpec::new("a", ["range"], ["orders"]));
+        s.members.push(MemberSpec::new("b", ["range"], ["orders"]));
+        run(&s).unwrap()
+    }
+
+    #[test]
+    fn a_given_title_and_start_time_replace_the_simulations() {
+        let o = outcome();
+        let plain = render(&o);
+        assert!(plain.contains("converged: true"), "{plain}");
+        let labels = Labels { title: Some("group g: 2 generations".into()), start_epoch_ms: Some(1_796_140_178_670) };
+        let real = render_with(&o, &labels);
+        assert!(real.contains(">group g: 2 generations</text>") && !real.contains("converged"), "{real}");
+        assert!(real.contains(">2026-12-01 15:49:38 UTC</text>"), "{real}");
+        assert!(!real.contains(" ms</text>"), "{real}");
+    }
+
+    /// The KIP's rolling upgrade ends with steps whose labels ran past the end of the time axis
+    /// into the margin (and, in a viewer's wider font, off the picture).
+    #[cfg(feature = "json")]
+    #[test]
+    fn step_labels_end_inside_the_picture() {
+        let scenario =
+            crate::sim::json::parse_scenario(include_str!("../../testdata/scenarios/rolling-upgrade.json")).unwrap();
+        let o = run(&scenario).unwrap();
+        let picture = render(&o);
+        let width = 110.0 + 1000.0; // the end of the time axis
+        for line in picture.lines().filter(|l| l.contains(r#"font-size="8""#) && l.starts_with("<text")) {
+            let x: f64 = line.split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+            let text = line.split('>').nth(1).unwrap().split('<').next().unwrap();
+            let end = if line.contains(r#"text-anchor="end""#) { x } else { x + 4.6 * text.chars().count() as f64 };
+            assert!(end <= width, "{line} ends at {end}, the time axis at {width}");
+        }
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!([tick_step(10_090), tick_step(800), tick_step(3_600_000)], [2_000, 100, 500_000]);
+        assert_eq!(utc(0), ("1970-01-01".to_owned(), "00:00:00".to_owned()));
+    }
 }

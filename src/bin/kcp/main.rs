@@ -57,6 +57,9 @@ pub enum CliError {
     /// The command printed its whole answer, but with gaps it reported where they are (exit 3,
     /// nothing more to print): `kcp group describe`'s offsets.
     Partial,
+    /// The command printed its whole answer and it is "no" (exit 4, nothing more to print):
+    /// `kcp group upgrade-check`'s `blocked` verdict, so that a pipeline can stop on it.
+    Blocked,
 }
 
 impl From<WriteFailed> for CliError {
@@ -108,6 +111,7 @@ impl CliError {
         match self {
             CliError::Reported => json!({"error": {"kind": "reported"}}),
             CliError::Partial => json!({"error": {"kind": "partial"}}),
+            CliError::Blocked => json!({"error": {"kind": "blocked"}}),
             CliError::Decode(e) => shapes::decode_error_json(e),
             CliError::Input(m) | CliError::Usage(m) => {
                 json!({"error": {"kind": "invalid_input", "offset": null, "field": null, "message": m}})
@@ -126,7 +130,7 @@ impl CliError {
             CliError::Config(m) => m.clone(),
             CliError::Client(e) => format!("{}: {}", e.kind(), text::clean(e.message())),
             CliError::Output(e) => format!("cannot write the output: {}", e.0),
-            CliError::Reported | CliError::Partial => String::new(),
+            CliError::Reported | CliError::Partial | CliError::Blocked => String::new(),
         }
     }
 }
@@ -168,8 +172,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run a built-in assignor on a group described in JSON.
     Assign(assign::AssignArgs),
-    /// A running cluster's consumer groups: list, describe (decoded, with diagnostics), watch,
-    /// join (a real member), reset-offsets, delete-offsets, delete.
+    /// A running cluster's consumer groups: list, describe (decoded, with offsets, lag and
+    /// diagnostics), watch, history (from __consumer_offsets), upgrade-check (KIP-848), join (a
+    /// real member), reset-offsets, delete-offsets, delete.
     #[command(subcommand)]
     Group(group::GroupCommand),
     /// Collect every consumer group of one or more clusters in the background and serve the
@@ -182,9 +187,11 @@ enum Command {
 /// Ends a command: flushes its output and maps the result to the exit status. The binary's one
 /// exit policy: every command, `kcp group` included, ends here.
 ///
-/// Exit status: 0 success (also when stdout is a pipe that was closed), 1 invalid input, a
-/// cluster that failed, a failure the command already reported, or an output that could not be
-/// written, 2 usage error or a connection setting that cannot be honoured. Errors go to stdout as
+/// Exit status: 0 success (also when stdout is a pipe that was closed, and for a command that
+/// runs until interrupted, on SIGINT/SIGTERM), 1 invalid input, a cluster that failed, a
+/// failure the command already reported (an unknown group: `not_found`), or an output that
+/// could not be written, 2 usage error or a connection setting that cannot be honoured, 3 an
+/// answer with gaps (`describe`), 4 a `blocked` upgrade verdict. Errors go to stdout as
 /// JSON (json format) or to stderr (text); usage and setting errors always to stderr, as clap's.
 pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> ExitCode {
     let error = match result.and_then(|()| out.flush().map_err(CliError::Output)) {
@@ -196,6 +203,7 @@ pub fn finish(result: Result<(), CliError>, format: Format, out: &mut Out) -> Ex
         CliError::Output(e) => (Err(e), 0),
         CliError::Reported => (Ok(()), 1),
         CliError::Partial => (Ok(()), 3),
+        CliError::Blocked => (Ok(()), 4),
         CliError::Usage(_) | CliError::Config(_) => {
             out::note(&format!("kcp: {}", error.line()));
             return ExitCode::from(2);

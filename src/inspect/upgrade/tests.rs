@@ -301,6 +301,9 @@ fn the_server_assignor_simulation_counts_moves() {
     // Balanced and sticky already: uniform moves nothing.
     let report = check_upgrade(&plain(), &env4(), &metadata(), None);
     assert!(evidence(&report, "server_assignor").ends_with("0 of 4 partitions change owner"), "{report:?}");
+    // The figure says what it counts, against a rehearsal's (issue 39).
+    assert!(evidence(&report, "server_assignor").contains("from their current assignment"), "{report:?}");
+    assert!(evidence(&report, "server_assignor").contains("summary.partitions_moved counts the whole run"));
     // Unbalanced: uniform moves two partitions to c2.
     let g = group(vec![member("c1", &[0, 1, 2, 3]), member("c2", &[])]);
     let report = check_upgrade(&g, &env4(), &metadata(), None);

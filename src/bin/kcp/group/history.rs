@@ -28,8 +28,8 @@ use kafka_consumer_protocol::offsets_log::history::{
 };
 use kafka_consumer_protocol::offsets_log::json::{hex, Embedded, KeyJson, ValueJson};
 use kafka_consumer_protocol::offsets_log::{
-    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, SegmentReader,
-    TopicIdPartitions, Uuid,
+    partition_for_group, CoordinatorRecord, GroupHistory, HistoryBuilder, Limits, LogError, RecordKey, RecordValue,
+    SegmentReader, TopicIdPartitions, Uuid,
 };
 use kafka_consumer_protocol::{AssignmentView, SubscriptionView, TopicPartitions};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -69,7 +69,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "N", conflicts_with_all = ["log_dir", "file"])]
     pub partition: Option<i32>,
     /// Live: where to start: an offset, or the first record at or after a time
-    /// (YYYY-MM-DDTHH:MM:SS[Z], UTC; found with ListOffsets). Default: the log start.
+    /// (YYYY-MM-DDTHH:MM:SS[Z], UTC, or YYYY-MM-DD: its midnight UTC; found with ListOffsets).
+    /// Default: the log start.
     // The brackets are the --help text's, not a rustdoc link.
     #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "OFFSET|DATETIME", value_parser = parse_from, conflicts_with_all = ["log_dir", "file"])]
@@ -123,7 +124,34 @@ fn parse_from(text: &str) -> Result<From, String> {
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return text.parse().map(From::Offset).map_err(|_| format!("'{text}': offset out of range"));
     }
+    // A date alone is that day's midnight, UTC.
+    let b = text.as_bytes();
+    if b.len() == 10 && b[4] == b'-' && b[7] == b'-' {
+        return super::reset_offsets::parse_datetime_ms(&format!("{text}T00:00:00Z")).map(From::Time);
+    }
     super::reset_offsets::parse_datetime_ms(text).map(From::Time)
+}
+
+/// A record or commit timestamp (milliseconds since the epoch) as ISO-8601 UTC with
+/// milliseconds (`2026-12-07T18:04:05.123Z`); a negative one (no time) as is.
+fn iso(ms: i64) -> String {
+    match u64::try_from(ms) {
+        Ok(ms) => {
+            let micros = crate::pcap::rfc3339(Duration::from_millis(ms));
+            format!("{}Z", &micros[..micros.len().saturating_sub(4)])
+        }
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// A time span for people: milliseconds below a second, else seconds with one decimal below a
+/// minute, else whole seconds.
+fn span(ms: i64) -> String {
+    match ms {
+        ..=999 => format!("{ms} ms"),
+        1_000..=59_999 => format!("{:.1} s", ms as f64 / 1_000.0),
+        _ => format!("{} s", ms / 1_000),
+    }
 }
 
 /// The embedded payloads in `kcp decode`'s shape; hex when they do not decode or are not ours.
@@ -195,8 +223,19 @@ fn error_json(source: &Source, e: &LogError) -> Value {
     Value::Object(m)
 }
 
+/// Topic names by topic id (KIP-848 records name topics by id), resolved by Metadata when the
+/// history is read live; empty offline.
+type TopicNames = BTreeMap<[u8; 16], String>;
+
 /// What the records read so far add up to, whichever the source.
 struct Sink<'a> {
+    /// The names of the topic ids the KIP-848 records use (live only).
+    topic_names: TopicNames,
+    /// Whether a record that names topics by id was read (live: worth a Metadata request).
+    saw_topic_ids: bool,
+    /// `--follow --format text`: per partition, the offset from which each record of the group
+    /// is printed as a line as it comes (the high watermark at the start: what is new).
+    stream_from: BTreeMap<i32, i64>,
     args: &'a HistoryArgs,
     builder: HistoryBuilder,
     problems: Vec<Value>,
@@ -208,6 +247,9 @@ struct Sink<'a> {
 impl<'a> Sink<'a> {
     fn new(args: &'a HistoryArgs) -> Self {
         Sink {
+            topic_names: TopicNames::new(),
+            saw_topic_ids: false,
+            stream_from: BTreeMap::new(),
             args,
             builder: HistoryBuilder::new().with_commit_gap_ms(i64::from(args.commit_gap_s) * 1_000),
             problems: Vec::new(),
@@ -277,10 +319,16 @@ impl<'a> Sink<'a> {
                     continue;
                 }
                 self.records += 1;
+                self.saw_topic_ids |= matches!(d.key, RecordKey::ConsumerGroupCurrentMemberAssignment { .. });
                 if self.args.records {
                     out.json_line(&RecordLine { partition, offset: r.offset, timestamp: r.timestamp, record: &d })?;
                 } else {
                     self.builder.add(r.offset, r.timestamp, &d);
+                    let streamed = partition.and_then(|p| self.stream_from.get(&p));
+                    if streamed.is_some_and(|&from| r.offset >= from) {
+                        out.text(&format!("@{} {} {}\n", r.offset, iso(r.timestamp), record_text(&d)))?;
+                        out.flush()?;
+                    }
                 }
             }
             // Problems go out in order with the records of their batch.
@@ -297,35 +345,56 @@ impl<'a> Sink<'a> {
     /// Prints the history (or, with --records, the closing notes): `source` are the keys that
     /// say where the records came from.
     fn finish(self, source: Map<String, Value>, out: &mut Out) -> Result<(), CliError> {
-        let Sink { args, builder, problems, records, control_batches, bad_crc } = self;
+        let Sink { args, builder, problems, records, control_batches, bad_crc, topic_names, .. } = self;
         if !problems.is_empty() || control_batches > 0 {
             note(&format!(
                 "kcp group history: {} reading problem(s) ({bad_crc} batch(es) with a bad checksum), {control_batches} control batch(es) skipped",
                 problems.len()
             ));
         }
+        // An unknown group is `not_found` (exit 1), as for every `kcp group` command.
+        let not_found = |g: &str| {
+            CliError::Client(ClientError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "no record of group '{g}' in what was read: it does not exist there (or its records were not read)"
+                ),
+            ))
+        };
         if args.records {
             out.flush()?;
-            return Ok(());
+            return match &args.group {
+                Some(g) if records == 0 => Err(not_found(g)),
+                _ => Ok(()),
+            };
         }
         let groups = builder.finish();
         if let Some(g) = &args.group {
             if groups.is_empty() {
-                note(&format!("kcp group history: no record of group {g:?} in what was read"));
+                return Err(not_found(g));
             }
         }
-        if let Some(path) = &args.svg {
-            match groups.first() {
-                Some(g) => std::fs::write(path, svg(g))
-                    .map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?,
-                None => note(&format!("kcp group history: nothing to draw, {} not written", path.display())),
+        if let (Some(path), Some(g)) = (&args.svg, groups.first()) {
+            std::fs::write(path, svg(g)).map_err(|e| CliError::input(format!("--svg {}: {e}", path.display())))?;
+            // A file writer says what it wrote, in one line, instead of the whole history.
+            let generations = g.generations.len();
+            match args.format {
+                Format::Json => out.json_line(&json!({"svg": path.display().to_string(), "group": g.group,
+                    "generations": generations, "records": records}))?,
+                Format::Text => out.text(&format!(
+                    "wrote the history of group {} ({generations} generation(s), {records} record(s)) to {}\n",
+                    g.group,
+                    path.display()
+                ))?,
             }
+            out.flush()?;
+            return Ok(());
         }
         let mut doc = source;
         doc.insert("records".into(), records.into());
         doc.insert("read_problems".into(), problems.clone().into());
         doc.insert("control_batches_skipped".into(), control_batches.into());
-        doc.insert("groups".into(), groups.iter().map(group_json).collect::<Vec<_>>().into());
+        doc.insert("groups".into(), groups.iter().map(|g| group_json(g, &topic_names)).collect::<Vec<_>>().into());
         match args.format {
             Format::Json => out.json_pretty(&Value::Object(doc))?,
             Format::Text => {
@@ -339,7 +408,7 @@ impl<'a> Sink<'a> {
                     }
                 }
                 for g in &groups {
-                    story(g, &mut text);
+                    story(g, &topic_names, &mut text);
                 }
                 if !problems.is_empty() {
                     text.push_str(&format!(
@@ -355,6 +424,36 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// One record in a few words, for `--follow --format text`'s lines as they come.
+fn record_text(d: &CoordinatorRecord<'_>) -> String {
+    let group = d.key.group().unwrap_or("-");
+    match (&d.key, &d.value) {
+        (RecordKey::OffsetCommit { topic, partition, .. }, Some((_, RecordValue::OffsetCommit(v)))) => {
+            format!("group {group}: commit {topic}-{partition} offset {}", v.offset)
+        }
+        (RecordKey::OffsetCommit { topic, partition, .. }, None) => {
+            format!("group {group}: offset of {topic}-{partition} deleted")
+        }
+        (RecordKey::GroupMetadata { .. }, Some((_, RecordValue::GroupMetadata(v)))) => {
+            let n = v.members.len();
+            format!(
+                "group {group}: generation {} ({} {}), {n} member{}",
+                v.generation,
+                v.protocol_type,
+                v.protocol.unwrap_or("-"),
+                if n == 1 { "" } else { "s" }
+            )
+        }
+        (RecordKey::GroupMetadata { .. }, None) => format!("group {group}: group metadata deleted"),
+        (RecordKey::ConsumerGroupMetadata { .. }, Some((_, RecordValue::ConsumerGroupMetadata(v)))) => {
+            format!("group {group}: group epoch {}", v.epoch)
+        }
+        (key, value) => {
+            format!("group {group}: record type {}{}", key.type_id(), if value.is_none() { " (tombstone)" } else { "" })
+        }
+    }
+}
+
 /// The segment files to read, oldest first, and the partition number when the directory says.
 fn inputs(args: &HistoryArgs) -> Result<(Vec<PathBuf>, Option<i32>), CliError> {
     match &args.log_dir {
@@ -366,7 +465,26 @@ fn inputs(args: &HistoryArgs) -> Result<(Vec<PathBuf>, Option<i32>), CliError> {
                 .collect();
             files.sort();
             if files.is_empty() {
-                return Err(CliError::input(format!("{}: no *.log segment files", dir.display())));
+                // The usual slip: the broker's log.dirs (or data) directory instead of one of
+                // its partition directories.
+                let partitions: Vec<String> = std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| n.starts_with("__consumer_offsets-"))
+                    .collect();
+                let hint = match partitions.iter().min() {
+                    Some(first) => format!(
+                        ": it holds {} __consumer_offsets partition director{}: name one, e.g. --log-dir {}",
+                        partitions.len(),
+                        if partitions.len() == 1 { "y" } else { "ies" },
+                        dir.join(first).display()
+                    ),
+                    None => ": --log-dir takes a __consumer_offsets-N partition directory (the one holding \
+                             the group's partition, `abs(hashCode(group id)) % partition count`)"
+                        .to_owned(),
+                };
+                return Err(CliError::input(format!("{}: no *.log segment files{hint}", dir.display())));
             }
             let partition = dir
                 .file_name()
@@ -437,7 +555,14 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
     let mut read: Vec<PartitionRead> = Vec::new();
     let mut fetchers: Vec<PartitionFetcher> = Vec::new();
     let follow_all = args.follow && partitions.len() > 1;
-    let stop = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) });
+    // --follow ends on --duration-s, SIGINT/SIGTERM, or when the reader of the output has gone
+    // (`| head -1` on a quiet partition writes nothing that would notice it).
+    let stop = async {
+        tokio::select! {
+            () = super::join::stop_signal(if args.follow { args.duration_s } else { Some(0) }) => {}
+            () = crate::out::stdout_reader_gone(), if args.follow => {}
+        }
+    };
     tokio::pin!(stop);
     for &partition in &partitions {
         let offsets = ends.iter().find(|p| p.partition == partition).ok_or_else(|| {
@@ -467,7 +592,20 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
                 }
             }
         };
+        if from > log_start {
+            // Records before `from` are skipped, not compacted away: the story says so.
+            sink.builder = std::mem::take(&mut sink.builder).read_after_log_start();
+        }
         let mode = if args.follow && !follow_all { Mode::Follow } else { Mode::ToEnd(end) };
+        if args.follow && args.format == Format::Text && !args.records {
+            // The story needs the whole read; what is new is shown as it comes meanwhile.
+            sink.stream_from.insert(partition, end);
+            out.text(&format!(
+                "following {OFFSETS_TOPIC}-{partition}: records from offset {end} on are shown as they come, the \
+                 history when the follow ends (--duration-s, Ctrl-C)\n"
+            ))?;
+            out.flush()?;
+        }
         let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, fetch_options(args));
         let (first, leader, last) =
             read_partition(client, args, &mut fetcher, partition, from, mode, &mut sink, &mut stop, out).await?;
@@ -515,6 +653,16 @@ pub async fn live(client: &Client, args: &HistoryArgs, timeout: Duration, out: &
             "log_start_offset": r.log_start, "leader": r.leader})
         })
         .collect();
+    if sink.saw_topic_ids && !args.records {
+        // KIP-848 records name topics by id: the cluster knows their names now (a topic
+        // deleted since keeps its id).
+        match client.metadata(None, deadline()).await {
+            Ok(metadata) => {
+                sink.topic_names = metadata.topics.into_iter().map(|t| (t.topic_id, t.name)).collect();
+            }
+            Err(e) => note(&format!("kcp group history: topic names not resolved ({}): topic ids shown", e.message())),
+        }
+    }
     let mut source = Map::new();
     source.insert("files".into(), Vec::<String>::new().into());
     source.insert("partition".into(), if partitions.len() == 1 { partitions[0].into() } else { Value::Null });
@@ -749,7 +897,7 @@ fn generation_json(group: &str, g: &Generation) -> Value {
     })
 }
 
-fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
+fn event_json(at: (i64, i64), e: &ConsumerGroupEvent, names: &TopicNames) -> Value {
     let mut v = match e {
         ConsumerGroupEvent::GroupEpoch(n) => json!({"event": "group_epoch", "epoch": n}),
         ConsumerGroupEvent::MemberJoined { member_id, instance_id, topics, classic } => json!({
@@ -761,7 +909,10 @@ fn event_json(at: (i64, i64), e: &ConsumerGroupEvent) -> Value {
             let count = |l: &[TopicIdPartitions]| l.iter().map(|t| t.partitions.len()).sum::<usize>();
             let list = |l: &[TopicIdPartitions]| {
                 l.iter()
-                    .map(|t| json!({"topic_id": t.topic_id.to_string(), "partitions": t.partitions}))
+                    .map(|t| {
+                        json!({"topic_id": t.topic_id.to_string(), "topic": names.get(&t.topic_id.0),
+                            "partitions": t.partitions})
+                    })
                     .collect::<Vec<_>>()
             };
             json!({
@@ -818,14 +969,14 @@ fn share_event_json(at: At, e: &ShareGroupEvent, names: &BTreeMap<Uuid, String>)
     v
 }
 
-fn group_json(g: &GroupHistory) -> Value {
+fn group_json(g: &GroupHistory, names: &TopicNames) -> Value {
     json!({
         "group": g.group,
         "first": at_json(g.first.offset, g.first.timestamp),
         "last": at_json(g.last.offset, g.last.timestamp),
         "compacted_before": g.compacted_before,
         "generations": g.generations.iter().map(|x| generation_json(&g.group, x)).collect::<Vec<_>>(),
-        "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e)).collect::<Vec<_>>(),
+        "consumer_group_events": g.consumer_group_events.iter().map(|(at, e)| event_json((at.offset, at.timestamp), e, names)).collect::<Vec<_>>(),
         "share_group_events": g.share_group_events.iter().map(|(at, e)| share_event_json(*at, e, &g.topic_names)).collect::<Vec<_>>(),
         "commits": g.commits.iter().map(|((topic, partition), c)| json!({
             "topic": topic, "partition": partition, "count": c.count,
@@ -849,12 +1000,16 @@ fn group_json(g: &GroupHistory) -> Value {
 }
 
 /// The history as text, for a person.
-fn story(g: &GroupHistory, s: &mut String) {
+fn story(g: &GroupHistory, names: &TopicNames, s: &mut String) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
-        "group {} (records at offsets {}..{}, timestamps {}..{})",
-        g.group, g.first.offset, g.last.offset, g.first.timestamp, g.last.timestamp
+        "group {} (records at offsets {}..{}, {} to {})",
+        g.group,
+        g.first.offset,
+        g.last.offset,
+        iso(g.first.timestamp),
+        iso(g.last.timestamp)
     );
     match &g.compacted_before {
         Some(why) => {
@@ -871,7 +1026,7 @@ fn story(g: &GroupHistory, s: &mut String) {
     let mut all_events: Vec<(At, Value)> = g
         .consumer_group_events
         .iter()
-        .map(|(at, e)| (*at, event_json((at.offset, at.timestamp), e)))
+        .map(|(at, e)| (*at, event_json((at.offset, at.timestamp), e, names)))
         .chain(g.share_group_events.iter().map(|(at, e)| (*at, share_event_json(*at, e, &g.topic_names))))
         .collect();
     all_events.sort_by_key(|(at, _)| at.offset);
@@ -885,7 +1040,7 @@ fn story(g: &GroupHistory, s: &mut String) {
         };
         if !next_generation {
             let Some((at, v)) = events.next() else { break };
-            let mut line = format!("  @{} {}", at.offset, v["event"].as_str().unwrap_or(""));
+            let mut line = format!("  @{} {} {}", at.offset, iso(at.timestamp), v["event"].as_str().unwrap_or(""));
             for field in ["epoch", "member_id", "client_id", "member_epoch", "assigned_partitions"] {
                 match &v[field] {
                     Value::String(x) => line.push_str(&format!(" {field} {x}")),
@@ -922,12 +1077,13 @@ fn story(g: &GroupHistory, s: &mut String) {
         }
         let Some(x) = gens.next() else { break };
         if x.members.is_empty() {
-            let _ = writeln!(s, "  @{} generation {}: empty", x.at.offset, x.generation);
+            let _ = writeln!(s, "  @{} {} generation {}: empty", x.at.offset, iso(x.at.timestamp), x.generation);
         } else {
             let _ = writeln!(
                 s,
-                "  @{} generation {} ({} {}), leader {}: {} member(s)",
+                "  @{} {} generation {} ({} {}), leader {}: {} member(s)",
                 x.at.offset,
+                iso(x.at.timestamp),
                 x.generation,
                 x.protocol_type,
                 x.protocol.as_deref().unwrap_or("-"),
@@ -948,10 +1104,17 @@ fn story(g: &GroupHistory, s: &mut String) {
             let _ = writeln!(s, "      static member {instance} rejoined: {old} -> {new}");
         }
         for m in &x.members {
+            // Topics and partitions sorted, as describe shows them (the wire keeps the
+            // assignor's order).
             let parts = m.decoded_assignment().map(|a| {
-                a.assigned_partitions
-                    .iter()
-                    .map(|t| format!("{}{:?}", t.topic, t.partitions))
+                let mut topics = a.assigned_partitions.clone();
+                topics.sort_by(|x, y| x.topic.cmp(&y.topic));
+                topics
+                    .iter_mut()
+                    .map(|t| {
+                        t.partitions.sort_unstable();
+                        format!("{}{:?}", t.topic, t.partitions)
+                    })
                     .collect::<Vec<_>>()
                     .join(" ")
             });
@@ -966,8 +1129,8 @@ fn story(g: &GroupHistory, s: &mut String) {
             let _ = writeln!(s, "      moved {} partition(s)", x.moved.len());
         }
     }
-    if g.deleted.is_some() {
-        let _ = writeln!(s, "  deleted at offset {}", g.deleted.map_or(0, |a| a.offset));
+    if let Some(at) = g.deleted {
+        let _ = writeln!(s, "  deleted at offset {} ({})", at.offset, iso(at.timestamp));
     }
     for ((topic, partition), c) in &g.commits {
         let _ = writeln!(
@@ -975,27 +1138,41 @@ fn story(g: &GroupHistory, s: &mut String) {
             "  commits {topic}-{partition}: {} (first {} at {}, last {} at {}), {} rewind(s){}",
             c.count,
             c.first.offset,
-            c.first.commit_timestamp,
+            iso(c.first.commit_timestamp),
             c.last.offset,
-            c.last.commit_timestamp,
+            iso(c.last.commit_timestamp),
             c.rewinds.len(),
             if c.deleted { ", deleted" } else { "" }
         );
-        if let (Some(per_minute), Some(per_second)) = (c.commits_per_minute(), c.offsets_per_second()) {
-            let _ = writeln!(
-                s,
-                "    {per_minute:.1} commit(s)/min, offset {per_second:+.1}/s over {} s",
-                c.span_ms() / 1_000
-            );
+        // A rate over less than a second says nothing a person can use (44 commits within
+        // 500 ms is not "5280 commits/min"): the count and the span then.
+        match (c.commits_per_minute(), c.offsets_per_second()) {
+            (Some(per_minute), Some(per_second)) if c.span_ms() >= 1_000 => {
+                let _ = writeln!(
+                    s,
+                    "    {per_minute:.1} commit(s)/min, offset {per_second:+.1}/s over {}",
+                    span(c.span_ms())
+                );
+            }
+            (Some(_), Some(_)) => {
+                let _ = writeln!(
+                    s,
+                    "    {} commit(s) within {}, offset {:+}",
+                    c.count,
+                    span(c.span_ms()),
+                    c.last.offset.saturating_sub(c.first.offset)
+                );
+            }
+            _ => {}
         }
         if let Some(longest) = c.largest_gaps.first() {
             let _ = writeln!(
                 s,
-                "    {} pause(s) without a commit; longest {} s, after offset {} committed at {}",
+                "    {} pause(s) without a commit; longest {}, after offset {} committed at {}",
                 c.gap_count,
-                longest.length_ms() / 1_000,
+                span(longest.length_ms()),
                 longest.before.offset,
-                longest.before.commit_timestamp
+                iso(longest.before.commit_timestamp)
             );
         }
     }
@@ -1117,5 +1294,30 @@ fn svg(g: &GroupHistory) -> String {
         ..Summary::default()
     };
     let final_owned = owned.iter().map(|(m, parts)| (m.clone(), PartitionSet::from_groups(parts))).collect();
-    svg::render(&Outcome { timeline, summary, partitions: lanes, final_owned })
+    // The title in the text view's words and counts (a real group is not a simulation: no
+    // "converged" or "violations"), the time axis in UTC.
+    let moves: usize = g.generations.iter().map(|x| x.moved.len()).sum();
+    let title = format!(
+        "group {}: {} generation(s), {} with members, {} partition move(s); {} KIP-848 event(s)",
+        g.group,
+        g.generations.len(),
+        g.generations.iter().filter(|x| !x.members.is_empty()).count(),
+        moves,
+        g.consumer_group_events.len()
+    );
+    let labels = svg::Labels { title: Some(title), start_epoch_ms: Some(t0) };
+    svg::render_with(&Outcome { timeline, summary, partitions: lanes, final_owned }, &labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_spans_for_people() {
+        assert_eq!(iso(1_796_140_178_670), "2026-12-01T15:49:38.670Z");
+        assert_eq!(iso(-1), "-1");
+        // A rate over less than a second is not extrapolated: the span is said as it is.
+        assert_eq!([span(0), span(500), span(1_500), span(75_000)], ["0 ms", "500 ms", "1.5 s", "75 s"]);
+    }
 }

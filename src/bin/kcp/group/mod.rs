@@ -176,6 +176,9 @@ pub struct WatchArgs {
     /// exit 1, as `describe` says).
     #[arg(long)]
     pub wait_for_group: bool,
+    /// Output format: JSON lines (the contract), or one line of text per event.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
 }
 
 impl GroupCommand {
@@ -186,7 +189,8 @@ impl GroupCommand {
             GroupCommand::Describe(a) => a.format,
             GroupCommand::UpgradeCheck(a) => a.format,
             GroupCommand::History(a) => a.format,
-            GroupCommand::Watch(_) | GroupCommand::Join(_) => Format::Json,
+            GroupCommand::Watch(a) => a.format,
+            GroupCommand::Join(_) => Format::Json,
             GroupCommand::ResetOffsets(a) => a.format,
             GroupCommand::DeleteOffsets(a) => a.format,
             GroupCommand::Delete(a) => a.format,
@@ -229,7 +233,16 @@ pub fn run_group(command: &GroupCommand, out: &mut Out) -> Result<(), CliError> 
             GroupCommand::List(a) => list::list(&client, timeout, a.format, out).await.map(|()| Outcome::Complete),
             GroupCommand::Describe(a) => describe::describe(client.clone(), a, timeout, out).await,
             GroupCommand::Watch(a) => watch::watch(&client, a, timeout, out).await.map(ok),
-            GroupCommand::UpgradeCheck(a) => upgrade_check::upgrade_check(&client, a, timeout, out).await.map(ok),
+            // A group not judged (exit 1) before a blocked verdict (exit 4).
+            GroupCommand::UpgradeCheck(a) => {
+                upgrade_check::upgrade_check(&client, a, timeout, out).await.and_then(|(judged, blocked)| {
+                    match (judged, blocked) {
+                        (false, _) => Ok(Outcome::Failed),
+                        (true, true) => Err(CliError::Blocked),
+                        (true, false) => Ok(Outcome::Complete),
+                    }
+                })
+            }
             GroupCommand::ResetOffsets(a) => reset_offsets::reset_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::DeleteOffsets(a) => delete_offsets::delete_offsets(&client, a, timeout, out).await.map(ok),
             GroupCommand::Delete(a) => delete::delete(&client, a, timeout, out).await.map(ok),

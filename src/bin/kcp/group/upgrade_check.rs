@@ -12,7 +12,7 @@ use kafka_consumer_protocol::inspect::upgrade::{
     check_downgrade, check_upgrade, BrokerConfigs, BrokerLine, Check, ServerAssignor, UpgradeEnvironment, UpgradeReport,
 };
 use kafka_consumer_protocol::sim::json::scenario_json;
-use kafka_consumer_protocol::sim::rehearsal_scenario;
+use kafka_consumer_protocol::sim::{rehearsal_scenario, JAVA_REBALANCE_TIMEOUT_MS};
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
@@ -57,6 +57,11 @@ pub struct UpgradeCheckArgs {
     /// simulated session timeout and the spacing of the upgrades.
     #[arg(long, value_name = "MS", default_value_t = 45_000, requires = "scenario")]
     pub session_timeout_ms: u64,
+    /// The members' rebalance timeout in the rehearsal (their max.poll.interval.ms; the broker
+    /// does not report it): default Java's 300000.
+    #[arg(long, value_name = "MS", default_value_t = JAVA_REBALANCE_TIMEOUT_MS, requires = "scenario",
+        value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub rebalance_timeout_ms: u64,
     /// Output format: the JSON contract, or text for people.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -208,7 +213,8 @@ async fn judge(
         let report = check_upgrade(&described.group, &env, &counts, assignor);
         if args.scenario.is_some() {
             let rehearsal = rehearsal_scenario(&described.group, &env, &counts, assignor, args.session_timeout_ms)
-                .map(|r| {
+                .map(|mut r| {
+                    r.scenario.config.rebalance_timeout_ms = args.rebalance_timeout_ms;
                     for n in &r.notes {
                         note(&format!("kcp: rehearsal: {}", clean(n)));
                     }
@@ -268,13 +274,14 @@ pub(super) fn report_text(report: &UpgradeReport) -> String {
     text
 }
 
-/// Runs `kcp group upgrade-check`; `Ok(false)` when a group could not be judged.
+/// Runs `kcp group upgrade-check`: whether every group was judged (else exit 1), and whether
+/// a verdict is `blocked` (exit 4).
 pub(super) async fn upgrade_check(
     client: &Client,
     args: &UpgradeCheckArgs,
     timeout: Duration,
     out: &mut Out,
-) -> Result<bool, CliError> {
+) -> Result<(bool, bool), CliError> {
     let deadline = Deadline::after(timeout);
     if args.scenario.is_some() && (args.all_groups || args.groups.len() != 1 || args.downgrade) {
         return Err(CliError::Usage(
@@ -301,6 +308,7 @@ pub(super) async fn upgrade_check(
         }
     }
     let as_array = args.all_groups || wanted.len() > 1;
+    let mut blocked = false;
     let mut environments = HashMap::new();
     let mut values = Vec::new();
     let mut all_ok = true;
@@ -349,10 +357,11 @@ pub(super) async fn upgrade_check(
             }
         }
     }
+    blocked |= values.iter().any(|v| v["verdict"] == "blocked");
     match args.format {
         Format::Json if as_array => out.json_pretty(&Value::Array(values))?,
         Format::Json => out.json_pretty(values.first().unwrap_or(&Value::Null))?,
         Format::Text => out.text(&texts.join("\n"))?,
     }
-    Ok(all_ok)
+    Ok((all_ok, blocked))
 }

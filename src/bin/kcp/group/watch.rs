@@ -14,7 +14,7 @@ use super::json::{diagnostic_json, groups_json};
 use super::offsets::{offsets_json, GroupOffsetsJson};
 use super::WatchArgs;
 use crate::out::Out;
-use crate::{client_error_json, CliError};
+use crate::{client_error_json, CliError, Format};
 
 /// Wall-clock time as RFC 3339 with milliseconds (`2026-01-02T03:04:05.123Z`).
 pub(crate) fn now_ts() -> String {
@@ -55,6 +55,40 @@ pub(crate) fn event_json(ts: &str, group: &str, event: &WatchEvent) -> Value {
         _ => {}
     }
     v
+}
+
+/// One event as its JSON line, or (`--format text`) as a line for a person: the time, the
+/// event, then its other fields as `key=value` (partition groups as `topic p,p`), the group id
+/// left out (one group is watched).
+fn emit(out: &mut Out, format: Format, v: &Value) -> Result<(), crate::WriteFailed> {
+    if format == Format::Json {
+        return out.json_line(v);
+    }
+    let text = |v: &Value| -> String {
+        match v {
+            Value::String(s) => crate::text::clean(s).into_owned(),
+            Value::Array(items) if items.iter().all(|g| g.get("topic").is_some() && g.get("partitions").is_some()) => {
+                let groups: Vec<String> = items
+                    .iter()
+                    .map(|g| {
+                        let parts: Vec<String> =
+                            g["partitions"].as_array().into_iter().flatten().map(Value::to_string).collect();
+                        format!("{} {}", crate::text::clean(g["topic"].as_str().unwrap_or("")), parts.join(","))
+                    })
+                    .collect();
+                format!("[{}]", groups.join("; "))
+            }
+            other => other.to_string(),
+        }
+    };
+    let mut line = format!("{} {}", text(&v["ts"]), text(&v["event"]));
+    for (key, value) in v.as_object().into_iter().flatten() {
+        if !matches!(key.as_str(), "ts" | "event" | "group_id") && !value.is_null() {
+            line.push_str(&format!(" {key}={}", text(value)));
+        }
+    }
+    line.push('\n');
+    out.text(&line)
 }
 
 /// One poll of the watched group; `None` when no group has the id (not yet, or no longer).
@@ -166,6 +200,21 @@ pub(super) async fn watch(
     });
     let mut last_lag: Option<Value> = None;
     let mut seen = false;
+    // The watch ends, with exit status 0, on SIGINT/SIGTERM or when the reader of its output
+    // has gone (`| head -1`), also while the group is quiet and nothing is written.
+    let stop = async {
+        tokio::select! {
+            () = super::join::stop_signal(None) => {}
+            () = crate::out::stdout_reader_gone() => {}
+        }
+    };
+    tokio::pin!(stop);
+    // Polled once now, so that the signal handlers are in place before the first poll.
+    tokio::select! {
+        biased;
+        () = &mut stop => return Ok(true),
+        () = std::future::ready(()) => {}
+    }
     loop {
         let poll_started = Instant::now();
         let deadline = match end {
@@ -195,7 +244,7 @@ pub(super) async fn watch(
                 let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let ts = now_ts();
                 for event in watcher.observe(now_ms, snapshot) {
-                    out.json_line(&event_json(&ts, &args.group, &event))?;
+                    emit(out, args.format, &event_json(&ts, &args.group, &event))?;
                 }
                 if let Some(collected) = collected {
                     let fetched =
@@ -204,14 +253,16 @@ pub(super) async fn watch(
                         (Ok(offsets), Ok(described)) => {
                             let view = offsets_json(&offsets, &args.group, described);
                             for v in lag_events(&ts, &args.group, &view, &mut last_lag, &mut evaluator, now_ms) {
-                                out.json_line(&v)?;
+                                emit(out, args.format, &v)?;
                             }
                         }
                         (Err(e), _) if is_fatal(&e) => return Err(CliError::Client(e)),
                         (Ok(_), Err(_)) => {}
                         (Err(e), _) => {
                             let v = client_error_json(&e);
-                            out.json_line(
+                            emit(
+                                out,
+                                args.format,
                                 &json!({"ts": ts, "group_id": args.group, "event": "error", "error": v["error"]}),
                             )?;
                         }
@@ -224,7 +275,9 @@ pub(super) async fn watch(
                 v["ts"] = json!(now_ts());
                 v["group_id"] = json!(args.group);
                 v["event"] = json!("error");
-                out.json_line(
+                emit(
+                    out,
+                    args.format,
                     &json!({"ts": v["ts"], "group_id": v["group_id"], "event": "error", "error": v["error"]}),
                 )?;
             }
@@ -234,7 +287,10 @@ pub(super) async fn watch(
         if end.is_some_and(|end| next >= end) {
             break;
         }
-        tokio::time::sleep_until(next.into()).await;
+        tokio::select! {
+            () = &mut stop => break,
+            () = tokio::time::sleep_until(next.into()) => {}
+        }
     }
     Ok(any_success)
 }

@@ -106,7 +106,7 @@ impl Collector for Snapshots {
         let mut members = gauge("kcp_consumergroup_members", "Members of the group.");
         let mut status = gauge(
             "kcp_consumergroup_status",
-            "The worst partition lag status, Burrow's codes: 0 NOTFOUND, 1 OK, 2 WARN, 3 ERR, 4 STOP, 5 STALL, 6 REWIND.",
+            "The worst partition lag status, Burrow's codes: 0 NOTFOUND, 1 OK, 2 WARN (and UNCOMMITTED), 3 ERR, 4 STOP, 5 STALL, 6 REWIND.",
         );
         let mut group_lag = gauge("kcp_consumergroup_lag", "The group's lag in messages: the sum over its partitions.");
         let mut group_lag_s = seconds(
@@ -259,11 +259,13 @@ impl Collector for Snapshots {
     }
 }
 
-/// Burrow's numeric status codes.
+/// Burrow's numeric status codes. UNCOMMITTED (a member owns a partition it never committed
+/// while records wait), which Burrow does not have, counts as WARN.
 pub(crate) fn burrow_code(status: kafka_consumer_protocol::inspect::lag::LagStatus) -> u8 {
     use kafka_consumer_protocol::inspect::lag::LagStatus;
     match status {
         LagStatus::Ok => 1,
+        LagStatus::Uncommitted => 2,
         LagStatus::Warn => 2,
         LagStatus::Err => 3,
         LagStatus::Stop => 4,
