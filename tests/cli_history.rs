@@ -345,6 +345,8 @@ fn a_streams_groups_records_are_decoded() {
         .map(|t| t["type"].as_i64().unwrap())
         .collect();
     assert_eq!(types, [17, 19, 20, 21, 22, 23]);
+}
+
 /// The text story for a person: ISO-8601 UTC times on the header, the generation lines and the
 /// commits; each member's partitions sorted, as describe shows them.
 #[test]
