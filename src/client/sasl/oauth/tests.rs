@@ -406,10 +406,15 @@ fn localhost_tls() -> (rustls::ServerConfig, String) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    // Names of their own: with rcgen's one default name for both, the server's certificate would
+    // name itself as its issuer, which OpenSSL's path building (the client's) takes for
+    // self-signed.
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "kcp test CA");
     let ca = ca_params.self_signed(&ca_key).unwrap();
     let key = rcgen::KeyPair::generate().unwrap();
-    let cert =
-        rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
+    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
     let server = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap()
