@@ -62,24 +62,7 @@ fn produce(cluster: &Cluster, topic: &str, records: u32) {
 
 /// Commits `offset` for `partitions` of `topic` as an empty group, with Kafka's own tool.
 fn commit(cluster: &Cluster, group: &str, topic: &str, partitions: &str, offset: i64) {
-    let spec = format!("{topic}:{partitions}");
-    let offset = offset.to_string();
-    tool(
-        cluster,
-        &[
-            "consumer-groups",
-            "--bootstrap-server",
-            &cluster.bootstrap,
-            "--group",
-            group,
-            "--topic",
-            &spec,
-            "--reset-offsets",
-            "--to-offset",
-            &offset,
-            "--execute",
-        ],
-    );
+    cluster.commit_offsets(group, topic, partitions, offset);
 }
 
 /// One row of `kafka-consumer-groups.sh --describe`: committed, log end, lag, consumer id

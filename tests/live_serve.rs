@@ -17,38 +17,15 @@ use live::{unique_name, Cluster, MemberOptions};
 use serde_json::Value;
 use serve_support::{find, samples, value, Server};
 
-const TOOL: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(90);
 
+/// Kafka's own tool of the cluster's version.
 fn tool(cluster: &Cluster, args: &[&str]) -> String {
-    let mut cmd = Command::new("bash");
-    cmd.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/live/kafka.sh"));
-    if let Some(run) = cluster.run_dir.parent() {
-        cmd.env("KCP_LIVE_RUN", run);
-    }
-    cmd.args(["tool", cluster.name.as_str()]).args(args);
-    live::member::run_bounded(cmd, TOOL)
-        .unwrap_or_else(|e| panic!("{}: kafka.sh tool {}: {e}", cluster.name, args.join(" ")))
+    cluster.kafka_tool(args[0], &args[1..]).unwrap_or_else(|e| panic!("{}: {e}", cluster.name))
 }
 
 fn commit(cluster: &Cluster, group: &str, topic: &str, partitions: &str, offset: i64) {
-    let spec = format!("{topic}:{partitions}");
-    tool(
-        cluster,
-        &[
-            "consumer-groups",
-            "--bootstrap-server",
-            &cluster.bootstrap,
-            "--group",
-            group,
-            "--topic",
-            &spec,
-            "--reset-offsets",
-            "--to-offset",
-            &offset.to_string(),
-            "--execute",
-        ],
-    );
+    cluster.commit_offsets(group, topic, partitions, offset);
 }
 
 fn now_ms() -> i64 {

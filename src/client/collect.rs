@@ -124,6 +124,18 @@ impl DescribedGroup {
         }
     }
 
+    /// Each member's id, client id and client host, in member-id order.
+    pub fn member_identities(&self) -> Vec<(&str, &str, &str)> {
+        match self {
+            DescribedGroup::Classic(g) => {
+                g.group.members.iter().map(|m| (&*m.member_id, &*m.client_id, &*m.client_host)).collect()
+            }
+            DescribedGroup::Consumer(g) => {
+                g.group.members.iter().map(|m| (&*m.member_id, &*m.client_id, &*m.client_host)).collect()
+            }
+        }
+    }
+
     /// Every topic the members subscribe to, claim or are assigned (added to `names`).
     pub fn topic_names(&self, names: &mut BTreeSet<String>) {
         match self {

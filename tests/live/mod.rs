@@ -214,6 +214,26 @@ impl Cluster {
         member::run_bounded(cmd, ADMIN_TIMEOUT).map_err(|e| format!("kafka.sh tool {tool} {}: {e}", args.join(" ")))
     }
 
+    /// Commits `offset` for `partitions` (`0,2`) of `topic` as the empty group `group`, with
+    /// Kafka's own tool (`kafka-consumer-groups.sh --reset-offsets --to-offset --execute`).
+    pub fn commit_offsets(&self, group: &str, topic: &str, partitions: &str, offset: i64) {
+        let spec = format!("{topic}:{partitions}");
+        let offset = offset.to_string();
+        let args = [
+            "--bootstrap-server",
+            &self.bootstrap,
+            "--group",
+            group,
+            "--topic",
+            &spec,
+            "--reset-offsets",
+            "--to-offset",
+            &offset,
+            "--execute",
+        ];
+        self.kafka_tool("consumer-groups", &args).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+    }
+
     /// Runs `LiveAdmin --bootstrap <PLAINTEXT> ARGS...` and parses its JSON lines.
     pub fn admin(&self, args: &[&str]) -> Result<Vec<Value>, String> {
         let mut full = vec!["java", &self.name, "LiveAdmin", "--bootstrap", &self.bootstrap];

@@ -140,6 +140,35 @@ pub struct DescribeArgs {
     pub format: Format,
 }
 
+/// The lag status rules (`inspect::lag`), as `watch` and `serve` take them.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct LagRuleArgs {
+    /// Lag status: samples kept per partition (Burrow's intervals).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub lag_window: u64,
+    /// Lag status: samples needed before anything but OK or ERR is said.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub lag_min_samples: usize,
+    /// Lag status: lag at or below this is OK (Burrow's allowed-lag).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub allowed_lag: i64,
+    /// Lag status: a sample closer than this to the previous one replaces it (Burrow's min-distance).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub lag_min_distance_ms: u64,
+}
+
+impl LagRuleArgs {
+    /// The evaluator's rules.
+    pub fn rules(&self) -> kafka_consumer_protocol::inspect::lag::LagRules {
+        kafka_consumer_protocol::inspect::lag::LagRules {
+            window: usize::try_from(self.lag_window).unwrap_or(10),
+            min_samples: self.lag_min_samples,
+            allowed_lag: self.allowed_lag,
+            min_distance_ms: self.lag_min_distance_ms,
+        }
+    }
+}
+
 /// `kcp group watch`.
 #[derive(clap::Args, Debug)]
 pub struct WatchArgs {
@@ -160,18 +189,8 @@ pub struct WatchArgs {
     /// Which log end the lag is measured to (see `describe`).
     #[arg(long, value_enum, default_value = "read-uncommitted")]
     pub isolation: offsets::Isolation,
-    /// Lag status: samples kept per partition (Burrow's intervals).
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub lag_window: u64,
-    /// Lag status: samples needed before anything but OK or ERR is said.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub lag_min_samples: usize,
-    /// Lag status: lag at or below this is OK (Burrow's allowed-lag).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub allowed_lag: i64,
-    /// Lag status: a sample closer than this to the previous one replaces it (Burrow's min-distance).
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    pub lag_min_distance_ms: u64,
+    #[command(flatten)]
+    pub lag: LagRuleArgs,
     /// Wait for a group that does not exist yet (without it, such a group is `not_found`,
     /// exit 1, as `describe` says).
     #[arg(long)]

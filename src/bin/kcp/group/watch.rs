@@ -5,7 +5,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_consumer_protocol::client::collect::{CollectedGroup, Collector, DescribedGroup, GroupKind};
 use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
-use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagRules, LagSample};
+use kafka_consumer_protocol::inspect::lag::{LagEvaluator, LagSample, LagStatusChange};
 use kafka_consumer_protocol::inspect::watch::{Snapshot, WatchEvent, Watcher};
 use kafka_consumer_protocol::inspect::{inspect_classic, inspect_consumer};
 use serde_json::{json, Value};
@@ -160,18 +160,23 @@ fn lag_events(
         ((o.topic.clone(), o.partition), sample)
     });
     for change in evaluator.observe(now_ms, samples.collect::<Vec<_>>()) {
-        events.push(json!({
-            "ts": ts,
-            "group_id": group,
-            "event": "lag_status",
-            "topic": change.topic,
-            "partition": change.partition,
-            "status": change.to.map(|s| s.as_str()),
-            "previous": change.from.map(|s| s.as_str()),
-            "lag": change.lag,
-        }));
+        events.push(lag_status_json(ts, group, &change));
     }
     events
+}
+
+/// A `lag_status` event (`watch`'s line, `kcp serve`'s event).
+pub(crate) fn lag_status_json(ts: &str, group: &str, change: &LagStatusChange) -> Value {
+    json!({
+        "ts": ts,
+        "group_id": group,
+        "event": "lag_status",
+        "topic": change.topic,
+        "partition": change.partition,
+        "status": change.to.map(|s| s.as_str()),
+        "previous": change.from.map(|s| s.as_str()),
+        "lag": change.lag,
+    })
 }
 
 /// Errors after which polling again cannot help.
@@ -192,12 +197,7 @@ pub(super) async fn watch(
     let interval = Duration::from_millis(args.interval_ms);
     let mut kind = GroupKind::Unknown;
     let mut any_success = false;
-    let mut evaluator = LagEvaluator::new(LagRules {
-        window: usize::try_from(args.lag_window).unwrap_or(10),
-        min_samples: args.lag_min_samples,
-        allowed_lag: args.allowed_lag,
-        min_distance_ms: args.lag_min_distance_ms,
-    });
+    let mut evaluator = LagEvaluator::new(args.lag.rules());
     let mut last_lag: Option<Value> = None;
     let mut seen = false;
     // The watch ends, with exit status 0, on SIGINT/SIGTERM or when the reader of its output

@@ -25,7 +25,7 @@ use kafka_consumer_protocol::inspect::watch::StormThreshold;
 use serde::Deserialize;
 
 use crate::group::offsets::Isolation;
-use crate::group::{client_config, ConnectionArgs};
+use crate::group::{client_config, ConnectionArgs, LagRuleArgs};
 use crate::out::note;
 use crate::CliError;
 
@@ -67,15 +67,9 @@ pub struct ServeArgs {
     /// Which log end the lag is measured to (see `kcp group describe`).
     #[arg(long, value_enum, default_value = "read-uncommitted")]
     pub isolation: Isolation,
-    /// Lag status: collections kept per partition (Burrow's intervals).
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub lag_window: u64,
-    /// Lag status: samples needed before anything but OK or ERR is said.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub lag_min_samples: usize,
-    /// Lag status: lag at or below this is OK (Burrow's allowed-lag).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub allowed_lag: i64,
+    /// Lag status rules (each collection is one sample).
+    #[command(flatten)]
+    pub lag: LagRuleArgs,
     /// A rebalance storm (an event on /api/v1/.../events) is more than N rebalances within SECONDS.
     #[arg(long, value_name = "N/SECONDS", default_value = "5/60")]
     pub storm: StormThreshold,
@@ -191,12 +185,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         interval: Duration::from_millis(args.interval_ms),
         timeout: Duration::from_millis(args.connection.timeout_ms),
         isolation: args.isolation,
-        rules: LagRules {
-            window: usize::try_from(args.lag_window).unwrap_or(10),
-            min_samples: args.lag_min_samples,
-            allowed_lag: args.allowed_lag,
-            min_distance_ms: 0,
-        },
+        rules: args.lag.rules(),
         storm: args.storm,
         lag_history: usize::try_from(args.lag_history).unwrap_or(60),
         granularity: args.granularity,

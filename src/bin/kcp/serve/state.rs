@@ -27,7 +27,7 @@ use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::{metrics, ClusterSpec, Settings};
-use crate::group::watch::{event_json, now_ts};
+use crate::group::watch::{event_json, lag_status_json, now_ts};
 use crate::out::note;
 
 /// Events kept per cluster for a new `/events` subscriber.
@@ -360,17 +360,8 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
             })
             .collect();
         for change in group_memory.evaluator.observe(taken_at_ms, samples) {
-            let v = json!({
-                "ts": ts,
-                "cluster": handle.spec.name,
-                "group_id": id,
-                "event": "lag_status",
-                "topic": change.topic,
-                "partition": change.partition,
-                "status": change.to.map(|s| s.as_str()),
-                "previous": change.from.map(|s| s.as_str()),
-                "lag": change.lag,
-            });
+            let mut v = lag_status_json(&ts, &id, &change);
+            v["cluster"] = json!(handle.spec.name);
             handle.publish_event(v.to_string());
         }
         let evaluator = &group_memory.evaluator;
@@ -401,26 +392,14 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
                 }
             })
             .collect();
-        let members = match described {
-            DescribedGroup::Classic(g) => g
-                .group
-                .members
-                .iter()
-                .map(|m| {
-                    let info = MemberInfo { client_id: m.client_id.clone(), client_host: m.client_host.clone() };
-                    (m.member_id.clone(), info)
-                })
-                .collect(),
-            DescribedGroup::Consumer(g) => g
-                .group
-                .members
-                .iter()
-                .map(|m| {
-                    let info = MemberInfo { client_id: m.client_id.clone(), client_host: m.client_host.clone() };
-                    (m.member_id.clone(), info)
-                })
-                .collect(),
-        };
+        let members = described
+            .member_identities()
+            .into_iter()
+            .map(|(member_id, client_id, client_host)| {
+                let info = MemberInfo { client_id: client_id.to_owned(), client_host: client_host.to_owned() };
+                (member_id.to_owned(), info)
+            })
+            .collect();
         let pending = view.report.offsets.iter().filter(|o| o.pending_to.is_some()).count();
         groups.insert(
             id.clone(),
