@@ -40,7 +40,8 @@ fn produce(cluster: &Cluster, topic: &str, partition: i32, count: i64, first_ts:
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let work = async {
-            let client = ClientBuilder::new(vec![cluster.bootstrap.clone()]).build().await?;
+            let brokers = cluster.bootstrap.split(',').map(str::to_owned).collect();
+            let client = ClientBuilder::new(brokers).build().await?;
             let pc = client.partition_client(topic, partition, UnknownTopicHandling::Retry).await?;
             let records: Vec<Record> = (0..count)
                 .map(|i| Record {
@@ -268,6 +269,30 @@ fn serve_reports_what_the_test_made(name: &str) {
         assert!((seconds - expected).abs() < 30.0, "Prometheus: {seconds} against {expected}");
     }
 
+    // Fewer series: per topic, or per group only.
+    for (granularity, topic_series) in [("topic", true), ("group", false)] {
+        let coarse = Server::start(&[
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--interval-ms",
+            "1000",
+            "--granularity",
+            granularity,
+        ]);
+        let r = coarse.wait_for("/metrics", SETTLE, "a coarse collection", |r| {
+            value(&samples(&r.body), "kcp_consumergroup_lag", &[("group", &empty)]) == Some(40.0)
+        });
+        let s = samples(&r.body);
+        assert!(find(&s, "kcp_consumergroup_partition_lag", &[]).is_empty(), "{granularity}: no partition series");
+        assert!(find(&s, "kcp_partition_log_end_offset", &[]).is_empty(), "{granularity}");
+        let topic_lag = value(&s, "kcp_consumergroup_topic_lag", &[("group", &empty), ("topic", &topic)]);
+        assert_eq!(topic_lag, topic_series.then_some(40.0), "{granularity}");
+        let topic_seconds = find(&s, "kcp_consumergroup_topic_lag_seconds", &[("group", &empty)]);
+        assert_eq!(topic_seconds.len(), usize::from(topic_series), "{granularity}");
+        assert_eq!(find(&s, "kcp_consumergroup_member_lag", &[]).is_empty(), !topic_series, "{granularity}");
+        assert_eq!(coarse.terminate(), Some(0));
+    }
+
     // Events: the first collection's state events are replayed to a new subscriber.
     let events = read_events(&server, Duration::from_secs(10), |text| text.contains(&empty));
     assert!(events.contains("event: state"), "{events}");
@@ -284,7 +309,56 @@ fn serve_reports_what_the_test_made(name: &str) {
     if let Some(m) = kip848.as_mut() {
         let _ = m.terminate(Duration::from_secs(30));
     }
+
+    // A deleted topic: its partitions' series go, and the server goes on collecting.
+    cluster.admin(&["delete-topic", &topic]).unwrap_or_else(|e| panic!("{}: {e}", cluster.name));
+    let after = server.wait_for("/metrics", SETTLE, "the deleted topic's log series gone", |r| {
+        let s = samples(&r.body);
+        find(&s, "kcp_partition_log_end_offset", &[("topic", &topic)]).is_empty()
+            && value(&s, "kcp_up", &[]) == Some(1.0)
+    });
+    assert!(find(&samples(&after.body), "kcp_consumergroup_partition_lag_seconds", &[("topic", &topic)]).is_empty());
+    assert_eq!(server.get("/healthz").status, 200);
     assert_eq!(server.terminate(), Some(0), "SIGTERM ends kcp serve cleanly");
+}
+
+/// A broker restart that moves the group coordinator (3 brokers): the server answers all along,
+/// and the group's series come back from the new coordinator.
+#[test]
+fn serve_goes_on_when_the_coordinator_moves() {
+    let Some(cluster) = Cluster::exclusive("k39x3") else { return };
+    let topic = unique_name("serve-move");
+    cluster.create_topic_rf(&topic, 3, 3);
+    produce(&cluster, &topic, 0, 30, now_ms() - 60_000);
+    let group = unique_name("serve-move");
+    commit(&cluster, &group, &topic, "0", 10);
+    let server =
+        Server::start(&["--bootstrap-server", &cluster.bootstrap, "--interval-ms", "500", "--timeout-ms", "5000"]);
+    let lag_of = |r: &serve_support::Response| {
+        value(&samples(&r.body), "kcp_consumergroup_partition_lag", &[("group", &group), ("partition", "0")])
+    };
+    server.wait_for("/metrics", SETTLE, "the group collected", |r| lag_of(r) == Some(20.0));
+    let old = cluster.coordinator_id(&group);
+    cluster.kill_broker(old);
+    let moved_to = cluster.wait_coordinator_moved(&group, old, SETTLE).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(moved_to, old);
+    // Served all along, and collected again through the new coordinator.
+    let started = Instant::now();
+    loop {
+        let r = server.get("/metrics");
+        assert_eq!(r.status, 200, "the server answers while the coordinator moves");
+        let s = samples(&r.body);
+        if lag_of(&r) == Some(20.0) && value(&s, "kcp_up", &[]) == Some(1.0) {
+            let fresh = value(&s, "kcp_snapshot_timestamp_seconds", &[]).unwrap();
+            if fresh * 1000.0 > (now_ms() - 3_000) as f64 {
+                break;
+            }
+        }
+        assert!(started.elapsed() < SETTLE, "no fresh collection after the coordinator moved: {}", r.body);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    cluster.restart_broker(old);
+    assert_eq!(server.terminate(), Some(0));
 }
 
 /// Reads the cluster's event stream until `done` holds for what was read, at most `limit`.
