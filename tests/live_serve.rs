@@ -269,6 +269,19 @@ fn serve_reports_what_the_test_made(name: &str) {
         assert!((seconds - expected).abs() < 30.0, "Prometheus: {seconds} against {expected}");
     }
 
+    // A second member joins the classic group: the rebalance is counted and both members show.
+    let before = val("kcp_consumergroup_rebalances_total", vec![("group", classic.clone())]).expect("a counter");
+    let mut java2 = cluster.java(&MemberOptions::new(&classic, [&topic]).assignors(["range"]).duration_s(240));
+    java2.wait_event("assigned", SETTLE).unwrap_or_else(|e| panic!("{e}\n{}", java2.diagnostics()));
+    let r = server.wait_for("/metrics", SETTLE, "the rebalance counted", |r| {
+        let s = samples(&r.body);
+        value(&s, "kcp_consumergroup_members", &[("group", &classic)]) == Some(2.0)
+            && value(&s, "kcp_consumergroup_rebalances_total", &[("group", &classic)]).is_some_and(|n| n > before)
+            && find(&s, "kcp_consumergroup_member_lag", &[("group", &classic)]).len() == 2
+    });
+    assert!(r.body.contains("kcp_consumergroup_rebalances_total"));
+    let _ = java2.terminate(Duration::from_secs(30));
+
     // Fewer series: per topic, or per group only.
     for (granularity, topic_series) in [("topic", true), ("group", false)] {
         let coarse = Server::start(&[
