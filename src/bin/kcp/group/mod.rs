@@ -103,7 +103,7 @@ pub struct ConnectionArgs {
     #[arg(long, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
     /// Deadline in milliseconds: of the whole command for list, describe, reset-offsets,
-    /// delete-offsets and delete; of each poll for watch; of each request for history; for join, of the first contact with
+    /// delete-offsets and delete; of each poll for watch; of each collection for serve; of each request for history; for join, of the first contact with
     /// the cluster and of the leave (not of the run, which --duration-s or a signal ends).
     #[arg(long, value_name = "N", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
