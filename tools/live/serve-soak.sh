@@ -44,9 +44,11 @@ for i in $(seq $((n - 2)) $n); do
 done
 sleep 20
 echo "end: RSS $(rss) after $n groups made and deleted"
-left=$(curl -s "http://127.0.0.1:$port/metrics" | grep -o "group=\"soak-$$-[0-9]*\"" | sort -u | wc -l)
-members=$(curl -s "http://127.0.0.1:$port/metrics" | grep -c "^kcp_consumergroup_member_lag{.*group=\"soak-$$" || true)
-echo "series of soak groups left in /metrics: $left group(s), $members member series"
+metrics=$(curl -s "http://127.0.0.1:$port/metrics")
+left=$( (grep -o "group=\"soak-$$-[0-9]*\"" <<< "$metrics" || true) | sort -u | wc -l)
+members=$( (grep -c "^kcp_consumergroup_member_lag{.*group=\"soak-$$" <<< "$metrics") || true)
+series=$(grep -vc '^#' <<< "$metrics" || true)
+echo "series of soak groups left in /metrics: $left group(s), $members member series ($series series in all)"
 kill -TERM $server
 wait $server && echo "SIGTERM: exit 0" || echo "SIGTERM: exit $?"
 trap - EXIT

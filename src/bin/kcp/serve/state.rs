@@ -417,8 +417,15 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
             },
         );
     }
-    // Groups that are gone are forgotten, with their windows.
-    memory.groups.retain(|id, _| groups.contains_key(id) || kept.contains_key(id));
+    // Groups that are gone are forgotten, with their windows and the client's cached coordinator
+    // (a server that runs for months sees many short-lived groups come and go).
+    memory.groups.retain(|id, _| {
+        let alive = groups.contains_key(id) || kept.contains_key(id);
+        if !alive {
+            client.forget_coordinator(id);
+        }
+        alive
+    });
 
     measure_lag_seconds(
         client,
