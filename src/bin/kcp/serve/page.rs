@@ -21,8 +21,8 @@ pub(crate) const APP_JS: &str = include_str!("assets/app.js");
 /// The page's style sheet, served at `/assets/app.css`.
 pub(crate) const APP_CSS: &str = include_str!("assets/app.css");
 
-/// HTML-escaped text: `& < > " '` as entities and control characters as numeric references, so a
-/// name is text in element content and in quoted attribute values alike.
+/// HTML-escaped text: `& < > " '` as entities and control characters as their visible escapes, so
+/// a name is text in element content and in quoted attribute values alike.
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -32,11 +32,9 @@ pub(crate) fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // U+0000 is not allowed even as a reference; the replacement character stands for it.
-            '\0' => out.push('\u{fffd}'),
-            c if c.is_control() => {
-                let _ = write!(out, "&#{};", u32::from(c));
-            }
+            // Shown as their escapes (`\n`, `\u{1b}`), as kcp's text output shows them: a numeric
+            // reference would not do (U+0000 and U+0080-U+009F are not text in HTML).
+            c if c.is_control() => out.extend(c.escape_default()),
             c => out.push(c),
         }
     }
@@ -537,7 +535,7 @@ mod tests {
             escape("<script>alert(\"x\")</script>'q"),
             "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;q"
         );
-        assert_eq!(escape("a\u{1b}[31m\u{0}b\u{7f}"), "a&#27;[31m\u{fffd}b&#127;");
+        assert_eq!(escape("a\u{1b}[31m\u{0}b\u{7f}\u{85}\n"), "a\\u{1b}[31m\\u{0}b\\u{7f}\\u{85}\\n");
         assert_eq!(segment("a/b c?<\u{e9}"), "a%2Fb%20c%3F%3C%C3%A9");
     }
 }
