@@ -184,6 +184,8 @@ fn router(app: App) -> Router {
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(app.clone(), authenticate))
         .layer(middleware::map_response(secure_headers))
+        // gzip where the client accepts it; never an event stream (the default predicate).
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(app)
 }
 

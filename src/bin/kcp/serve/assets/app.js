@@ -22,7 +22,8 @@
     var cell = row.cells[col];
     if (!cell) return kind === "num" ? -Infinity : "";
     if (kind === "num") {
-      var v = parseFloat(cell.getAttribute("data-v"));
+      // data-v where the text is rounded; else the text itself ("-": unknown, the smallest).
+      var v = parseFloat(cell.hasAttribute("data-v") ? cell.getAttribute("data-v") : cell.textContent);
       return isNaN(v) ? -Infinity : v;
     }
     return cell.textContent.toLowerCase();
