@@ -98,3 +98,21 @@ pub(crate) fn group(cluster: &ClusterHandle, id: &str) -> Option<Value> {
     value["seen_at"] = rfc3339_ms(g.seen_at_ms);
     Some(value)
 }
+
+/// `GET /api/v1/clusters/{cluster}/groups/{group}/history`: the group's lag at each of its last
+/// collections (at most `kept`, oldest first), or `None` for a group the server does not know.
+pub(crate) fn history(cluster: &ClusterHandle, id: &str) -> Option<Value> {
+    let snapshot = cluster.snapshot();
+    let g = snapshot.groups.get(id)?;
+    let points: Vec<Value> = g
+        .history
+        .iter()
+        .map(|p| json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_seconds": p.lag_seconds}))
+        .collect();
+    Some(json!({
+        "cluster": cluster.spec.name,
+        "group_id": id,
+        "kept": super::state::HISTORY_POINTS,
+        "points": points,
+    }))
+}

@@ -6,7 +6,8 @@
 //! 10 s, or a TLS handshake not finished within 10 s, closes the connection; at most 64
 //! event streams at once (503 beyond). Only GET (and HEAD) routes exist: another method on a known
 //! path is 405, an unknown path 404. Every response says `Cache-Control: no-store`,
-//! `X-Content-Type-Options: nosniff` and a Content-Security-Policy that allows no script.
+//! `X-Content-Type-Options: nosniff` and a Content-Security-Policy that allows the page's own
+//! script, style sheet and fetches only (no inline script or style, no eval).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -31,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{broadcast, Semaphore};
 
 use super::state::Shared;
-use super::{api, burrow, ServeArgs};
+use super::{api, burrow, page, ServeArgs};
 use crate::CliError;
 
 /// The largest request head hyper reads.
@@ -40,6 +41,9 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Event streams served at once.
 const MAX_EVENT_STREAMS: usize = 64;
+/// The page's own script, style sheet and fetches only: no inline script or style, no eval, no
+/// other origin.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'";
 
 /// Who may ask, and over what.
 pub(crate) struct Security {
@@ -147,7 +151,19 @@ fn not_found(uri: &Uri, host: &str, message: &str) -> Response {
 /// The server's routes.
 fn router(app: App) -> Router {
     Router::new()
-        .route("/", get(landing))
+        .route("/", get(page_index))
+        .route("/clusters/{cluster}", get(page_list))
+        .route("/groups/{cluster}/{group}", get(page_group))
+        .route(
+            "/assets/app.js",
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], page::APP_JS) }),
+        )
+        .route(
+            "/assets/app.css",
+            get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], page::APP_CSS) }),
+        )
+        // Browsers ask for it on their own; nothing to show, and no 404 in their consoles.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/metrics", get(metrics))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
@@ -163,10 +179,13 @@ fn router(app: App) -> Router {
         .route("/api/v1/clusters", get(api_clusters))
         .route("/api/v1/clusters/{cluster}/groups", get(api_groups))
         .route("/api/v1/clusters/{cluster}/groups/{group}", get(api_group))
+        .route("/api/v1/clusters/{cluster}/groups/{group}/history", get(api_history))
         .route("/api/v1/clusters/{cluster}/events", get(api_events))
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(app.clone(), authenticate))
         .layer(middleware::map_response(secure_headers))
+        // gzip where the client accepts it; never an event stream (the default predicate).
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(app)
 }
 
@@ -174,7 +193,7 @@ async fn secure_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'; style-src 'self'"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
@@ -203,42 +222,30 @@ async fn fallback(State(app): State<App>, uri: Uri) -> Response {
     not_found(&uri, &app.host, "invalid request type")
 }
 
-/// HTML-escaped text.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() => out.push_str(&format!("&#{};", u32::from(c))),
-            c => out.push(c),
-        }
+/// The groups list of the first cluster.
+async fn page_index(State(app): State<App>) -> Response {
+    match app.shared.clusters.first() {
+        Some(c) => Html(page::list_page(&app.shared, c)).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
     }
-    out
 }
 
-async fn landing(State(app): State<App>) -> Html<String> {
-    let mut rows = String::new();
-    for c in &app.shared.clusters {
-        let s = c.snapshot();
-        let name = escape(&c.spec.name);
-        rows.push_str(&format!(
-            "<tr><td>{name}</td><td>{}</td><td>{}</td><td><a href=\"/api/v1/clusters/{name}/groups\">groups</a> \
-             <a href=\"/v3/kafka/{name}/consumer\">Burrow consumers</a></td></tr>\n",
-            if s.up { "up" } else { "down" },
-            s.groups.len()
-        ));
+async fn page_list(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
+    match app.shared.cluster(&cluster) {
+        Some(c) => Html(page::list_page(&app.shared, c)).into_response(),
+        None => not_found(&uri, &app.host, "cluster not found"),
     }
-    Html(format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kcp serve</title></head><body>\n\
-         <h1>kcp serve</h1>\n<table><thead><tr><th scope=\"col\">Cluster</th><th scope=\"col\">Collection</th>\
-         <th scope=\"col\">Groups</th><th scope=\"col\">Links</th></tr></thead><tbody>\n{rows}</tbody></table>\n\
-         <p><a href=\"/metrics\">/metrics</a> (OpenMetrics) &middot; <a href=\"/v3/kafka\">/v3/kafka</a> (Burrow) \
-         &middot; <a href=\"/api/v1/clusters\">/api/v1/clusters</a></p>\n</body></html>\n"
-    ))
+}
+
+async fn page_group(
+    State(app): State<App>,
+    UrlPath((cluster, group)): UrlPath<(String, String)>,
+    uri: Uri,
+) -> Response {
+    match app.shared.cluster(&cluster).and_then(|c| page::group_page(&app.shared, c, &group)) {
+        Some(html) => Html(html).into_response(),
+        None => not_found(&uri, &app.host, "cluster or group not found"),
+    }
 }
 
 async fn metrics(State(app): State<App>) -> Response {
@@ -321,6 +328,17 @@ async fn api_groups(State(app): State<App>, UrlPath(cluster): UrlPath<String>, u
     match app.shared.cluster(&cluster) {
         Some(c) => json_response(StatusCode::OK, &api::groups(c)),
         None => not_found(&uri, &app.host, "cluster not found"),
+    }
+}
+
+async fn api_history(
+    State(app): State<App>,
+    UrlPath((cluster, group)): UrlPath<(String, String)>,
+    uri: Uri,
+) -> Response {
+    match app.shared.cluster(&cluster).and_then(|c| api::history(c, &group)) {
+        Some(v) => json_response(StatusCode::OK, &v),
+        None => not_found(&uri, &app.host, "cluster or group not found"),
     }
 }
 

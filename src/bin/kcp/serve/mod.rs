@@ -1,7 +1,8 @@
 //! `kcp serve`: collects every consumer group of one or more clusters in the background and
 //! serves the latest snapshot: OpenMetrics at `/metrics`, a Burrow-compatible API under `/v3/`,
 //! kcp's own API under `/api/v1/` (with the groups' change events as Server-Sent Events), and
-//! `/healthz`, `/readyz`.
+//! `/healthz`, `/readyz`, and a page for people: the groups list at `/` and a page per group
+//! (`page`).
 //!
 //! `state` runs one collection loop per cluster and keeps what has to be remembered between
 //! collections (the lag windows, the log-end histories, the rebalance counts); `metrics` writes the
@@ -12,6 +13,7 @@ mod api;
 mod burrow;
 mod http;
 mod metrics;
+mod page;
 mod state;
 
 use std::net::SocketAddr;

@@ -1,0 +1,543 @@
+//! The page of `kcp serve`: the groups list at `/` (and `/clusters/{cluster}`) and a page per group
+//! at `/groups/{cluster}/{group}`, server-rendered from the same JSON values `/api/v1` serves (so
+//! what a person reads and what the API answers cannot disagree), with one small script
+//! (`/assets/app.js`: sorting, filtering, live updates) and one style sheet (`/assets/app.css`),
+//! both embedded in the binary. No inline script or style, nothing from another origin: the
+//! Content-Security-Policy allows scripts, styles and connections from the server itself only.
+//!
+//! Every name that comes from the cluster (group, topic, member, client, host, rack, instance ids,
+//! assignors, messages) goes through [`escape`], so markup, quotes and control characters in them
+//! are shown as text.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::api;
+use super::state::{ClusterHandle, Shared};
+
+/// The page's script, served at `/assets/app.js`.
+pub(crate) const APP_JS: &str = include_str!("assets/app.js");
+/// The page's style sheet, served at `/assets/app.css`.
+pub(crate) const APP_CSS: &str = include_str!("assets/app.css");
+
+/// HTML-escaped text: `& < > " '` as entities and control characters as their visible escapes, so
+/// a name is text in element content and in quoted attribute values alike.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Shown as their escapes (`\n`, `\u{1b}`), as kcp's text output shows them: a numeric
+            // reference would not do (U+0000 and U+0080-U+009F are not text in HTML).
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A path segment: every byte but RFC 3986's unreserved characters percent-encoded (a group id
+/// may hold `/`, `?`, `#` or spaces).
+pub(crate) fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => escape(s),
+        other => escape(&other.to_string()),
+    }
+}
+
+/// A number cell, sorted by its text (the script reads a dash, for an unknown value, as the
+/// smallest); no `data-v`, which only a rounded figure needs (the list of 1,000 groups is mostly
+/// these cells).
+fn num_cell(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format!("<td class=\"num\">{n}</td>"),
+        _ => "<td class=\"num\">-</td>".into(),
+    }
+}
+
+/// Seconds shown to a tenth, sorted by the exact figure.
+fn seconds_cell(v: &Value) -> String {
+    match v.as_f64() {
+        Some(n) => format!("<td class=\"num\" data-v=\"{n}\">{n:.1}</td>"),
+        None => "<td class=\"num\">-</td>".into(),
+    }
+}
+
+/// Burrow's status word, with a class for its colour (the word is always there).
+fn status_cell(v: &Value) -> String {
+    match v.as_str() {
+        Some(s) => format!("<td><span class=\"status st-{0}\">{0}</span></td>", escape(s)),
+        None => "<td>-</td>".into(),
+    }
+}
+
+fn head(title: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><link rel=\"stylesheet\" href=\"/assets/app.css\">\
+         <script src=\"/assets/app.js\" defer></script></head>\n",
+        escape(title)
+    )
+}
+
+/// A sortable column header.
+fn th(label: &str, kind: &str) -> String {
+    format!("<th scope=\"col\" data-sort=\"{kind}\"><button type=\"button\">{label}</button></th>")
+}
+
+/// The cluster selector: one link per cluster, the shown one marked.
+fn cluster_nav(shared: &Shared, current: &str) -> String {
+    if shared.clusters.len() < 2 {
+        return String::new();
+    }
+    let mut out = String::from("<nav aria-label=\"Clusters\"><ul class=\"clusters\">");
+    for c in &shared.clusters {
+        let name = escape(&c.spec.name);
+        let mark = if c.spec.name == current { " aria-current=\"page\"" } else { "" };
+        let _ = write!(out, "<li><a href=\"/clusters/{}\"{mark}>{name}</a></li>", segment(&c.spec.name));
+    }
+    out.push_str("</ul></nav>\n");
+    out
+}
+
+/// The collection line: when, how long, and whether it failed.
+fn collection_line(list: &Value) -> String {
+    let mut out = format!(
+        "<p id=\"collection\" data-live=\"1\">Collected {} (collection {}, {:.3} s)",
+        text(&list["taken_at"]),
+        text(&list["collections"]),
+        list["collect_duration_s"].as_f64().unwrap_or(0.0)
+    );
+    if list["up"] == Value::Bool(false) {
+        let _ =
+            write!(out, " &middot; <strong class=\"down\">last collection failed: {}</strong>", text(&list["error"]));
+    }
+    out.push_str("</p>\n");
+    out
+}
+
+/// `GET /` and `GET /clusters/{cluster}`: the groups list.
+pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
+    let list = api::groups(cluster);
+    let name = &cluster.spec.name;
+    let events = format!("/api/v1/clusters/{}/events", segment(name));
+    let mut out = head(&format!("Consumer groups of {name}: kcp serve"));
+    let _ = write!(
+        out,
+        "<body data-events=\"{}\">\n<header><h1>Consumer groups of <span class=\"cluster\">{}</span></h1>",
+        escape(&events),
+        escape(name)
+    );
+    out.push_str(&cluster_nav(shared, name));
+    out.push_str("</header>\n<main>\n");
+    out.push_str(&collection_line(&list));
+    out.push_str(
+        "<div class=\"controls\"><label for=\"filter-groups\">Filter groups</label> \
+         <input id=\"filter-groups\" type=\"search\" data-filter=\"groups\" data-col=\"0\" autocomplete=\"off\"></div>\n",
+    );
+    out.push_str("<table id=\"groups\" class=\"sortable\"><caption>One row per group; select a column header to sort</caption><thead><tr>");
+    for (label, kind) in [
+        ("Group", "text"),
+        ("State", "text"),
+        ("Protocol", "text"),
+        ("Assignor", "text"),
+        ("Members", "num"),
+        ("Lag (messages)", "num"),
+        ("Lag (seconds)", "num"),
+        ("Status", "text"),
+        ("Pending hand-overs", "num"),
+        ("Rebalances (last hour)", "num"),
+    ] {
+        out.push_str(&th(label, kind));
+    }
+    out.push_str("</tr></thead>\n<tbody id=\"groups-body\" data-live=\"1\">\n");
+    let empty = Vec::new();
+    for g in list["groups"].as_array().unwrap_or(&empty) {
+        let id = g["group_id"].as_str().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "<tr><th scope=\"row\"><a href=\"/groups/{}/{}\">{}</a></th><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}</tr>",
+            segment(name),
+            segment(id),
+            escape(id),
+            text(&g["state"]),
+            text(&g["group_protocol"]),
+            text(&g["assignor"]),
+            num_cell(&g["members"]),
+            num_cell(&g["lag"]),
+            seconds_cell(&g["lag_seconds"]),
+            status_cell(&g["status"]),
+            num_cell(&g["pending_partitions"]),
+            num_cell(&g["rebalances_last_hour"]),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"links\"><a href=\"/api/v1/clusters/{0}/groups\">This list as JSON</a> &middot; \
+         <a href=\"/metrics\">/metrics</a> &middot; <a href=\"/v3/kafka/{0}/consumer\">Burrow API</a></p>",
+        segment(name)
+    );
+    out.push_str("</main>\n</body></html>\n");
+    out
+}
+
+/// `topic: 0,1,2; other: 4` from `[{"topic", "partitions"}]`.
+fn partition_groups(v: &Value) -> String {
+    let Some(groups) = v.as_array() else { return String::new() };
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let partitions: Vec<String> =
+                g["partitions"].as_array().map(|p| p.iter().map(ToString::to_string).collect()).unwrap_or_default();
+            format!("{}: {}", text(&g["topic"]), partitions.join(","))
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// `topic: 0,1` of (topic, partition) pairs, in order.
+fn pairs(list: &[(String, i64)]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        let topic = &list[i].0;
+        let mut partitions = Vec::new();
+        while i < list.len() && &list[i].0 == topic {
+            partitions.push(list[i].1.to_string());
+            i += 1;
+        }
+        out.push(format!("{}: {}", escape(topic), partitions.join(",")));
+    }
+    out.join("; ")
+}
+
+/// The classic group's generation: one past the highest its members claim (as `--format text`).
+fn classic_generation(group: &Value) -> String {
+    let highest = group["members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["subscription"]["generation_id"].as_i64())
+        .filter(|g| *g >= 0)
+        .max();
+    match highest {
+        Some(g) => (g + 1).to_string(),
+        None => "unknown".into(),
+    }
+}
+
+fn dl_row(out: &mut String, term: &str, value: &str) {
+    let _ = write!(out, "<div><dt>{term}</dt><dd>{value}</dd></div>");
+}
+
+/// `GET /groups/{cluster}/{group}`, or `None` for a group the server does not know.
+pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> Option<String> {
+    let group = api::group(cluster, id)?;
+    let history = api::history(cluster, id).unwrap_or(Value::Null);
+    let name = &cluster.spec.name;
+    let events = format!("/api/v1/clusters/{}/events", segment(name));
+    let json_href = format!("/api/v1/clusters/{}/groups/{}", segment(name), segment(id));
+    let consumer = group["type"] == "consumer";
+    let mut out = head(&format!("{id}: kcp serve"));
+    let _ = write!(
+        out,
+        "<body data-events=\"{}\" data-group=\"{}\">\n<header><p class=\"crumbs\"><a href=\"/clusters/{}\">Consumer groups of {}</a></p>\
+         <h1>Group <span class=\"group-id\">{}</span></h1>",
+        escape(&events),
+        escape(id),
+        segment(name),
+        escape(name),
+        escape(id)
+    );
+    out.push_str(&cluster_nav(shared, name));
+    out.push_str("</header>\n<main>\n");
+
+    // Header.
+    out.push_str("<section aria-labelledby=\"h-summary\"><h2 id=\"h-summary\">Summary</h2><dl id=\"summary\" class=\"summary\" data-live=\"1\">");
+    dl_row(&mut out, "State", &text(&group["state"]));
+    dl_row(&mut out, "Protocol", if consumer { "consumer" } else { "classic" });
+    let assignor = if consumer { text(&group["assignor"]) } else { text(&group["protocol"]) };
+    dl_row(&mut out, "Assignor", &assignor);
+    if consumer {
+        dl_row(&mut out, "Group epoch", &text(&group["group_epoch"]));
+        dl_row(&mut out, "Assignment epoch", &text(&group["assignment_epoch"]));
+    } else {
+        dl_row(&mut out, "Generation", &classic_generation(&group));
+    }
+    let c = &group["coordinator"];
+    dl_row(
+        &mut out,
+        "Coordinator",
+        &format!("node {} ({}:{})", text(&c["node_id"]), text(&c["host"]), text(&c["port"])),
+    );
+    let members = group["members"].as_array().cloned().unwrap_or_default();
+    let offsets = group["offsets"].as_array().cloned().unwrap_or_default();
+    dl_row(&mut out, "Members", &members.len().to_string());
+    dl_row(&mut out, "Partitions", &offsets.len().to_string());
+    dl_row(&mut out, "Lag (messages)", &format!("<span id=\"total-lag\">{}</span>", text(&group["lag"]["total"])));
+    let seconds = group["lag_seconds"].as_f64().map_or("-".into(), |s| format!("{s:.1}"));
+    dl_row(&mut out, "Lag (seconds, max)", &format!("<span id=\"max-lag-seconds\">{seconds}</span>"));
+    dl_row(
+        &mut out,
+        "Status",
+        &format!("<span class=\"status st-{0}\" id=\"group-status\">{0}</span>", text(&group["status"])),
+    );
+    dl_row(&mut out, "Pending hand-overs", &text(&group["pending_partitions"]));
+    dl_row(
+        &mut out,
+        "Rebalances",
+        &format!("{} seen, {} in the last hour", text(&group["rebalances"]), text(&group["rebalances_last_hour"])),
+    );
+    dl_row(&mut out, "Collected", &text(&group["seen_at"]));
+    out.push_str("</dl>\n");
+    let _ = writeln!(out, "<p class=\"links\"><a href=\"{json_href}\">This group as JSON</a> &middot; <a href=\"{json_href}/history\">Lag history as JSON</a></p></section>");
+
+    // Findings.
+    let findings = group["diagnostics"].as_array().cloned().unwrap_or_default();
+    out.push_str("<section aria-labelledby=\"h-findings\"><h2 id=\"h-findings\">Findings</h2><ul id=\"findings\" data-live=\"1\">");
+    if findings.is_empty() {
+        out.push_str("<li>None.</li>");
+    }
+    for f in &findings {
+        let _ = write!(out, "<li><span class=\"kind\">{}</span>: {}</li>", text(&f["kind"]), text(&f["message"]));
+    }
+    out.push_str("</ul></section>\n");
+
+    // Who owns what, and which hand-overs are pending, from the offsets rows.
+    let mut gives: std::collections::BTreeMap<&str, Vec<(String, i64)>> = Default::default();
+    let mut receives: std::collections::BTreeMap<&str, Vec<(String, i64)>> = Default::default();
+    for o in &offsets {
+        if let Some(to) = o["pending_to"].as_str() {
+            let tp = (o["topic"].as_str().unwrap_or("").to_owned(), o["partition"].as_i64().unwrap_or(-1));
+            if let Some(from) = o["owner"].as_str() {
+                gives.entry(from).or_default().push(tp.clone());
+            }
+            receives.entry(to).or_default().push(tp);
+        }
+    }
+    let client_of =
+        |member: &str| -> Option<&Value> { members.iter().find(|m| m["member_id"].as_str() == Some(member)) };
+
+    // Members.
+    out.push_str("<section aria-labelledby=\"h-members\"><h2 id=\"h-members\">Members</h2>\n");
+    out.push_str(
+        "<div class=\"controls\"><label for=\"filter-members\">Filter members</label> \
+         <input id=\"filter-members\" type=\"search\" data-filter=\"members\" data-col=\"*\" autocomplete=\"off\"></div>\n",
+    );
+    out.push_str("<table id=\"members\" class=\"sortable\"><thead><tr>");
+    for (label, kind) in [
+        ("Member id", "text"),
+        ("Client id", "text"),
+        ("Host", "text"),
+        ("Rack", "text"),
+        ("Instance id", "text"),
+        ("Subscription", "text"),
+        ("Owned", "text"),
+        ("Assigned", "text"),
+        ("Hands over", "text"),
+        ("Receives", "text"),
+        ("Payloads", "text"),
+    ] {
+        out.push_str(&th(label, kind));
+    }
+    out.push_str("</tr></thead>\n<tbody id=\"members-body\" data-live=\"1\">\n");
+    for m in &members {
+        let member_id = m["member_id"].as_str().unwrap_or("");
+        let (rack, subscription, owned, assigned) = if consumer {
+            let topics: Vec<String> = m["subscribed_topics"].as_array().into_iter().flatten().map(text).collect();
+            let mut subscription = topics.join(", ");
+            if let Some(regex) = m["subscribed_topic_regex"].as_str() {
+                let _ = write!(subscription, " /{}/", escape(regex));
+            }
+            (
+                text(&m["rack_id"]),
+                subscription,
+                partition_groups(&m["assignment"]),
+                partition_groups(&m["target_assignment"]),
+            )
+        } else {
+            let s = &m["subscription"];
+            let topics: Vec<String> = s["topics"].as_array().into_iter().flatten().map(text).collect();
+            (
+                text(&s["rack_id"]),
+                topics.join(", "),
+                partition_groups(&s["owned_partitions"]),
+                partition_groups(&m["assignment"]["assigned_partitions"]),
+            )
+        };
+        let payloads = if consumer {
+            String::from("-")
+        } else {
+            format!(
+                "<details><summary>decoded</summary><pre>{}</pre></details>",
+                escape(
+                    &serde_json::to_string_pretty(
+                        &serde_json::json!({"subscription": m["subscription"], "assignment": m["assignment"]})
+                    )
+                    .unwrap_or_default()
+                )
+            )
+        };
+        let _ = writeln!(
+            out,
+            "<tr><th scope=\"row\" class=\"id\">{}</th><td>{}</td><td>{}</td><td>{rack}</td><td>{}</td><td>{subscription}</td>\
+             <td>{owned}</td><td>{assigned}</td><td>{}</td><td>{}</td><td>{payloads}</td></tr>",
+            escape(member_id),
+            text(&m["client_id"]),
+            text(&m["client_host"]),
+            text(&m["group_instance_id"]),
+            pairs(gives.get(member_id).map_or(&[][..], Vec::as_slice)),
+            pairs(receives.get(member_id).map_or(&[][..], Vec::as_slice)),
+        );
+    }
+    out.push_str("</tbody></table></section>\n");
+
+    // Offsets.
+    out.push_str("<section aria-labelledby=\"h-offsets\"><h2 id=\"h-offsets\">Offsets</h2>\n");
+    out.push_str(
+        "<div class=\"controls\"><label for=\"filter-topic\">Filter by topic</label> \
+         <input id=\"filter-topic\" type=\"search\" data-filter=\"offsets\" data-col=\"0\" autocomplete=\"off\"> \
+         <label for=\"filter-member\">Filter by member</label> \
+         <input id=\"filter-member\" type=\"search\" data-filter=\"offsets\" data-col=\"6,8\" autocomplete=\"off\"></div>\n",
+    );
+    out.push_str("<table id=\"offsets\" class=\"sortable\"><thead><tr>");
+    for (label, kind) in [
+        ("Topic", "text"),
+        ("Partition", "num"),
+        ("Current offset", "num"),
+        ("Log end offset", "num"),
+        ("Lag", "num"),
+        ("Lag (seconds)", "num"),
+        ("Consumer id", "text"),
+        ("Host", "text"),
+        ("Client id", "text"),
+        ("Pending to", "text"),
+        ("Status", "text"),
+        ("Error", "text"),
+    ] {
+        out.push_str(&th(label, kind));
+    }
+    out.push_str("</tr></thead>\n<tbody id=\"offsets-body\" data-live=\"1\">\n");
+    for o in &offsets {
+        let owner = o["owner"].as_str();
+        let owner_member = owner.and_then(client_of);
+        let method = o["lag_seconds_method"].as_str().map(|m| format!(" title=\"{}\"", escape(m))).unwrap_or_default();
+        let seconds = seconds_cell(&o["lag_seconds"]).replacen("<td", &format!("<td{method}"), 1);
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td>{}{}{}{}{seconds}<td class=\"id\">{}</td><td>{}</td><td>{}</td><td class=\"id\">{}</td>{}<td>{}</td></tr>",
+            text(&o["topic"]),
+            num_cell(&o["partition"]),
+            num_cell(&o["committed_offset"]),
+            num_cell(&o["log_end_offset"]),
+            num_cell(&o["lag"]),
+            owner.map_or("-".into(), escape),
+            owner_member.map_or("-".into(), |m| text(&m["client_host"])),
+            owner_member.map_or("-".into(), |m| text(&m["client_id"])),
+            o["pending_to"].as_str().map_or("-".into(), escape),
+            status_cell(&o["status"]),
+            o["error"]["message"].as_str().map_or(String::new(), escape),
+        );
+    }
+    out.push_str("</tbody></table></section>\n");
+
+    // Lag over time.
+    out.push_str("<section aria-labelledby=\"h-history\"><h2 id=\"h-history\">Lag over time</h2>\n<div id=\"history\" data-live=\"1\">");
+    out.push_str(&history_block(&history));
+    out.push_str("</div></section>\n");
+    out.push_str("</main>\n</body></html>\n");
+    Some(out)
+}
+
+/// The lag chart (inline SVG, no script) and its data as a table.
+fn history_block(history: &Value) -> String {
+    let points = history["points"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if points.is_empty() {
+        out.push_str("<p>No collection yet.</p>");
+        return out;
+    }
+    let _ = write!(
+        out,
+        "<p>The last {} collections (the server keeps {} per group).</p>",
+        points.len(),
+        text(&history["kept"])
+    );
+    let (w, h, pad) = (720.0_f64, 180.0_f64, 40.0_f64);
+    let first = points[0]["at_ms"].as_f64().unwrap_or(0.0);
+    let last = points[points.len() - 1]["at_ms"].as_f64().unwrap_or(first);
+    let span = (last - first).max(1.0);
+    let max_lag = points.iter().filter_map(|p| p["lag"].as_f64()).fold(0.0_f64, f64::max).max(1.0);
+    let max_s = points.iter().filter_map(|p| p["lag_seconds"].as_f64()).fold(0.0_f64, f64::max).max(1.0);
+    let x = |p: &Value| pad + (p["at_ms"].as_f64().unwrap_or(first) - first) / span * (w - 2.0 * pad);
+    let line = |key: &str, max: f64| -> String {
+        points
+            .iter()
+            .filter_map(|p| p[key].as_f64().map(|v| format!("{:.1},{:.1}", x(p), h - pad / 2.0 - v / max * (h - pad))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let _ = write!(
+        out,
+        "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"chart-title\">\
+         <title id=\"chart-title\">Total lag (up to {max_lag} messages, solid) and largest lag in seconds (up to {max_s:.1} s, dashed) over the last {} collections</title>\
+         <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" class=\"axis\"/>\
+         <polyline class=\"lag\" points=\"{}\"/><polyline class=\"lag-seconds\" points=\"{}\"/>\
+         <text x=\"{pad}\" y=\"14\" class=\"legend\">lag: max {max_lag} messages (solid) &#183; lag seconds: max {max_s:.1} s (dashed)</text></svg>",
+        points.len(),
+        line("lag", max_lag),
+        line("lag_seconds", max_s),
+        b = h - pad / 2.0,
+        r = w - pad,
+    );
+    out.push_str(
+        "<details><summary>The chart's data as a table</summary><table id=\"history-table\"><thead><tr>\
+         <th scope=\"col\">Collected</th><th scope=\"col\">Lag (messages)</th><th scope=\"col\">Lag (seconds, max)</th></tr></thead><tbody>",
+    );
+    for p in points.iter().rev() {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td>{}{}</tr>",
+            text(&p["at"]),
+            num_cell(&p["lag"]),
+            seconds_cell(&p["lag_seconds"])
+        );
+    }
+    out.push_str("</tbody></table></details>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_text() {
+        assert_eq!(
+            escape("<script>alert(\"x\")</script>'q"),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;q"
+        );
+        assert_eq!(escape("a\u{1b}[31m\u{0}b\u{7f}\u{85}\n"), "a\\u{1b}[31m\\u{0}b\\u{7f}\\u{85}\\n");
+        assert_eq!(segment("a/b c?<\u{e9}"), "a%2Fb%20c%3F%3C%C3%A9");
+    }
+}

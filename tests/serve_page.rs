@@ -1,0 +1,481 @@
+//! `kcp serve`'s page in a real browser (issue 36): headless Chromium driven through chromedriver
+//! (WebDriver, the `fantoccini` client) against a `kcp serve` that watches the live 4.1.1 cluster.
+//!
+//! The test makes its own ground truth on the broker: a topic of 3 partitions with 30 records,
+//! an empty group with known commits (lagging), a group whose id holds markup, quotes and a control
+//! character, a classic `kcp group join` member whose client id holds markup, and a KIP-848 Java
+//! member. It then reads what a person sees on the list and on group pages, compares it with that
+//! ground truth and with `/api/v1`, sorts and filters, watches a commit appear without a reload,
+//! and finds no JavaScript error or policy violation.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (or `KCP_CHROMEDRIVER` / `KCP_CHROMIUM`);
+//! without them it prints SKIP, or fails with `KCP_LIVE_REQUIRED=1`, as the live tests do without
+//! their cluster (`.ci/run` sets `KCP_BROWSER_SKIP=1` when it cannot install them: a SKIP then
+//! too). `KCP_PAGE_SCREENSHOTS=DIR` saves `serve-list.png` and `serve-group.png` there.
+
+mod live;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use futures_util::FutureExt as _;
+use live::{unique_name, Cluster, MemberOptions};
+use serde_json::{json, Value};
+use std::panic::AssertUnwindSafe;
+
+/// The whole browser part, bounded.
+const BROWSER_LIMIT: Duration = Duration::from_secs(300);
+/// How long a value may take to show (a few collections at 1 s).
+const SHOW: Duration = Duration::from_secs(60);
+
+/// A child process in its own process group, killed with its group when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-KILL", &format!("-{}", self.0.id())]).status();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(mut cmd: Command) -> Guard {
+    use std::os::unix::process::CommandExt as _;
+    cmd.stdin(Stdio::null()).process_group(0);
+    Guard(cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}")))
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+}
+
+/// chromedriver and the browser, or `None` after a SKIP line (a failure when required, unless
+/// `.ci/run` could not install them and said so with `KCP_BROWSER_SKIP=1`).
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    if std::env::var_os("KCP_BROWSER_SKIP").is_some() {
+        println!("SKIP: KCP_BROWSER_SKIP is set (no chromium and chromedriver on this machine)");
+        return None;
+    }
+    let driver = std::env::var_os("KCP_CHROMEDRIVER").map(PathBuf::from).or_else(|| on_path("chromedriver"));
+    let chromium = std::env::var_os("KCP_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path("chromium"))
+        .or_else(|| on_path("chromium-browser"));
+    match (driver, chromium) {
+        (Some(d), Some(c)) => Some((d, c)),
+        _ => {
+            let why = "the browser test needs chromium and chromedriver (Debian: apt-get install chromium \
+                       chromium-driver; or KCP_CHROMEDRIVER and KCP_CHROMIUM)";
+            assert!(!live::required(), "KCP_LIVE_REQUIRED=1 but {why}");
+            println!("SKIP: {why}");
+            None
+        }
+    }
+}
+
+/// A loopback port free at the time of asking.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+fn wait_listening(port: u16, limit: Duration, what: &str) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < limit, "{what} not listening on {port} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `kafka.sh tool NAME ARGS...`: Kafka's own tool of the cluster's version.
+fn tool(cluster: &Cluster, args: &[&str]) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/live/kafka.sh"));
+    if let Some(run) = cluster.run_dir.parent() {
+        cmd.env("KCP_LIVE_RUN", run);
+    }
+    cmd.args(["tool", cluster.name.as_str()]).args(args);
+    live::member::run_bounded(cmd, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{}: kafka.sh tool {}: {e}", cluster.name, args.join(" ")))
+}
+
+/// `records` records over the topic's partitions, with Kafka's producer benchmark.
+fn produce(cluster: &Cluster, topic: &str, records: u32) {
+    let props = format!("bootstrap.servers={}", cluster.bootstrap);
+    let n = records.to_string();
+    let p = "org.apache.kafka.tools.ProducerPerformance";
+    let args = ["--topic", topic, "--num-records", &n, "--record-size", "20", "--throughput", "-1"];
+    let props = ["--producer-props", &props, "batch.size=100", "linger.ms=0"];
+    tool(cluster, &[&[p][..], &args[..], &props[..]].concat());
+}
+
+/// Commits `offset` on every partition of `topic` for the (empty) group, with Kafka's own tool.
+fn commit(cluster: &Cluster, group: &str, topic: &str, offset: i64) {
+    let offset = offset.to_string();
+    let b = cluster.bootstrap.as_str();
+    let args = ["consumer-groups", "--bootstrap-server", b, "--group", group, "--topic", topic];
+    tool(cluster, &[&args[..], &["--reset-offsets", "--to-offset", &offset, "--execute"][..]].concat());
+}
+
+/// How the page shows a name: control characters as their escapes (`\u{1}`).
+fn shown(name: &str) -> String {
+    name.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// `GET path` from the page's own origin, as its script would fetch it.
+async fn api(c: &Client, path: &str) -> Value {
+    let script = "var done = arguments[arguments.length - 1];\
+                  fetch(arguments[0]).then(function (r) { return r.json(); }).then(done, function (e) { done({fetch_error: String(e)}); });";
+    let v = c.execute_async(script, vec![json!(path)]).await.expect("fetch from the page");
+    assert!(v.get("fetch_error").is_none(), "{path}: {v}");
+    v
+}
+
+fn segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The visible rows' cell texts of a table body, as rendered (`innerText`). Read in one script:
+/// the live updates replace the body every collection, so element handles would go stale.
+async fn rows(c: &Client, body: &str) -> Vec<Vec<String>> {
+    let script = "return Array.from(document.querySelectorAll('#' + arguments[0] + ' > tr:not([hidden])'))\
+                  .map(function (r) { return Array.from(r.cells).map(function (c) { return c.innerText; }); });";
+    let v = c.execute(script, vec![json!(body)]).await.expect("rows");
+    serde_json::from_value(v).expect("rows of strings")
+}
+
+/// Waits until `check` holds on the visible rows of `body`, or fails with the last rows seen.
+async fn until_rows(c: &Client, body: &str, what: &str, check: impl Fn(&[Vec<String>]) -> bool) -> Vec<Vec<String>> {
+    let started = Instant::now();
+    loop {
+        let seen = rows(c, body).await;
+        if check(&seen) {
+            return seen;
+        }
+        assert!(started.elapsed() < SHOW, "{what}: not shown within {SHOW:?}; rows: {seen:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// No JavaScript error, no policy violation, and the script ran.
+async fn no_script_errors(c: &Client, page: &str) {
+    let v = c
+        .execute(
+            "return {ready: document.documentElement.getAttribute('data-ready'), errors: window.kcpErrors || null,\
+             injected: window.kcpInjected === undefined ? null : window.kcpInjected,\
+             scripts: document.scripts.length};",
+            vec![],
+        )
+        .await
+        .expect("page state");
+    assert_eq!(v["ready"], "1", "{page}: the page's script did not run: {v}");
+    assert_eq!(v["errors"], json!([]), "{page}: JavaScript errors: {v}");
+    assert_eq!(v["injected"], Value::Null, "{page}: a group name ran as script: {v}");
+    assert_eq!(v["scripts"], 1, "{page}: only the page's own script element: {v}");
+}
+
+/// The lag column: a number, or `None` for the dash of a group without commits.
+fn lag_of(row: &[String]) -> Option<i64> {
+    if row[5] == "-" {
+        return None;
+    }
+    Some(row[5].parse().unwrap_or_else(|_| panic!("lag cell {row:?}")))
+}
+
+fn number(s: &str) -> Option<f64> {
+    s.parse().ok()
+}
+
+/// The list row of `id` in the API's list.
+fn api_row<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["groups"]
+        .as_array()
+        .and_then(|g| g.iter().find(|r| r["group_id"] == id))
+        .unwrap_or_else(|| panic!("{id} in {list}"))
+}
+
+/// A list row as the page shows it, from the API's values.
+fn expected_row(v: &Value) -> Vec<String> {
+    let s = |v: &Value| v.as_str().map(shown).unwrap_or_default();
+    let n = |v: &Value| if v.is_null() { "-".to_owned() } else { v.to_string() };
+    vec![
+        s(&v["group_id"]),
+        s(&v["state"]),
+        s(&v["group_protocol"]),
+        s(&v["assignor"]),
+        n(&v["members"]),
+        n(&v["lag"]),
+        v["lag_seconds"].as_f64().map_or("-".into(), |x| format!("{x:.1}")),
+        s(&v["status"]),
+        n(&v["pending_partitions"]),
+        n(&v["rebalances_last_hour"]),
+    ]
+}
+
+#[test]
+fn the_page_shows_what_the_cluster_holds() {
+    let Some((driver, chromium)) = browser() else { return };
+    let Some(cluster) = Cluster::shared("k41") else { return };
+    let started = Instant::now();
+
+    // Ground truth.
+    let token = unique_name("page");
+    let topic = format!("{token}-t");
+    cluster.create_topic(&topic, 3);
+    let produced_from = live::now_ms();
+    produce(&cluster, &topic, 30);
+    let produced_to = live::now_ms();
+    let lagging = format!("{token}-lagging");
+    let hostile = format!("<script>window.kcpInjected=1</script>\"q' \u{1}{token}");
+    commit(&cluster, &lagging, &topic, 2);
+    commit(&cluster, &hostile, &topic, 1);
+    let live_group = format!("{token}-live");
+    let client_id = "page<b>\"c'</b>";
+    // `kcp group join --client-id` (the helper's options predate the flag).
+    let options = MemberOptions::new(&live_group, [&topic]).rack("r1").duration_s(280);
+    let mut join = Command::new(env!("CARGO_BIN_EXE_kcp"));
+    join.args(["group", "join", "--client-id", client_id]).args(options.kcp_args(&cluster.bootstrap));
+    let mut members = vec![cluster.spawn("kcp:page-classic".into(), join)];
+    let kip848 = format!("{token}-848");
+    members.push(cluster.java(&MemberOptions::new(&kip848, [&topic]).group_protocol("consumer").duration_s(280)));
+
+    // The server and the browser.
+    let serve_port = free_port();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_kcp"));
+    serve.args(["serve", "--bootstrap-server", &cluster.bootstrap, "--interval-ms", "1000", "--duration-s", "330"]);
+    serve.args(["--listen", &format!("127.0.0.1:{serve_port}")]).stdout(Stdio::null());
+    let _serve = spawn(serve);
+    let driver_port = free_port();
+    let mut chromedriver = Command::new(&driver);
+    chromedriver.arg(format!("--port={driver_port}")).stdout(Stdio::null()).stderr(Stdio::null());
+    let _driver = spawn(chromedriver);
+    wait_listening(serve_port, Duration::from_secs(30), "kcp serve");
+    wait_listening(driver_port, Duration::from_secs(30), "chromedriver");
+    let profile = std::env::temp_dir().join(format!("{token}-chromium"));
+    let base = format!("http://127.0.0.1:{serve_port}");
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let browse = async {
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({"binary": chromium, "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1280,1000",
+                format!("--user-data-dir={}", profile.display()),
+            ]}),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let c = ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{driver_port}"))
+            .await
+            .expect("a chromedriver session");
+        // A failed check or the time limit still ends the session (the browser with it).
+        let checks = check_pages(
+            &c,
+            &base,
+            &cluster,
+            &token,
+            &topic,
+            &lagging,
+            &hostile,
+            &live_group,
+            client_id,
+            &kip848,
+            (produced_from, produced_to),
+        );
+        let result = AssertUnwindSafe(tokio::time::timeout(BROWSER_LIMIT, checks)).catch_unwind().await;
+        let _ = tokio::time::timeout(Duration::from_secs(20), c.close()).await;
+        result
+    };
+    let outcome = runtime.block_on(browse);
+    let _ = std::fs::remove_dir_all(&profile);
+    for m in &mut members {
+        m.kill();
+    }
+    match outcome {
+        Err(panic) => std::panic::resume_unwind(panic),
+        Ok(Err(_)) => panic!("the browser part took longer than {BROWSER_LIMIT:?}"),
+        Ok(Ok(())) => println!("serve_page: passed in {:.1} s", started.elapsed().as_secs_f64()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn check_pages(
+    c: &Client,
+    base: &str,
+    cluster: &Cluster,
+    token: &str,
+    topic: &str,
+    lagging: &str,
+    hostile: &str,
+    live_group: &str,
+    client_id: &str,
+    kip848: &str,
+    (produced_from, produced_to): (u64, u64),
+) {
+    // The list, filtered to this test's groups (the shared cluster holds other tests' groups).
+    c.goto(&format!("{base}/")).await.expect("open the list");
+    let render = c
+        .execute("var n = performance.getEntriesByType('navigation')[0]; return [n.responseEnd - n.requestStart, n.domComplete];", vec![])
+        .await
+        .expect("navigation timing");
+    println!("serve_page: list served in {} ms, DOM complete at {} ms", render[0], render[1]);
+    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    c.execute("window.kcpMarker = 42;", vec![]).await.expect("mark the page");
+    let filter = c.find(Locator::Id("filter-groups")).await.expect("the groups filter");
+    filter.send_keys(token).await.expect("type a filter");
+    let seen = until_rows(c, "groups-body", "this test's four groups, the members joined, the lag measured", |r| {
+        r.len() == 4
+            && r.iter().any(|row| row[0] == *live_group && row[4] == "1")
+            && r.iter().any(|row| row[0] == *kip848 && row[4] == "1" && row[1] == "Stable")
+            && r.iter().any(|row| row[0] == *lagging && row[5] == "24" && row[6] != "-")
+    })
+    .await;
+
+    // Ground truth: 30 records produced, 2 and 1 committed on each of 3 partitions.
+    let lag = |id: &str| seen.iter().find(|r| r[0] == shown(id)).and_then(|r| lag_of(r));
+    assert_eq!(lag(lagging), Some(30 - 3 * 2), "{seen:?}");
+    assert_eq!(lag(hostile), Some(30 - 3), "the group named with markup is a row, as text: {seen:?}");
+    let row = |id: &str| seen.iter().find(|r| r[0] == shown(id)).cloned().unwrap_or_default();
+    assert_eq!(row(kip848)[2], "consumer", "{seen:?}");
+    assert_eq!(row(live_group)[2], "classic", "{seen:?}");
+    assert_eq!(row(lagging)[1], "Empty", "{seen:?}");
+    let page_seconds = number(&row(lagging)[6]).expect("lag in seconds shown");
+    // The record at the committed offset was written between produced_from and produced_to; the
+    // figure shown is from a collection at most a few seconds old.
+    let oldest_possible = (live::now_ms() - produced_from) as f64 / 1000.0;
+    let newest_possible = (live::now_ms().saturating_sub(produced_to)) as f64 / 1000.0;
+    assert!(
+        page_seconds <= oldest_possible + 0.1 && page_seconds >= newest_possible - 10.0,
+        "lag in seconds {page_seconds} against the records' age ({newest_possible}..{oldest_possible} s)"
+    );
+
+    // The same numbers as /api/v1 (the row may have moved on by a collection: read both again then).
+    let api_list = api(c, "/api/v1/clusters/default/groups").await;
+    let now_rows = rows(c, "groups-body").await;
+    for id in [lagging, hostile, live_group, kip848] {
+        let expected = expected_row(api_row(&api_list, id));
+        let page = now_rows.iter().find(|r| r[0] == shown(id)).cloned().unwrap_or_default();
+        assert_eq!(page[..6], expected[..6], "{id}: page against /api/v1");
+        assert_eq!(page[7..], expected[7..], "{id}: page against /api/v1");
+        if let (Some(p), Some(a)) = (number(&page[6]), api_row(&api_list, id)["lag_seconds"].as_f64()) {
+            assert!((p - a).abs() <= 3.0, "{id}: lag seconds {p} on the page, {a} from the API");
+        }
+    }
+
+    // Sorting: by lag, largest first, then smallest first.
+    c.find(Locator::Css("#groups thead th:nth-child(6) button"))
+        .await
+        .expect("lag header")
+        .click()
+        .await
+        .expect("sort");
+    let sorted: Vec<Option<i64>> = rows(c, "groups-body").await.iter().map(|r| lag_of(r)).collect();
+    assert_eq!(sorted, {
+        let mut s = sorted.clone();
+        s.sort_by(|a, b| b.cmp(a));
+        s
+    });
+    assert_eq!(sorted.first(), Some(&Some(27)), "{sorted:?}");
+    c.find(Locator::Css("#groups thead th:nth-child(6) button"))
+        .await
+        .expect("lag header")
+        .click()
+        .await
+        .expect("sort");
+    let sorted: Vec<Option<i64>> = rows(c, "groups-body").await.iter().map(|r| lag_of(r)).collect();
+    assert_eq!(sorted.last(), Some(&Some(27)), "{sorted:?}");
+    let aria = c.find(Locator::Css("#groups thead th:nth-child(6)")).await.unwrap().attr("aria-sort").await.unwrap();
+    assert_eq!(aria.as_deref(), Some("ascending"));
+    // Filtering narrows to one group.
+    filter.send_keys("-lagging").await.expect("type");
+    until_rows(c, "groups-body", "the filter", |r| r.len() == 1 && r[0][0] == lagging).await;
+    filter.clear().await.expect("clear");
+    filter.send_keys(token).await.expect("type");
+
+    // Live: a commit shows without a reload.
+    commit(cluster, lagging, topic, 5);
+    until_rows(c, "groups-body", "the new commit, live", |r| r.iter().any(|row| row[0] == lagging && row[5] == "15"))
+        .await;
+    let marker = c.execute("return window.kcpMarker;", vec![]).await.expect("marker");
+    assert_eq!(marker, 42, "the page was not reloaded");
+    no_script_errors(c, "the list").await;
+    if let Some(dir) = std::env::var_os("KCP_PAGE_SCREENSHOTS") {
+        std::fs::write(Path::new(&dir).join("serve-list.png"), c.screenshot().await.expect("screenshot"))
+            .expect("save");
+    }
+
+    // The group named with markup: followed from its link, its name text everywhere.
+    c.find(Locator::LinkText(&shown(hostile))).await.expect("the group's link").click().await.expect("follow");
+    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    let h1 = c.find(Locator::Css("h1 .group-id")).await.expect("heading").text().await.unwrap();
+    assert_eq!(h1, shown(hostile));
+    let title = c.title().await.expect("title");
+    assert!(title.starts_with(&shown(hostile)), "{title}");
+    let api_group = api(c, &format!("/api/v1/clusters/default/groups/{}", segment(hostile))).await;
+    let offsets = rows(c, "offsets-body").await;
+    assert_eq!(offsets.len(), 3, "{offsets:?}");
+    let mut total = 0;
+    for (row, o) in offsets.iter().zip(api_group["offsets"].as_array().unwrap()) {
+        assert_eq!(row[0], topic);
+        assert_eq!(row[1], o["partition"].to_string());
+        assert_eq!(row[2], "1", "committed 1: {row:?}");
+        assert_eq!(row[3], o["log_end_offset"].to_string());
+        assert_eq!(row[4], o["lag"].to_string());
+        total += row[3].parse::<i64>().unwrap();
+    }
+    assert_eq!(total, 30, "the log ends shown add up to the records produced");
+    assert_eq!(c.find(Locator::Id("total-lag")).await.unwrap().text().await.unwrap(), "27");
+    no_script_errors(c, "the group named with markup").await;
+
+    // A group with a classic member: members and offsets, sort and filter.
+    c.goto(&format!("{base}/groups/default/{}", segment(live_group))).await.expect("open the group");
+    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    let api_group = api(c, &format!("/api/v1/clusters/default/groups/{}", segment(live_group))).await;
+    let member_id = api_group["members"][0]["member_id"].as_str().expect("a member").to_owned();
+    let members = rows(c, "members-body").await;
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(members[0][0], shown(&member_id));
+    assert_eq!(members[0][1], client_id, "the client id with markup, as text");
+    assert_eq!(members[0][3], "r1");
+    assert_eq!(members[0][5], topic);
+    assert_eq!(members[0][7], format!("{topic}: 0,1,2"));
+    let offsets = rows(c, "offsets-body").await;
+    assert!(offsets.iter().all(|r| r[6] == shown(&member_id) && r[8] == client_id), "{offsets:?}");
+    c.find(Locator::Css("#offsets thead th:nth-child(2) button")).await.unwrap().click().await.unwrap();
+    let partitions: Vec<String> = rows(c, "offsets-body").await.iter().map(|r| r[1].clone()).collect();
+    assert_eq!(partitions, ["2", "1", "0"]);
+    c.find(Locator::Id("filter-member")).await.unwrap().send_keys("nobody-has-this").await.unwrap();
+    until_rows(c, "offsets-body", "the member filter", |r| r.is_empty()).await;
+    c.find(Locator::Id("filter-member")).await.unwrap().clear().await.unwrap();
+    c.find(Locator::Id("filter-topic")).await.unwrap().send_keys(topic).await.unwrap();
+    until_rows(c, "offsets-body", "the topic filter", |r| r.len() == 3).await;
+    let history = api(c, &format!("/api/v1/clusters/default/groups/{}/history", segment(live_group))).await;
+    assert!(history["points"].as_array().is_some_and(|p| !p.is_empty()), "{history}");
+    let chart = c.find_all(Locator::Css("#history svg polyline")).await.unwrap();
+    assert_eq!(chart.len(), 2, "the lag chart");
+    no_script_errors(c, "the group page").await;
+    if let Some(dir) = std::env::var_os("KCP_PAGE_SCREENSHOTS") {
+        std::fs::write(Path::new(&dir).join("serve-group.png"), c.screenshot().await.expect("screenshot"))
+            .expect("save");
+    }
+
+    // The KIP-848 group: its protocol and epochs.
+    c.goto(&format!("{base}/groups/default/{}", segment(kip848))).await.expect("open the group");
+    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    let summary = c.find(Locator::Id("summary")).await.unwrap().text().await.unwrap();
+    assert!(summary.contains("consumer") && summary.contains("Group epoch"), "{summary}");
+    no_script_errors(c, "the KIP-848 group's page").await;
+}
