@@ -111,6 +111,9 @@ pub mod assignor;
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 pub mod codec;
+#[cfg(feature = "conform")]
+#[cfg_attr(docsrs, doc(cfg(feature = "conform")))]
+pub mod conform;
 pub mod coordinator;
 pub mod group_api;
 pub mod inspect;

@@ -4,6 +4,7 @@
 // The binary does arguments and I/O; the input documents are parsed by the library
 // (`codec::json`, `assignor::json`, `sim::json`), which the fuzz targets call directly.
 mod assign;
+mod conform;
 mod decode;
 mod encode;
 mod group;
@@ -168,6 +169,12 @@ enum Command {
     /// opened, is not a pcap/pcapng capture, or is corrupt at some point (reading stops there; the
     /// summary's `capture_error` says where).
     Pcap(pcap::PcapArgs),
+    /// Judge every group and member of a capture against the client conformance rules.
+    ///
+    /// Reads the capture as `kcp pcap` does (streamed) and writes the report (JSON, or text with
+    /// `--format text`); the capture summary goes to stderr as `kcp pcap`'s. Exit status 0 when
+    /// no rule fails, 4 when one does, 1 when the capture cannot be read, 2 usage.
+    Conform(conform::ConformArgs),
     /// Run a whole consumer group in virtual time (scenario file in, timeline out).
     Simulate(simulate::SimulateArgs),
     /// Run a built-in assignor on a group described in JSON.
@@ -233,6 +240,7 @@ fn main() -> ExitCode {
         Command::Compat(args) => (decode::run_compat(&args, &mut out), args.decode.format),
         Command::Encode(args) => (encode::run_encode(&args, &mut out), Format::Json),
         Command::Pcap(args) => (pcap::run_pcap(&args, &mut out), args.format),
+        Command::Conform(args) => (conform::run_conform(&args, &mut out), args.format),
         Command::Simulate(args) => (simulate::run_simulate(&args, &mut out), Format::Json),
         Command::Assign(args) => (assign::run_assign(&args, &mut out), Format::Json),
         Command::Group(command) => (group::run_group(&command, &mut out), command.format()),
