@@ -507,16 +507,18 @@ impl Checker {
             let view = sub.view();
             judge_user_data(member, seen, id, &p.name, view.user_data());
             let rack = view.rack_id().map(str::to_owned);
+            // A rack as a person reads it: its name, or "none".
+            let shown = |r: &Option<String>| r.as_deref().map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
             match member.rack.clone() {
                 Some(before) if before != rack && view.version() >= 3 => member.tally("rack").fail(evidence(
                     seen,
                     id,
                     None,
-                    &format!("rack changed from {before:?} to {rack:?}"),
+                    &format!("rack changed from {} to {}", shown(&before), shown(&rack)),
                 )),
                 _ if view.version() >= 3 => {
                     member.rack = Some(rack.clone());
-                    member.tally("rack").pass(evidence(seen, id, None, &format!("rack {rack:?}")));
+                    member.tally("rack").pass(evidence(seen, id, None, &format!("rack {}", shown(&rack))));
                 }
                 _ => {}
             }
