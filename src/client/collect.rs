@@ -460,19 +460,22 @@ impl Collector {
 }
 
 impl Offsets {
-    /// The partition counts of every topic read, from the ListOffsets metadata.
-    fn counts(&self) -> ClusterMetadata {
-        ClusterMetadata::from_counts(self.logs.values().filter_map(|t| {
-            let partitions = t.partitions.as_ref().ok()?;
-            Some((t.topic.clone(), i32::try_from(partitions.len()).unwrap_or(i32::MAX)))
+    /// The partition counts of `topics` that were read, from the ListOffsets metadata.
+    fn counts(&self, topics: &BTreeSet<String>) -> ClusterMetadata {
+        ClusterMetadata::from_counts(topics.iter().filter_map(|name| {
+            let partitions = self.logs.get(name)?.partitions.as_ref().ok()?;
+            Some((name.clone(), i32::try_from(partitions.len()).unwrap_or(i32::MAX)))
         }))
     }
 
     /// The offsets view of one described group: one entry per partition of every topic it
     /// subscribes to, is assigned, or has committed, with owners, pending hand-overs, lag and
     /// the gaps.
+    ///
+    /// Only the group's own topics are read from [`logs`](Self::logs), which holds the topics of
+    /// every group collected: a view costs the group's partitions, not the cluster's (10,000
+    /// groups on their own topics would otherwise cost 10,000 x every partition).
     pub fn view(&self, group_id: &str, described: &DescribedGroup) -> GroupOffsetsView {
-        let counts = self.counts();
         let mut gaps: BTreeMap<(String, i32), ClientError> = BTreeMap::new();
         let mut error = None;
         let committed: Vec<Committed> = match self.committed.get(group_id) {
@@ -483,8 +486,13 @@ impl Offsets {
             }
             None => Vec::new(),
         };
+        // The topics the view can show: subscribed, claimed, assigned or committed.
+        let mut topics = BTreeSet::new();
+        described.topic_names(&mut topics);
+        topics.extend(committed.iter().map(|c| c.topic.clone()));
+        let counts = self.counts(&topics);
         let mut logs = Vec::new();
-        for t in self.logs.values() {
+        for t in topics.iter().filter_map(|name| self.logs.get(name)) {
             if let Ok(partitions) = &t.partitions {
                 for p in partitions {
                     for side in [&p.log_start_offset, &p.log_end_offset] {
@@ -529,5 +537,98 @@ fn committed_of(o: &CommittedOffset, gaps: &mut BTreeMap<(String, i32), ClientEr
         offset: o.offset,
         metadata: o.metadata.clone(),
         leader_epoch: o.leader_epoch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Node, PartitionLogOffsets};
+    use crate::group_api::DescribedGroupMember;
+    use crate::inspect::ClassicGroup;
+    use crate::{Assignment, Subscription, TopicPartitions, Version};
+    use bytes::Bytes;
+
+    fn node() -> Node {
+        Node { node_id: 1, host: "127.0.0.1".into(), port: 9092, rack: None }
+    }
+
+    fn log(topic: &str, partitions: i32, end: i64) -> TopicLogOffsets {
+        let partitions = (0..partitions)
+            .map(|p| PartitionLogOffsets {
+                partition: p,
+                leader: Some(1),
+                log_start_offset: Ok(0),
+                log_end_offset: Ok(end),
+            })
+            .collect();
+        TopicLogOffsets { topic: topic.into(), partitions: Ok(partitions) }
+    }
+
+    fn commit(topic: &str, partition: i32, offset: i64) -> CommittedOffset {
+        CommittedOffset {
+            topic: topic.into(),
+            partition,
+            offset: Some(offset),
+            leader_epoch: None,
+            metadata: None,
+            error: None,
+        }
+    }
+
+    /// A view reads only the group's topics out of every group's logs (issue 35's scale fix), so
+    /// it must still take both kinds: the topics the members subscribe to (all their partitions,
+    /// assigned or not) and a topic the group only has commits on.
+    #[test]
+    fn a_view_shows_its_subscribed_and_committed_topics_and_no_other() {
+        let member = DescribedGroupMember {
+            member_id: "c1".into(),
+            member_metadata: Bytes::from(Subscription::new(["orders"]).encode(Version::V3).unwrap()),
+            member_assignment: Bytes::from(
+                Assignment::new(vec![TopicPartitions::new("orders", vec![0, 1])]).encode(Version::V3).unwrap(),
+            ),
+            ..DescribedGroupMember::default()
+        };
+        let described = DescribedGroup::Classic(ClassicGroupDescription {
+            group: ClassicGroup {
+                group_id: "g".into(),
+                state: "Stable".into(),
+                protocol_type: "consumer".into(),
+                protocol: "range".into(),
+                members: vec![member],
+            },
+            authorized_operations: 0,
+            coordinator: node(),
+            version: 5,
+        });
+        let committed = GroupOffsets {
+            group_id: "g".into(),
+            offsets: vec![commit("orders", 0, 10), commit("old", 0, 5)],
+            coordinator: node(),
+            version: 8,
+        };
+        let offsets = Offsets {
+            committed: HashMap::from([("g".to_owned(), Ok(committed))]),
+            // "other" is another group's topic.
+            logs: [log("orders", 3, 100), log("old", 1, 7), log("other", 4, 50)]
+                .into_iter()
+                .map(|t| (t.topic.clone(), t))
+                .collect(),
+            isolation: IsolationLevel::ReadUncommitted,
+        };
+        let view = offsets.view("g", &described);
+        let rows: Vec<(&str, i32, Option<i64>, Option<i64>)> =
+            view.report.offsets.iter().map(|o| (o.topic.as_str(), o.partition, o.log_end_offset, o.lag)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("old", 0, Some(7), Some(2)),
+                ("orders", 0, Some(100), Some(90)),
+                ("orders", 1, Some(100), None),
+                ("orders", 2, Some(100), None),
+            ]
+        );
+        assert_eq!(view.report.lag.total, 92);
+        assert!(!view.partial(), "{:?}", view.gaps);
     }
 }
