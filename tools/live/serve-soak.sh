@@ -20,6 +20,7 @@ trap 'kill $server 2>/dev/null || true' EXIT
 sleep 5
 rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$server/status"; }
 echo "start: RSS $(rss)"
+groups() { curl -s "http://127.0.0.1:$port/api/v1/clusters/default/groups" | grep -o '"group_id"' | wc -l; }
 start=$SECONDS n=0
 while (( SECONDS - start < duration )); do
   n=$((n + 1))
@@ -29,23 +30,24 @@ while (( SECONDS - start < duration )); do
   # A member that joins and leaves again after 5 s.
   timeout 20 "$kcp" group join --bootstrap-server "$bootstrap" --group "$g-m" --topics "$topic" \
     --duration-s 5 >/dev/null 2>&1 &
-  # Delete the group made three rounds ago.
+  # Delete the groups made three rounds ago (the member's group is empty by then).
   if (( n > 3 )); then
     bash "$ctl" tool "$cluster" consumer-groups --bootstrap-server "$bootstrap" --delete \
-      --group "soak-$$-$((n - 3))" >/dev/null 2>&1 || true
+      --group "soak-$$-$((n - 3))" --group "soak-$$-$((n - 3))-m" >/dev/null 2>&1 || true
   fi
-  if (( n % 20 == 0 )); then echo "$((SECONDS - start)) s: $n groups made, RSS $(rss)"; fi
+  if (( n % 20 == 0 )); then echo "$((SECONDS - start)) s: $n groups made, $(groups) served, RSS $(rss)"; fi
 done
 wait_members=$(jobs -p | grep -v "^$server$" || true)
 [ -z "$wait_members" ] || wait $wait_members 2>/dev/null || true
 # Leave the cluster's state settled, then compare the series with the groups that exist.
 for i in $(seq $((n - 2)) $n); do
-  bash "$ctl" tool "$cluster" consumer-groups --bootstrap-server "$bootstrap" --delete --group "soak-$$-$i" >/dev/null 2>&1 || true
+  bash "$ctl" tool "$cluster" consumer-groups --bootstrap-server "$bootstrap" --delete --group "soak-$$-$i" \
+    --group "soak-$$-$i-m" >/dev/null 2>&1 || true
 done
 sleep 20
 echo "end: RSS $(rss) after $n groups made and deleted"
 metrics=$(curl -s "http://127.0.0.1:$port/metrics")
-left=$( (grep -o "group=\"soak-$$-[0-9]*\"" <<< "$metrics" || true) | sort -u | wc -l)
+left=$( (grep -o "group=\"soak-$$-[0-9]*\(-m\)\?\"" <<< "$metrics" || true) | sort -u | wc -l)
 members=$( (grep -c "^kcp_consumergroup_member_lag{.*group=\"soak-$$" <<< "$metrics") || true)
 series=$(grep -vc '^#' <<< "$metrics" || true)
 echo "series of soak groups left in /metrics: $left group(s), $members member series ($series series in all)"
