@@ -279,9 +279,9 @@ fn leader_moved(e: &ClientError) -> bool {
 
 /// The framing of a Fetch response's records.
 #[derive(Debug, PartialEq, Eq)]
-struct Framed {
+pub(super) struct Framed {
     /// Bytes of whole batches.
-    whole: usize,
+    pub(super) whole: usize,
     /// How many whole batches.
     batches: usize,
     /// After the last whole batch's last offset (`from` when none).
@@ -291,7 +291,7 @@ struct Framed {
 /// Frames record bytes batch by batch (offset, length, and for magic 2 the last offset delta),
 /// without decoding them: where the whole batches end, and the offset after them. A batch
 /// cut at the end is not an error; a length no batch can have is.
-fn frame_batches(records: &[u8], from: i64) -> Result<Framed, String> {
+pub(super) fn frame_batches(records: &[u8], from: i64) -> Result<Framed, String> {
     let mut at = 0usize;
     let mut framed = Framed { whole: 0, batches: 0, next_offset: from };
     while records.len() - at >= 12 {

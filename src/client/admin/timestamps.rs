@@ -16,7 +16,7 @@ use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use super::fetch::FetchOptions;
+use super::fetch::{frame_batches, FetchOptions};
 use super::text;
 use crate::client::{Client, ClientError, Deadline, IsolationLevel, PartitionFetcher, SendOptions, Target};
 use crate::offsets_log::{Limits, SegmentReader};
@@ -108,16 +108,21 @@ impl Client {
         by_leader: BTreeMap<i32, BTreeMap<(String, i32), i64>>,
         deadline: Deadline,
     ) -> Vec<((String, i32), i64, TimestampAnswer)> {
-        let calls = by_leader.into_iter().map(|(leader, wanted)| {
+        // Every leader in parallel, as the other admin calls do.
+        let mut tasks = tokio::task::JoinSet::new();
+        for (leader, wanted) in by_leader {
             let client = self.clone();
-            async move {
+            tasks.spawn(async move {
                 let answers = client.fetch_first_batches(leader, &wanted, deadline).await;
                 (wanted, answers)
-            }
-        });
+            });
+        }
         let mut out = Vec::new();
         let mut refetch = Vec::new();
-        for (wanted, answers) in join_all(calls).await {
+        while let Some(joined) = tasks.join_next().await {
+            // A task that panicked has no wanted partitions to answer for: they get no answer
+            // and `record_timestamps` says so for each.
+            let Ok((wanted, answers)) = joined else { continue };
             match answers {
                 Ok(mut answers) => {
                     for (key, offset) in wanted {
@@ -218,7 +223,10 @@ impl Client {
                     Err(ClientError::from_code(data.error_code, format!("{context}: {}-{}", key.0, key.1), None))
                 } else {
                     let records = data.records.clone().unwrap_or_default();
-                    Ok(split_whole(records))
+                    let offset = wanted.get(&key).copied().unwrap_or(0);
+                    frame_batches(&records, offset)
+                        .map(|framed| whole_or_cut(records, framed.whole))
+                        .map_err(|e| ClientError::protocol(format!("{context}: {}-{}: {e}", key.0, key.1)))
                 };
                 out.insert(key, fetched);
             }
@@ -235,22 +243,13 @@ enum Fetched {
     Cut,
 }
 
-/// The whole batches of a partition's records, or [`Fetched::Cut`] when not even the first one is
-/// whole.
-fn split_whole(records: Bytes) -> Fetched {
-    let mut at = 0usize;
-    while records.len() - at >= 12 {
-        let length = i32::from_be_bytes([records[at + 8], records[at + 9], records[at + 10], records[at + 11]]);
-        let Ok(length) = usize::try_from(length) else { break };
-        match at.checked_add(12).and_then(|a| a.checked_add(length)) {
-            Some(end) if end <= records.len() => at = end,
-            _ => break,
-        }
-    }
-    if at == 0 && !records.is_empty() {
+/// The whole batches of a partition's records (`whole` bytes of them, as `fetch::frame_batches`
+/// framed them), or [`Fetched::Cut`] when not even the first one is whole.
+fn whole_or_cut(records: Bytes, whole: usize) -> Fetched {
+    if whole == 0 && !records.is_empty() {
         Fetched::Cut
     } else {
-        Fetched::Whole(records.slice(..at))
+        Fetched::Whole(records.slice(..whole))
     }
 }
 
@@ -271,23 +270,6 @@ fn first_record_time(records: &[u8], offset: i64) -> TimestampAnswer {
         }
     }
     Ok(None)
-}
-
-/// Runs the futures concurrently and returns their outputs in order.
-async fn join_all<F>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
-    let mut out = Vec::with_capacity(handles.len());
-    for h in handles {
-        match h.await {
-            Ok(v) => out.push(v),
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -366,10 +348,11 @@ mod tests {
     #[test]
     fn a_cut_first_batch_is_refetched_and_garbage_is_an_error() {
         let whole = batch(0, 1, 4, 0);
-        assert!(matches!(split_whole(Bytes::from(whole[..whole.len() - 3].to_vec())), Fetched::Cut));
-        let Fetched::Whole(w) = split_whole(Bytes::from(whole.clone())) else { panic!("whole") };
+        let split = |bytes: &[u8]| whole_or_cut(Bytes::from(bytes.to_vec()), frame_batches(bytes, 0).unwrap().whole);
+        assert!(matches!(split(&whole[..whole.len() - 3]), Fetched::Cut));
+        let Fetched::Whole(w) = split(&whole) else { panic!("whole") };
         assert_eq!(w.len(), whole.len());
-        let Fetched::Whole(none) = split_whole(Bytes::new()) else { panic!("empty is whole") };
+        let Fetched::Whole(none) = split(&[]) else { panic!("empty is whole") };
         assert!(none.is_empty());
         let mut bad = whole.clone();
         bad[16] = 7; // magic 7

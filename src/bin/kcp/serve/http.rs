@@ -144,6 +144,14 @@ fn json_response(status: StatusCode, value: &Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// `value` as JSON, or Burrow's 404 saying `missing` (an unknown cluster, group or topic).
+fn answer(app: &App, uri: &Uri, value: Option<Value>, missing: &str) -> Response {
+    match value {
+        Some(v) => json_response(StatusCode::OK, &v),
+        None => not_found(uri, &app.host, missing),
+    }
+}
+
 fn not_found(uri: &Uri, host: &str, message: &str) -> Response {
     json_response(StatusCode::NOT_FOUND, &burrow::error(message, uri.path(), host))
 }
@@ -266,31 +274,39 @@ async fn v3_clusters(State(app): State<App>, uri: Uri) -> Response {
 }
 
 async fn v3_cluster(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster) {
-        Some(c) => json_response(StatusCode::OK, &burrow::cluster_detail(&app.shared, c, uri.path(), &app.host)),
-        None => not_found(&uri, &app.host, "cluster module not found"),
-    }
+    answer(
+        &app,
+        &uri,
+        app.shared.cluster(&cluster).map(|c| burrow::cluster_detail(&app.shared, c, uri.path(), &app.host)),
+        "cluster module not found",
+    )
 }
 
 async fn v3_topics(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster) {
-        Some(c) => json_response(StatusCode::OK, &burrow::topic_list(c, uri.path(), &app.host)),
-        None => not_found(&uri, &app.host, "cluster not found"),
-    }
+    answer(
+        &app,
+        &uri,
+        app.shared.cluster(&cluster).map(|c| burrow::topic_list(c, uri.path(), &app.host)),
+        "cluster not found",
+    )
 }
 
 async fn v3_topic(State(app): State<App>, UrlPath((cluster, topic)): UrlPath<(String, String)>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster).and_then(|c| burrow::topic_detail(c, &topic, uri.path(), &app.host)) {
-        Some(v) => json_response(StatusCode::OK, &v),
-        None => not_found(&uri, &app.host, "cluster or topic not found"),
-    }
+    answer(
+        &app,
+        &uri,
+        app.shared.cluster(&cluster).and_then(|c| burrow::topic_detail(c, &topic, uri.path(), &app.host)),
+        "cluster or topic not found",
+    )
 }
 
 async fn v3_consumers(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster) {
-        Some(c) => json_response(StatusCode::OK, &burrow::consumer_list(c, uri.path(), &app.host)),
-        None => not_found(&uri, &app.host, "cluster not found"),
-    }
+    answer(
+        &app,
+        &uri,
+        app.shared.cluster(&cluster).map(|c| burrow::consumer_list(c, uri.path(), &app.host)),
+        "cluster not found",
+    )
 }
 
 async fn v3_consumer(
@@ -298,10 +314,12 @@ async fn v3_consumer(
     UrlPath((cluster, group)): UrlPath<(String, String)>,
     uri: Uri,
 ) -> Response {
-    match app.shared.cluster(&cluster).and_then(|c| burrow::consumer_detail(c, &group, uri.path(), &app.host)) {
-        Some(v) => json_response(StatusCode::OK, &v),
-        None => not_found(&uri, &app.host, "cluster or consumer not found"),
-    }
+    answer(
+        &app,
+        &uri,
+        app.shared.cluster(&cluster).and_then(|c| burrow::consumer_detail(c, &group, uri.path(), &app.host)),
+        "cluster or consumer not found",
+    )
 }
 
 fn v3_group_status(app: &App, cluster: &str, group: &str, show_all: bool, uri: &Uri) -> Response {
@@ -325,10 +343,7 @@ async fn api_clusters(State(app): State<App>) -> Response {
 }
 
 async fn api_groups(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster) {
-        Some(c) => json_response(StatusCode::OK, &api::groups(c)),
-        None => not_found(&uri, &app.host, "cluster not found"),
-    }
+    answer(&app, &uri, app.shared.cluster(&cluster).map(api::groups), "cluster not found")
 }
 
 async fn api_history(
@@ -336,17 +351,11 @@ async fn api_history(
     UrlPath((cluster, group)): UrlPath<(String, String)>,
     uri: Uri,
 ) -> Response {
-    match app.shared.cluster(&cluster).and_then(|c| api::history(c, &group)) {
-        Some(v) => json_response(StatusCode::OK, &v),
-        None => not_found(&uri, &app.host, "cluster or group not found"),
-    }
+    answer(&app, &uri, app.shared.cluster(&cluster).and_then(|c| api::history(c, &group)), "cluster or group not found")
 }
 
 async fn api_group(State(app): State<App>, UrlPath((cluster, group)): UrlPath<(String, String)>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster).and_then(|c| api::group(c, &group)) {
-        Some(v) => json_response(StatusCode::OK, &v),
-        None => not_found(&uri, &app.host, "cluster or group not found"),
-    }
+    answer(&app, &uri, app.shared.cluster(&cluster).and_then(|c| api::group(c, &group)), "cluster or group not found")
 }
 
 /// The cluster's change events as Server-Sent Events: the recent ones first (up to 256), then
