@@ -83,6 +83,14 @@ where
     }
 }
 
+/// RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.123Z`): what `watch`, `history` and
+/// `serve` print.
+pub fn rfc3339_ms(t: Duration) -> String {
+    let micros = rfc3339(t);
+    // `...05.123456Z` -> `...05.123Z`
+    format!("{}Z", &micros[..micros.len().saturating_sub(4)])
+}
+
 /// RFC 3339 UTC with microseconds.
 pub fn rfc3339(t: Duration) -> String {
     let secs = t.as_secs() as i64;

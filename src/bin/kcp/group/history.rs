@@ -136,10 +136,7 @@ fn parse_from(text: &str) -> Result<From, String> {
 /// milliseconds (`2026-12-07T18:04:05.123Z`); a negative one (no time) as is.
 fn iso(ms: i64) -> String {
     match u64::try_from(ms) {
-        Ok(ms) => {
-            let micros = crate::pcap::rfc3339(Duration::from_millis(ms));
-            format!("{}Z", &micros[..micros.len().saturating_sub(4)])
-        }
+        Ok(ms) => crate::pcap::rfc3339_ms(Duration::from_millis(ms)),
         Err(_) => ms.to_string(),
     }
 }

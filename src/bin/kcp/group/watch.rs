@@ -18,10 +18,7 @@ use crate::{client_error_json, CliError, Format};
 
 /// Wall-clock time as RFC 3339 with milliseconds (`2026-01-02T03:04:05.123Z`).
 pub(crate) fn now_ts() -> String {
-    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let micros = crate::pcap::rfc3339(since_epoch);
-    // `...05.123456Z` -> `...05.123Z`
-    format!("{}Z", &micros[..micros.len().saturating_sub(4)])
+    crate::pcap::rfc3339_ms(SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default())
 }
 
 pub(crate) fn event_json(ts: &str, group: &str, event: &WatchEvent) -> Value {

@@ -14,8 +14,7 @@ fn rfc3339_ms(ms: u64) -> Value {
     if ms == 0 {
         return Value::Null;
     }
-    let micros = crate::pcap::rfc3339(std::time::Duration::from_millis(ms));
-    Value::String(format!("{}Z", &micros[..micros.len().saturating_sub(4)]))
+    Value::String(crate::pcap::rfc3339_ms(std::time::Duration::from_millis(ms)))
 }
 
 fn cluster_summary(cluster: &ClusterHandle, snapshot: &Snapshot) -> Value {

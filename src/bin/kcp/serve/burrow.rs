@@ -87,10 +87,6 @@ fn point(p: Option<WindowPoint>) -> Value {
     }
 }
 
-fn status_name(s: LagStatus) -> &'static str {
-    s.as_str()
-}
-
 /// The group's stored offsets per topic (Burrow's consumer detail).
 pub(crate) fn consumer_detail(cluster: &ClusterHandle, group: &str, url: &str, host: &str) -> Option<Value> {
     let snapshot = cluster.snapshot();
@@ -135,7 +131,7 @@ fn partition_json(g: &GroupState, index: usize, window: usize) -> Option<(Value,
         "partition": o.partition,
         "owner": owner,
         "client_id": client_id,
-        "status": status_name(status),
+        "status": status.as_str(),
         "start": point(p.start),
         "end": point(p.end),
         "current_lag": lag,
@@ -192,7 +188,7 @@ pub(crate) fn consumer_status(
     let status = json!({
         "cluster": cluster.spec.name,
         "group": group,
-        "status": status_name(group_status),
+        "status": group_status.as_str(),
         "complete": if count == 0 { 0.0 } else { complete_count as f64 / count as f64 },
         "partitions": partitions,
         "partition_count": count,

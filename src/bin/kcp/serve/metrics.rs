@@ -53,12 +53,12 @@ fn number<'a>(partition: i32) -> Value<'a> {
 }
 
 /// One metric family: its series, in order.
-struct Family<'a, N> {
+struct Family<'a> {
     name: &'static str,
     help: &'static str,
     unit: Option<Unit>,
     kind: MetricType,
-    series: Vec<(Labels<'a>, N)>,
+    series: Vec<(Labels<'a>, f64)>,
 }
 
 /// The snapshots of every cluster, as one collector.
@@ -68,19 +68,19 @@ struct Snapshots {
     granularity: Granularity,
 }
 
-fn gauge<'a>(name: &'static str, help: &'static str) -> Family<'a, f64> {
+fn gauge<'a>(name: &'static str, help: &'static str) -> Family<'a> {
     Family { name, help, unit: None, kind: MetricType::Gauge, series: Vec::new() }
 }
 
-fn seconds<'a>(name: &'static str, help: &'static str) -> Family<'a, f64> {
+fn seconds<'a>(name: &'static str, help: &'static str) -> Family<'a> {
     Family { name, help, unit: Some(Unit::Seconds), kind: MetricType::Gauge, series: Vec::new() }
 }
 
-fn counter<'a>(name: &'static str, help: &'static str) -> Family<'a, f64> {
+fn counter<'a>(name: &'static str, help: &'static str) -> Family<'a> {
     Family { name, help, unit: None, kind: MetricType::Counter, series: Vec::new() }
 }
 
-fn write_family(encoder: &mut DescriptorEncoder, family: &Family<'_, f64>) -> Result<(), std::fmt::Error> {
+fn write_family(encoder: &mut DescriptorEncoder, family: &Family<'_>) -> Result<(), std::fmt::Error> {
     let mut metric = encoder.encode_descriptor(family.name, family.help, family.unit.as_ref(), family.kind)?;
     for (labels, value) in &family.series {
         let series = metric.encode_family(labels)?;

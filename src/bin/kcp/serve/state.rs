@@ -392,7 +392,6 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
             handle.publish_event(v.to_string());
         }
         let evaluator = &group_memory.evaluator;
-        let window = evaluator.rules().window;
         let partitions = view
             .report
             .offsets
@@ -414,7 +413,7 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
                     status: evaluator.status(&o.topic, o.partition),
                     start: points.first().copied(),
                     end: points.last().copied(),
-                    samples: points.len().min(window),
+                    samples: points.len(),
                     lag_seconds: None,
                 }
             })
