@@ -418,3 +418,68 @@ fn wording_a_newcomer_needs() {
     let group_line = help.lines().find(|l| l.trim_start().starts_with("group")).unwrap();
     assert!(group_line.contains("history") && group_line.contains("upgrade-check"), "{help}");
 }
+
+/// A one-message segment (magic 1, uncompressed): `key` and `value` at offset 0.
+fn message_set_v1(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut body = vec![1u8, 0]; // magic 1, attributes: no compression
+    body.extend_from_slice(&1_765_000_000_000i64.to_be_bytes());
+    body.extend_from_slice(&(key.len() as i32).to_be_bytes());
+    body.extend_from_slice(key);
+    body.extend_from_slice(&(value.len() as i32).to_be_bytes());
+    body.extend_from_slice(value);
+    let mut out = 0i64.to_be_bytes().to_vec();
+    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Issue 39: the text story lists a member's topics and partitions sorted, as describe does,
+/// whatever order the assignor wrote them in. The real captures' assignors wrote them sorted
+/// already, so this record is crafted: topics `zeta` before `alpha`, partitions [0, 2, 4, 1, 3, 5].
+#[test]
+fn the_text_story_sorts_an_assignment_written_out_of_order() {
+    use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
+    let str16 = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(&(s.len() as i16).to_be_bytes());
+        out.extend_from_slice(s.as_bytes());
+    };
+    let bytes32 = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+        out.extend_from_slice(b);
+    };
+    let assignment =
+        Assignment::new(vec![TopicPartitions::new("zeta", [0, 2, 4, 1, 3, 5]), TopicPartitions::new("alpha", [1, 0])])
+            .encode(Version::V0)
+            .unwrap();
+    let subscription = Subscription::new(["zeta", "alpha"]).encode(Version::V0).unwrap();
+    // GroupMetadataKey (type 2) and GroupMetadataValue v3 of one member.
+    let mut key = 2i16.to_be_bytes().to_vec();
+    str16(&mut key, "wire-order");
+    let mut value = 3i16.to_be_bytes().to_vec();
+    str16(&mut value, "consumer");
+    value.extend_from_slice(&1i32.to_be_bytes()); // generation
+    str16(&mut value, "range"); // protocol
+    str16(&mut value, "m1"); // leader
+    value.extend_from_slice(&1_765_000_000_000i64.to_be_bytes()); // current_state_timestamp
+    value.extend_from_slice(&1i32.to_be_bytes()); // members
+    str16(&mut value, "m1");
+    value.extend_from_slice(&(-1i16).to_be_bytes()); // group_instance_id: null
+    str16(&mut value, "client");
+    str16(&mut value, "/127.0.0.1");
+    value.extend_from_slice(&300_000i32.to_be_bytes()); // rebalance_timeout
+    value.extend_from_slice(&45_000i32.to_be_bytes()); // session_timeout
+    bytes32(&mut value, &subscription);
+    bytes32(&mut value, &assignment);
+    let dir = std::env::temp_dir().join(format!("kcp-history-wire-order-{}/__consumer_offsets-0", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("00000000000000000000.log"), message_set_v1(&key, &value)).unwrap();
+
+    let out =
+        kcp(&["group", "history", "--log-dir", dir.to_str().unwrap(), "--group", "wire-order", "--format", "text"]);
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.trim_start().starts_with("m1: ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(line.trim(), "m1: alpha[0, 1] zeta[0, 1, 2, 3, 4, 5]", "{text}");
+}

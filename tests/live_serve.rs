@@ -482,3 +482,217 @@ fn serve_says_an_authentication_failure_without_showing_the_secret() {
     assert!(!everything.contains(wrong_password) && !everything.contains(&secured.scram_password), "{everything}");
     assert_eq!(server.terminate(), Some(0));
 }
+
+/// How long the revoking Java member sits in onPartitionsRevoked (`--revoke-delay-ms`): the
+/// window in which the hand-over is pending, long enough for a few collections and a describe.
+const REVOKE_DELAY_MS: u64 = 20_000;
+
+/// A Java member of `options` whose onPartitionsRevoked sleeps REVOKE_DELAY_MS.
+fn slow_revoker(cluster: &Cluster, options: &MemberOptions) -> live::Member {
+    let mut cmd = cluster.ctl_command();
+    cmd.args(["java", &cluster.name, "LiveConsumer"])
+        .args(options.args(&cluster.bootstrap))
+        .args(["--revoke-delay-ms", &REVOKE_DELAY_MS.to_string()]);
+    cluster.spawn(options.label("java-slow-revoke"), cmd)
+}
+
+/// `kcp group describe --group G` (its JSON; exit 0, or 3 for a partial answer such as
+/// partitions without a commit).
+fn describe(cluster: &Cluster, group: &str) -> Value {
+    let run = live::kcp::run(
+        &["group", "describe", "--bootstrap-server", &cluster.bootstrap, "--group", group],
+        Duration::from_secs(60),
+    );
+    assert!(matches!(run.status, Some(0 | 3)), "{}\n{}", run.stdout, run.stderr);
+    run.json()
+}
+
+/// (topic, partition) pairs of a list of `{"topic", "partitions"}` groups.
+fn partition_set(groups: &Value) -> Partitions {
+    let mut out = Partitions::new();
+    for g in groups.as_array().into_iter().flatten() {
+        for p in g["partitions"].as_array().into_iter().flatten() {
+            out.insert((g["topic"].as_str().unwrap().to_owned(), p.as_i64().unwrap()));
+        }
+    }
+    out
+}
+
+/// Partitions as (topic, partition).
+type Partitions = std::collections::BTreeSet<(String, i64)>;
+
+/// The hand-overs pending in a described group, from its members' decoded payloads alone (not
+/// from kcp's own ownership): classic, the partitions one member is assigned while another still
+/// claims them in its subscription's owned partitions; KIP-848, the partitions in a member's
+/// target assignment that are not in its current assignment (another member has yet to revoke
+/// them). Also the classic partitions claimed by a member and assigned to nobody (withheld by a
+/// cooperative round).
+fn pending_from_payloads(group: &Value) -> (Partitions, Partitions) {
+    let members = group["members"].as_array().cloned().unwrap_or_default();
+    let mut pending = Partitions::new();
+    let mut withheld = Partitions::new();
+    if group["type"] == "consumer" {
+        for m in &members {
+            let current = partition_set(&m["assignment"]);
+            pending.extend(partition_set(&m["target_assignment"]).difference(&current).cloned());
+        }
+        return (pending, withheld);
+    }
+    let claims: Vec<Partitions> =
+        members.iter().map(|m| partition_set(&m["subscription"]["owned_partitions"])).collect();
+    let assigned: Vec<Partitions> =
+        members.iter().map(|m| partition_set(&m["assignment"]["assigned_partitions"])).collect();
+    for (i, mine) in assigned.iter().enumerate() {
+        for tp in mine {
+            if claims.iter().enumerate().any(|(j, c)| j != i && c.contains(tp)) {
+                pending.insert(tp.clone());
+            }
+        }
+    }
+    for c in &claims {
+        for tp in c {
+            if !assigned.iter().any(|a| a.contains(tp)) {
+                withheld.insert(tp.clone());
+            }
+        }
+    }
+    (pending, withheld)
+}
+
+/// Issue 35: `kcp_consumergroup_pending_partitions` and `/api/v1`'s `pending_partitions` against
+/// the group's own payloads, during a scale-out whose hand-over is held open: the first member
+/// sleeps REVOKE_DELAY_MS in onPartitionsRevoked, so the partitions it gives up stay in hand-over
+/// for that long. A cooperative-sticky classic group (the round withholds them from everyone) and,
+/// on 4.x, a KIP-848 group (the broker's target gives them to the newcomer, who waits for them).
+fn serve_counts_pending_hand_overs(name: &str) {
+    let Some(cluster) = Cluster::shared(name) else { return };
+    let topic = unique_name("serve-pending");
+    cluster.create_topic(&topic, 4);
+    let server = Server::start(&["--bootstrap-server", &cluster.bootstrap, "--interval-ms", "500"]);
+    let classic = unique_name("serve-pending-coop");
+    let modern = unique_name("serve-pending-848");
+    let mut groups = vec![(classic.clone(), MemberOptions::new(&classic, [&topic]).assignors(["cooperative-sticky"]))];
+    if cluster.is_4x() {
+        groups.push((modern.clone(), MemberOptions::new(&modern, [&topic]).group_protocol("consumer")));
+    }
+    for (group, options) in groups {
+        let options = options.duration_s(120);
+        let mut first = slow_revoker(&cluster, &options.clone().client_id("first"));
+        first
+            .wait_for("all four partitions", SETTLE, |events| {
+                events
+                    .iter()
+                    .rev()
+                    .find(|e| e.event == "assigned")
+                    .is_some_and(|e| e.owned.as_ref().is_some_and(|o| o.len() == 4))
+            })
+            .unwrap_or_else(|e| panic!("{e}\n{}", first.diagnostics()));
+        // Before the scale-out: nothing pending.
+        server.wait_for("/metrics", SETTLE, "the group collected, nothing pending", |r| {
+            value(&samples(&r.body), "kcp_consumergroup_pending_partitions", &[("group", &group)]) == Some(0.0)
+        });
+        let mut second = cluster.java(&options.clone().client_id("second"));
+        let revoked = first
+            .wait_event("revoked", SETTLE)
+            .unwrap_or_else(|e| panic!("{e}\n{}\n{}", first.diagnostics(), second.diagnostics()));
+        let window_ends = Instant::now() + Duration::from_millis(REVOKE_DELAY_MS);
+        let given_up = revoked.partitions.clone();
+        assert!(!given_up.is_empty(), "{revoked:?}");
+        // The ground truth inside the window: the group as the broker describes it, settled on
+        // the round that asked for the revocation (classic: Stable again; KIP-848: the newcomer's
+        // target names the partitions).
+        let truth = loop {
+            let described = describe(&cluster, &group);
+            let (pending, withheld) = pending_from_payloads(&described);
+            let settled = if group == classic {
+                described["state"] == "Stable" && withheld.len() == given_up.len()
+            } else {
+                pending.len() == given_up.len()
+            };
+            if settled {
+                break (described, pending, withheld);
+            }
+            assert!(Instant::now() < window_ends, "the hand-over window passed unseen: {described:#}");
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        let (described, pending, withheld) = truth;
+        let expected = pending.len() as f64;
+        if group == classic {
+            // The cooperative round withholds what the first member gives up: claimed by it,
+            // assigned to nobody; no member is assigned a partition another still claims.
+            let claimed: Partitions = withheld.clone();
+            let revoked_set: Partitions = given_up.iter().map(|(t, p)| (t.clone(), i64::from(*p))).collect();
+            assert_eq!(claimed, revoked_set, "{described:#}");
+            assert!(pending.is_empty(), "{described:#}");
+        } else {
+            assert_eq!(pending.len(), given_up.len(), "{described:#}");
+        }
+        // The server, within the same window, says the same. First a snapshot taken inside the
+        // window (the classic count is 0 before it too): the given-up partitions are no longer
+        // in the first member's assignment, so no row names it as their owner.
+        let first_id = first.member_id().expect("the first member's id");
+        let inside = |api: &Value| {
+            api["offsets"].as_array().is_some_and(|rows| {
+                rows.iter()
+                    .filter(|o| {
+                        let tp = (o["topic"].as_str().unwrap_or("").to_owned(), o["partition"].as_i64().unwrap_or(-1));
+                        given_up.iter().any(|(t, p)| *t == tp.0 && i64::from(*p) == tp.1)
+                    })
+                    .filter(|o| o["owner"] != first_id.as_str())
+                    .count()
+                    == given_up.len()
+            })
+        };
+        let path = format!("/api/v1/clusters/default/groups/{group}");
+        let api = server.wait_for(&path, Duration::from_secs(8), "a snapshot inside the hand-over", |r| {
+            inside(&serde_json::from_str(&r.body).unwrap_or(Value::Null))
+        });
+        let api = api.json();
+        assert_eq!(api["pending_partitions"], pending.len(), "{api:#}");
+        let r = server.wait_for("/metrics", Duration::from_secs(8), "the pending count of the payloads", |r| {
+            value(&samples(&r.body), "kcp_consumergroup_pending_partitions", &[("group", &group)]) == Some(expected)
+        });
+        assert!(Instant::now() < window_ends, "the metric was read after the window: {}", r.body.len());
+        // Per partition: the rows pending to someone are the payloads' pending partitions.
+        let rows: Partitions = api["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| !o["pending_to"].is_null())
+            .map(|o| (o["topic"].as_str().unwrap().to_owned(), o["partition"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(rows, pending, "{api:#}");
+        let list = server.get("/api/v1/clusters/default/groups").json();
+        let row = list["groups"].as_array().unwrap().iter().find(|g| g["group_id"] == group.as_str()).cloned().unwrap();
+        assert_eq!(row["pending_partitions"], pending.len(), "{row:#}");
+        assert!(Instant::now() < window_ends, "the API was read after the window");
+
+        // The first member returns from its callback: the hand-over completes, nothing pending.
+        second
+            .wait_for("the given-up partitions", SETTLE, |events| {
+                events
+                    .iter()
+                    .filter(|e| e.event == "assigned")
+                    .any(|e| e.owned.as_ref().is_some_and(|o| given_up.iter().all(|tp| o.contains(tp))))
+            })
+            .unwrap_or_else(|e| panic!("{e}\n{}", second.diagnostics()));
+        server.wait_for("/metrics", SETTLE, "nothing pending after the hand-over", |r| {
+            value(&samples(&r.body), "kcp_consumergroup_pending_partitions", &[("group", &group)]) == Some(0.0)
+        });
+        let (pending, withheld) = pending_from_payloads(&describe(&cluster, &group));
+        assert!(pending.is_empty() && withheld.is_empty(), "{pending:?} {withheld:?}");
+        let _ = second.terminate(Duration::from_secs(30));
+        let _ = first.terminate(Duration::from_secs(30));
+    }
+    assert_eq!(server.terminate(), Some(0));
+}
+
+#[test]
+fn serve_counts_pending_hand_overs_on_4_1() {
+    serve_counts_pending_hand_overs("k41");
+}
+
+#[test]
+fn serve_counts_pending_hand_overs_on_3_9() {
+    serve_counts_pending_hand_overs("k39");
+}

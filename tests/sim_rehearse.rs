@@ -201,3 +201,78 @@ fn kcp_simulate_runs_the_written_scenario() {
     assert_eq!(summary["violations"], serde_json::json!([]), "{summary}");
     assert_eq!(summary["group_protocol"], "consumer", "{summary}");
 }
+
+/// Issue 39: the rehearsal's timeouts are the caller's, else the members' own from the group's
+/// metadata record (the largest; a value out of range not used), else Java's defaults; the
+/// broker's initial rebalance delay when reported, else Kafka's 3000. Each says where it came from.
+#[test]
+fn the_rehearsal_timing_says_where_each_value_came_from() {
+    use kafka_consumer_protocol::sim::{rehearsal_scenario_with, MemberTimeouts, TimeoutInputs, TimingSource};
+    let t = |session, rebalance| MemberTimeouts { session_timeout_ms: session, rebalance_timeout_ms: rebalance };
+    let mut env = UpgradeEnvironment::defaults(BrokerLine::Kafka4);
+
+    // Nothing known: Java's and Kafka's defaults.
+    let r = rehearsal_scenario_with(&group(), &env, &metadata(), None, &TimeoutInputs::default()).unwrap();
+    assert_eq!((r.timing.session_timeout.ms, r.timing.session_timeout.source), (45_000, TimingSource::Default));
+    assert_eq!((r.timing.rebalance_timeout.ms, r.timing.rebalance_timeout.source), (300_000, TimingSource::Default));
+    assert_eq!(
+        (r.timing.initial_rebalance_delay.ms, r.timing.initial_rebalance_delay.source),
+        (3_000, TimingSource::Default)
+    );
+    assert_eq!(r.scenario.config.rebalance_timeout_ms, 300_000);
+
+    // Every member recorded: the largest of each, and the broker's delay.
+    env.configs = Some(BrokerConfigs::from_pairs([("group.initial.rebalance.delay.ms", Some("250"))]));
+    let all = TimeoutInputs {
+        members: [
+            ("consumer-billing-1-a".to_string(), t(10_000, 60_000)),
+            ("consumer-billing-2-b".to_string(), t(12_000, 90_000)),
+            ("consumer-billing-3-c".to_string(), t(10_000, 60_000)),
+            ("someone-who-left".to_string(), t(99_000, 999_000)),
+        ]
+        .into(),
+        ..TimeoutInputs::default()
+    };
+    let r = rehearsal_scenario_with(&group(), &env, &metadata(), None, &all).unwrap();
+    assert_eq!(
+        (r.scenario.config.session_timeout_ms, r.timing.session_timeout.source),
+        (12_000, TimingSource::GroupMetadata)
+    );
+    assert_eq!(
+        (r.scenario.config.rebalance_timeout_ms, r.timing.rebalance_timeout.source),
+        (90_000, TimingSource::GroupMetadata)
+    );
+    assert_eq!(
+        (r.scenario.config.initial_rebalance_delay_ms, r.timing.initial_rebalance_delay.source),
+        (250, TimingSource::BrokerConfig)
+    );
+    assert_eq!(r.scenario.steps[1].step, Step::Wait(12_000));
+    assert!(r.notes.iter().any(|n| n.contains("rebalance timeouts differ (60000 to 90000 ms)")), "{:?}", r.notes);
+
+    // One member recorded, one value out of range: used where valid, and said.
+    let partial = TimeoutInputs {
+        members: [("consumer-billing-2-b".to_string(), t(-1, 70_000))].into(),
+        ..TimeoutInputs::default()
+    };
+    let r = rehearsal_scenario_with(&group(), &env, &metadata(), None, &partial).unwrap();
+    assert_eq!(
+        (r.timing.rebalance_timeout.ms, r.timing.rebalance_timeout.source),
+        (70_000, TimingSource::GroupMetadata)
+    );
+    assert_eq!((r.timing.session_timeout.ms, r.timing.session_timeout.source), (45_000, TimingSource::Default));
+    assert!(r.notes.iter().any(|n| n.contains("rebalance timeout of 1 of the 3 members")), "{:?}", r.notes);
+
+    // The caller's values win; an impossible one is refused.
+    let given = TimeoutInputs { session_timeout_ms: Some(20_000), rebalance_timeout_ms: Some(40_000), ..all.clone() };
+    let r = rehearsal_scenario_with(&group(), &env, &metadata(), None, &given).unwrap();
+    assert_eq!((r.timing.session_timeout.ms, r.timing.session_timeout.source), (20_000, TimingSource::Option));
+    assert_eq!((r.timing.rebalance_timeout.ms, r.timing.rebalance_timeout.source), (40_000, TimingSource::Option));
+    let zero = TimeoutInputs { rebalance_timeout_ms: Some(0), ..TimeoutInputs::default() };
+    assert!(rehearsal_scenario_with(&group(), &env, &metadata(), None, &zero).is_err());
+
+    // A delay the broker reports but the simulator cannot take: the default, with a note.
+    env.configs = Some(BrokerConfigs::from_pairs([("group.initial.rebalance.delay.ms", Some("soon"))]));
+    let r = rehearsal_scenario_with(&group(), &env, &metadata(), None, &all).unwrap();
+    assert_eq!(r.timing.initial_rebalance_delay.source, TimingSource::Default);
+    assert!(r.notes.iter().any(|n| n.contains("\"soon\"")), "{:?}", r.notes);
+}

@@ -57,5 +57,8 @@ pub use broker::GroupState;
 use engine::Rng;
 pub use engine::{run, run_with};
 pub use outcome::{is_balanced, Outcome, Summary, TimelineEntry};
-pub use rehearse::{rehearsal_scenario, Rehearsal, RehearsalError, JAVA_REBALANCE_TIMEOUT_MS};
+pub use rehearse::{
+    rehearsal_scenario, rehearsal_scenario_with, MemberTimeouts, Rehearsal, RehearsalError, RehearsalTiming,
+    TimeoutInputs, TimingSource, TimingValue, JAVA_REBALANCE_TIMEOUT_MS, JAVA_SESSION_TIMEOUT_MS,
+};
 pub use scenario::{limits, GroupProtocol, MemberSpec, Scenario, SimConfig, SimError, Step, StepSpec};

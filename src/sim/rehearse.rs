@@ -21,7 +21,84 @@ pub struct Rehearsal {
     pub names: Vec<(String, String)>,
     /// What the scenario simplifies or assumed (for the scenario's description and for people).
     pub notes: Vec<String>,
+    /// The scenario's timeouts and initial rebalance delay, each with where it came from.
+    pub timing: RehearsalTiming,
 }
+
+/// Where a value of a rehearsal's [`RehearsalTiming`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimingSource {
+    /// Given by the caller (`kcp group upgrade-check --session-timeout-ms`, `--rebalance-timeout-ms`).
+    Option,
+    /// The group's `GroupMetadata` record in `__consumer_offsets`: what the members sent in
+    /// their JoinGroup (session timeout, and rebalance timeout, which is the Java consumer's
+    /// `max.poll.interval.ms`).
+    GroupMetadata,
+    /// The coordinator's broker config (DescribeConfigs).
+    BrokerConfig,
+    /// A default: Java's for the members' timeouts, Kafka's for the broker's delay.
+    Default,
+}
+
+impl TimingSource {
+    /// The name in `kcp group upgrade-check`'s JSON: `option`, `group_metadata`,
+    /// `broker_config`, `default`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimingSource::Option => "option",
+            TimingSource::GroupMetadata => "group_metadata",
+            TimingSource::BrokerConfig => "broker_config",
+            TimingSource::Default => "default",
+        }
+    }
+}
+
+/// A duration of the rehearsal, in milliseconds, and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingValue {
+    /// Milliseconds.
+    pub ms: u64,
+    /// Where the value came from.
+    pub source: TimingSource,
+}
+
+/// The rehearsal's timing, as written into its scenario's `config`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RehearsalTiming {
+    /// `session_timeout_ms`, also the spacing of the upgrades.
+    pub session_timeout: TimingValue,
+    /// `rebalance_timeout_ms`.
+    pub rebalance_timeout: TimingValue,
+    /// `initial_rebalance_delay_ms`.
+    pub initial_rebalance_delay: TimingValue,
+}
+
+/// One member's timeouts as the classic coordinator stored them in the group's `GroupMetadata`
+/// record (`__consumer_offsets`, fields `session_timeout` and `rebalance_timeout` of the
+/// member), which is what the member sent in its JoinGroup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberTimeouts {
+    /// `session_timeout` (the member's `session.timeout.ms`).
+    pub session_timeout_ms: i32,
+    /// `rebalance_timeout` (the Java consumer's `max.poll.interval.ms`).
+    pub rebalance_timeout_ms: i32,
+}
+
+/// What the caller of [`rehearsal_scenario_with`] knows of the members' timeouts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimeoutInputs {
+    /// The session timeout to use whatever the group says.
+    pub session_timeout_ms: Option<u64>,
+    /// The rebalance timeout to use whatever the group says.
+    pub rebalance_timeout_ms: Option<u64>,
+    /// The members' own timeouts by member id, from the group's latest `GroupMetadata` record
+    /// (empty when it could not be read).
+    pub members: BTreeMap<String, MemberTimeouts>,
+}
+
+/// Java's default `session.timeout.ms` (since Kafka 3.0), the rehearsal's session timeout when
+/// neither the caller nor the group's metadata gives one.
+pub const JAVA_SESSION_TIMEOUT_MS: u64 = 45_000;
 
 impl Rehearsal {
     /// A one-paragraph description for the scenario file: what group it rehearses, the member
@@ -41,8 +118,9 @@ impl Rehearsal {
     }
 }
 
-/// The rehearsal's rebalance timeout: Java's default `max.poll.interval.ms`, which the Java
-/// consumer sends as its rebalance timeout (DescribeGroups does not report the members' own).
+/// Java's default `max.poll.interval.ms`, which the Java consumer sends as its rebalance
+/// timeout: the rehearsal's rebalance timeout when neither the caller nor the group's metadata
+/// gives one (DescribeGroups does not report the members' own).
 pub const JAVA_REBALANCE_TIMEOUT_MS: u64 = 300_000;
 
 /// Why a group cannot be rehearsed.
@@ -131,6 +209,65 @@ pub fn rehearsal_scenario(
     assignor: Option<ServerAssignor>,
     session_timeout_ms: u64,
 ) -> Result<Rehearsal, RehearsalError> {
+    let timeouts = TimeoutInputs { session_timeout_ms: Some(session_timeout_ms), ..TimeoutInputs::default() };
+    rehearsal_scenario_with(group, env, metadata, assignor, &timeouts)
+}
+
+/// [`rehearsal_scenario`] with the members' own timeouts: each of `session_timeout_ms` and
+/// `rebalance_timeout_ms` is the caller's (`timeouts`' field) when given, else the largest of
+/// the live members' in `timeouts.members` (the classic coordinator waits for the slowest
+/// member's rebalance timeout; the simulator has one of each for the group), else Java's
+/// default ([`JAVA_SESSION_TIMEOUT_MS`], [`JAVA_REBALANCE_TIMEOUT_MS`]). A value out of the
+/// simulator's range in a member's record is not used. The broker's
+/// `group.initial.rebalance.delay.ms` is used when DescribeConfigs reported it, else Kafka's
+/// default 3000. [`Rehearsal::timing`] says where each value came from; the notes say when
+/// members are missing from the record or disagree.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use bytes::Bytes;
+/// use kafka_consumer_protocol::assignor::ClusterMetadata;
+/// use kafka_consumer_protocol::group_api::DescribedGroupMember;
+/// use kafka_consumer_protocol::inspect::upgrade::{BrokerConfigs, BrokerLine, UpgradeEnvironment};
+/// use kafka_consumer_protocol::inspect::ClassicGroup;
+/// use kafka_consumer_protocol::sim::{rehearsal_scenario_with, MemberTimeouts, TimeoutInputs, TimingSource};
+/// use kafka_consumer_protocol::{Subscription, Version};
+///
+/// let group = ClassicGroup {
+///     group_id: "billing".into(),
+///     state: "Stable".into(),
+///     protocol_type: "consumer".into(),
+///     protocol: "range".into(),
+///     members: vec![DescribedGroupMember {
+///         member_id: "consumer-1".into(),
+///         member_metadata: Bytes::from(Subscription::new(["orders"]).encode(Version::V3).unwrap()),
+///         ..DescribedGroupMember::default()
+///     }],
+/// };
+/// let mut env = UpgradeEnvironment::defaults(BrokerLine::Kafka4);
+/// env.configs = Some(BrokerConfigs::from_pairs([("group.initial.rebalance.delay.ms", Some("0"))]));
+/// let timeouts = TimeoutInputs {
+///     members: BTreeMap::from([(
+///         "consumer-1".to_string(),
+///         MemberTimeouts { session_timeout_ms: 10_000, rebalance_timeout_ms: 120_000 },
+///     )]),
+///     ..TimeoutInputs::default()
+/// };
+/// let metadata = ClusterMetadata::from_counts([("orders", 4)]);
+/// let r = rehearsal_scenario_with(&group, &env, &metadata, None, &timeouts).unwrap();
+/// assert_eq!(r.scenario.config.rebalance_timeout_ms, 120_000);
+/// assert_eq!(r.timing.rebalance_timeout.source, TimingSource::GroupMetadata);
+/// assert_eq!(r.scenario.config.session_timeout_ms, 10_000);
+/// assert_eq!(r.scenario.config.initial_rebalance_delay_ms, 0);
+/// assert_eq!(r.timing.initial_rebalance_delay.source, TimingSource::BrokerConfig);
+/// ```
+pub fn rehearsal_scenario_with(
+    group: &ClassicGroup,
+    env: &UpgradeEnvironment,
+    metadata: &ClusterMetadata,
+    assignor: Option<ServerAssignor>,
+    timeouts: &TimeoutInputs,
+) -> Result<Rehearsal, RehearsalError> {
     let mut notes = Vec::new();
     if group.protocol_type != "consumer" {
         return Err(refuse(format!(
@@ -157,8 +294,10 @@ pub fn rehearsal_scenario(
             group.group_id, group.protocol
         )));
     }
-    if session_timeout_ms == 0 || session_timeout_ms > super::limits::MAX_DURATION_MS {
-        return Err(refuse(format!("session timeout {session_timeout_ms} ms is out of the simulator's range")));
+    for (what, value) in [("session", timeouts.session_timeout_ms), ("rebalance", timeouts.rebalance_timeout_ms)] {
+        if let Some(ms) = value.filter(|&ms| ms == 0 || ms > super::limits::MAX_DURATION_MS) {
+            return Err(refuse(format!("{what} timeout {ms} ms is out of the simulator's range")));
+        }
     }
     let configs = env.configs.as_ref();
     let policy = match configs.and_then(|c| c.migration_policy.as_deref()) {
@@ -248,30 +387,99 @@ pub fn rehearsal_scenario(
          by other members."
             .to_owned(),
     );
+    // DescribeGroups reports neither timeout: the caller's, else the members' own from the
+    // group's metadata record, else Java's defaults.
+    let ids: Vec<&str> = names.iter().map(|(_, id)| id.as_str()).collect();
+    let session_timeout = member_timeout(
+        "session",
+        timeouts.session_timeout_ms,
+        &ids,
+        timeouts,
+        |t| t.session_timeout_ms,
+        JAVA_SESSION_TIMEOUT_MS,
+        &mut notes,
+    );
+    let rebalance_timeout = member_timeout(
+        "rebalance",
+        timeouts.rebalance_timeout_ms,
+        &ids,
+        timeouts,
+        |t| t.rebalance_timeout_ms,
+        JAVA_REBALANCE_TIMEOUT_MS,
+        &mut notes,
+    );
+    let reported_delay = configs
+        .and_then(|c| c.initial_rebalance_delay_ms.as_deref())
+        .map(|v| v.trim().parse::<u64>().ok().filter(|&ms| ms <= crate::sim::limits::MAX_DURATION_MS).ok_or(v));
+    let initial_rebalance_delay = match reported_delay {
+        Some(Ok(ms)) => TimingValue { ms, source: TimingSource::BrokerConfig },
+        other => {
+            if let Some(Err(v)) = other {
+                notes.push(format!(
+                    "The broker's group.initial.rebalance.delay.ms={v:?} is not a delay the simulator takes: Kafka's \
+                     default 3000 is assumed."
+                ));
+            }
+            TimingValue { ms: SimConfig::default().initial_rebalance_delay_ms, source: TimingSource::Default }
+        }
+    };
     let mut steps = Vec::new();
     for (i, (name, _)) in names.iter().enumerate() {
         steps.push(StepSpec { step: Step::Upgrade(name.clone()), settle: false });
         if i + 1 < names.len() {
-            steps.push(StepSpec { step: Step::Wait(session_timeout_ms), settle: false });
+            steps.push(StepSpec { step: Step::Wait(session_timeout.ms), settle: false });
         }
     }
-    // The members' rebalance timeout (their max.poll.interval.ms) is not reported by
-    // DescribeGroups: Java's default, which the caller may replace; the broker's initial
-    // rebalance delay when it reported it (3000 by default, as in the simulator).
-    let initial_rebalance_delay_ms = configs
-        .and_then(|c| c.initial_rebalance_delay_ms.as_deref())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&ms| ms <= crate::sim::limits::MAX_DURATION_MS)
-        .unwrap_or(SimConfig::default().initial_rebalance_delay_ms);
     let config = SimConfig {
-        session_timeout_ms,
-        rebalance_timeout_ms: JAVA_REBALANCE_TIMEOUT_MS,
-        initial_rebalance_delay_ms,
+        session_timeout_ms: session_timeout.ms,
+        rebalance_timeout_ms: rebalance_timeout.ms,
+        initial_rebalance_delay_ms: initial_rebalance_delay.ms,
         migration_policy: policy,
         server_assignor: server.as_str().to_owned(),
         broker_version: env.line.as_str().to_owned(),
         ..SimConfig::default()
     };
     let scenario = Scenario { seed: 1, topics, members: specs, steps, config };
-    Ok(Rehearsal { scenario, names, notes })
+    let timing = RehearsalTiming { session_timeout, rebalance_timeout, initial_rebalance_delay };
+    Ok(Rehearsal { scenario, names, notes, timing })
+}
+
+/// One of the members' timeouts for the whole simulated group: `given`, else the largest of
+/// the members' recorded values (notes say when some are missing or they differ), else
+/// `default`.
+fn member_timeout(
+    what: &str,
+    given: Option<u64>,
+    ids: &[&str],
+    timeouts: &TimeoutInputs,
+    field: impl Fn(&MemberTimeouts) -> i32,
+    default: u64,
+    notes: &mut Vec<String>,
+) -> TimingValue {
+    if let Some(ms) = given {
+        return TimingValue { ms, source: TimingSource::Option };
+    }
+    let recorded: Vec<u64> = ids
+        .iter()
+        .filter_map(|id| timeouts.members.get(*id))
+        .filter_map(|t| u64::try_from(field(t)).ok())
+        .filter(|&ms| ms > 0 && ms <= super::limits::MAX_DURATION_MS)
+        .collect();
+    let (Some(&min), Some(&max)) = (recorded.iter().min(), recorded.iter().max()) else {
+        return TimingValue { ms: default, source: TimingSource::Default };
+    };
+    if recorded.len() < ids.len() {
+        notes.push(format!(
+            "The group's metadata record gave the {what} timeout of {} of the {} members: the largest of theirs, \
+             {max} ms, is used.",
+            recorded.len(),
+            ids.len()
+        ));
+    } else if min != max {
+        notes.push(format!(
+            "The members' {what} timeouts differ ({min} to {max} ms): the simulator has one for the group, the \
+             largest is used."
+        ));
+    }
+    TimingValue { ms: max, source: TimingSource::GroupMetadata }
 }

@@ -36,6 +36,7 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *   [--group-protocol classic|consumer] [--remote-assignor uniform|range] [--instance-id ID]
  *   [--rack R] [--client-id C] [--session-timeout-ms N] [--heartbeat-interval-ms N]
  *   [--duration-s N] [--command-config FILE] [--config KEY=VALUE]... [--process true]
+ *   [--revoke-delay-ms N]
  * </pre>
  *
  * Lines: first {"event": "config", ...} (the member's own subscription settings), then "joined"
@@ -45,6 +46,11 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * and the group metadata the client reports of itself; "error" (then exit 1) and finally "left"
  * after close() returned. SIGTERM and --duration-s both close the consumer (LeaveGroup unless
  * static) and exit 0.
+ *
+ * --revoke-delay-ms N: onPartitionsRevoked of a non-empty revocation prints "revoked" and then
+ * sleeps N ms before it returns, as a member that commits slowly would. A cooperative member
+ * rejoins only after that callback, so the group stays in the generation whose assignment
+ * withholds those partitions from everyone for N ms (a deterministic hand-over window).
  */
 public final class LiveConsumer {
   private static final Map<String, String> ASSIGNORS = Map.of(
@@ -59,6 +65,8 @@ public final class LiveConsumer {
   private int lastGeneration = Integer.MIN_VALUE;
   /** --process: print every record ("processed") and commit after each poll and on revocation. */
   private static boolean process = false;
+  /** --revoke-delay-ms: how long onPartitionsRevoked of a non-empty revocation sleeps. */
+  private static long revokeDelayMs = 0;
 
   private LiveConsumer(KafkaConsumer<byte[], byte[]> consumer) {
     this.consumer = consumer;
@@ -69,7 +77,7 @@ public final class LiveConsumer {
     System.err.println("usage: LiveConsumer --bootstrap B --group G --topics T1,T2 [--assignors A1,A2]"
         + " [--group-protocol classic|consumer] [--remote-assignor A] [--instance-id ID] [--rack R]"
         + " [--client-id C] [--session-timeout-ms N] [--heartbeat-interval-ms N] [--duration-s N]"
-        + " [--command-config FILE] [--config K=V]...");
+        + " [--command-config FILE] [--config K=V]... [--revoke-delay-ms N]");
     System.exit(2);
   }
 
@@ -110,6 +118,7 @@ public final class LiveConsumer {
         case "--duration-s": durationS = Long.parseLong(v); break;
         case "--command-config": commandConfig = v; break;
         case "--process": process = Boolean.parseBoolean(v); break;
+        case "--revoke-delay-ms": revokeDelayMs = Long.parseLong(v); break;
         case "--config": {
           int eq = v.indexOf('=');
           if (eq <= 0) usage("--config wants KEY=VALUE");
@@ -331,6 +340,13 @@ public final class LiveConsumer {
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
       if (process) commit(partitions);
       callback("revoked", partitions);
+      if (revokeDelayMs > 0 && !partitions.isEmpty()) {
+        try {
+          Thread.sleep(revokeDelayMs);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
     }
 
     @Override

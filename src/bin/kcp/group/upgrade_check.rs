@@ -1,18 +1,26 @@
 //! `kcp group upgrade-check`: will the broker convert a classic group to the KIP-848 consumer
 //! protocol (or, with `--downgrade`, a consumer group back to classic)? The judgement is
 //! `kafka_consumer_protocol::inspect::upgrade`; this module fetches what it needs (the group,
-//! its coordinator's ApiVersions, features and configs, the topics' partition counts).
+//! its coordinator's ApiVersions, features and configs, the topics' partition counts; for
+//! `--scenario`, the members' timeouts in the group's metadata record in `__consumer_offsets`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use kafka_consumer_protocol::assignor::{ClusterMetadata, TopicInfo};
-use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind, ListGroupsFilter, Target};
+use kafka_consumer_protocol::client::{
+    Client, ClientError, Deadline, ErrorKind, FetchOptions, IsolationLevel, ListGroupsFilter, PartitionFetcher, Target,
+};
 use kafka_consumer_protocol::inspect::upgrade::{
     check_downgrade, check_upgrade, BrokerConfigs, BrokerLine, Check, ServerAssignor, UpgradeEnvironment, UpgradeReport,
 };
+use kafka_consumer_protocol::offsets_log::{
+    partition_for_group, CoordinatorRecord, Limits, RecordKey, RecordValue, SegmentReader,
+};
 use kafka_consumer_protocol::sim::json::scenario_json;
-use kafka_consumer_protocol::sim::{rehearsal_scenario, JAVA_REBALANCE_TIMEOUT_MS};
+use kafka_consumer_protocol::sim::{
+    rehearsal_scenario_with, MemberTimeouts, Rehearsal, TimeoutInputs, TimingSource, TimingValue,
+};
 use kafka_consumer_protocol::{AssignmentView, DecodeOptions, SubscriptionView};
 use serde_json::{json, Value};
 
@@ -53,15 +61,17 @@ pub struct UpgradeCheckArgs {
     /// (one --group only).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<std::path::PathBuf>,
-    /// The members' session.timeout.ms in the rehearsal (the broker does not report it): the
-    /// simulated session timeout and the spacing of the upgrades.
-    #[arg(long, value_name = "MS", default_value_t = 45_000, requires = "scenario")]
-    pub session_timeout_ms: u64,
-    /// The members' rebalance timeout in the rehearsal (their max.poll.interval.ms; the broker
-    /// does not report it): default Java's 300000.
-    #[arg(long, value_name = "MS", default_value_t = JAVA_REBALANCE_TIMEOUT_MS, requires = "scenario",
+    /// The members' session.timeout.ms in the rehearsal (the simulated session timeout and the
+    /// spacing of the upgrades): default the largest of the members' own, from the group's
+    /// metadata in __consumer_offsets, else Java's 45000.
+    #[arg(long, value_name = "MS", requires = "scenario")]
+    pub session_timeout_ms: Option<u64>,
+    /// The members' rebalance timeout in the rehearsal (their max.poll.interval.ms): default the
+    /// largest of the members' own, from the group's metadata in __consumer_offsets, else Java's
+    /// 300000.
+    #[arg(long, value_name = "MS", requires = "scenario",
         value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
-    pub rebalance_timeout_ms: u64,
+    pub rebalance_timeout_ms: Option<u64>,
     /// Output format: the JSON contract, or text for people.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
@@ -107,8 +117,162 @@ async fn cached_environment(
 enum Judged {
     /// The report, and the rehearsal scenario when --scenario asked for it.
     Report(UpgradeReport),
-    Rehearsed(UpgradeReport, Result<Value, String>),
+    Rehearsed(UpgradeReport, Result<Rehearsed, String>),
     Failed(String, ClientError),
+}
+
+/// A rehearsal written by --scenario: the scenario file's document, and the report's
+/// `rehearsal` object without its `file`.
+struct Rehearsed {
+    scenario: Value,
+    summary: Value,
+}
+
+const OFFSETS_TOPIC: &str = "__consumer_offsets";
+
+/// The fetch size of the read of the group's `__consumer_offsets` partition.
+const METADATA_FETCH_MAX_BYTES: i32 = 4 << 20;
+
+/// The most a single batch of `__consumer_offsets` may take (the fetch size doubles up to it).
+const METADATA_FETCH_MAX_BYTES_CAP: i32 = 64 << 20;
+
+/// Where the group's latest `GroupMetadata` record was found.
+struct RecordedTimeouts {
+    members: BTreeMap<String, MemberTimeouts>,
+    partition: i32,
+    offset: i64,
+}
+
+/// The members' timeouts in the latest `GroupMetadata` record of `group_id`: its partition of
+/// `__consumer_offsets` read from the log start to the high watermark (a compacted topic: about
+/// one record per key), as `kcp group history` reads it. An error is why it could not be read
+/// (an ACL, the deadline, no such record), for the rehearsal to fall back to Java's defaults.
+async fn recorded_timeouts(client: &Client, group_id: &str, deadline: Deadline) -> Result<RecordedTimeouts, String> {
+    let metadata = client.metadata(Some(&[OFFSETS_TOPIC]), deadline).await.map_err(|e| e.to_string())?;
+    let topic = metadata.topic(OFFSETS_TOPIC).ok_or_else(|| format!("Metadata does not list {OFFSETS_TOPIC}"))?;
+    if topic.error_code != 0 {
+        return Err(ClientError::from_code(topic.error_code, format!("Metadata for {OFFSETS_TOPIC}"), None).to_string());
+    }
+    let count = u32::try_from(topic.partition_count()).unwrap_or(u32::MAX);
+    if count == 0 {
+        return Err(format!("{OFFSETS_TOPIC} has no partitions"));
+    }
+    let partition = partition_for_group(group_id, count) as i32;
+    let ends = client
+        .log_offsets(&[OFFSETS_TOPIC], IsolationLevel::ReadUncommitted, deadline)
+        .await
+        .map_err(|e| e.to_string())?;
+    let offsets = match ends.first().map(|t| &t.partitions) {
+        Some(Err(e)) => return Err(e.to_string()),
+        Some(Ok(_)) => {
+            ends[0].partition(partition).ok_or_else(|| format!("no offsets for {OFFSETS_TOPIC}-{partition}"))?
+        }
+        None => return Err(format!("no ListOffsets answer for {OFFSETS_TOPIC}")),
+    };
+    let mut offset = offsets.log_start_offset.clone().map_err(|e| e.to_string())?;
+    let end = offsets.log_end_offset.clone().map_err(|e| e.to_string())?;
+    let options = FetchOptions::default().max_bytes(METADATA_FETCH_MAX_BYTES).max_wait(Duration::from_millis(100));
+    let mut fetcher = PartitionFetcher::new(client.clone(), OFFSETS_TOPIC, partition, options);
+    // The latest record of the group's metadata: a tombstone (the group deleted) clears it.
+    let mut latest: Option<(i64, BTreeMap<String, MemberTimeouts>)> = None;
+    while offset < end {
+        let fetched = fetcher.fetch(offset, deadline).await.map_err(|e| format!("{OFFSETS_TOPIC}-{partition}: {e}"))?;
+        let mut reader = SegmentReader::new(&fetched.records[..], Limits::default());
+        while let Some(batch) = reader.next_batch() {
+            let batch = batch.map_err(|e| format!("{OFFSETS_TOPIC}-{partition}: {e}"))?;
+            for record in batch.records() {
+                let record = record.map_err(|e| format!("{OFFSETS_TOPIC}-{partition}: {e}"))?;
+                if record.offset < offset || record.offset >= end {
+                    continue;
+                }
+                // Records of other types, other versions or transaction markers are not ours
+                // to judge here: only the group's metadata is wanted.
+                let Ok(decoded) = CoordinatorRecord::decode(record.key, record.value) else { continue };
+                if decoded.key != (RecordKey::GroupMetadata { group: group_id }) {
+                    continue;
+                }
+                latest = match decoded.value {
+                    Some((_, RecordValue::GroupMetadata(value))) => {
+                        let members = value
+                            .members
+                            .iter()
+                            .map(|m| {
+                                let timeouts = MemberTimeouts {
+                                    session_timeout_ms: m.session_timeout,
+                                    rebalance_timeout_ms: m.rebalance_timeout,
+                                };
+                                (m.member_id.to_owned(), timeouts)
+                            })
+                            .collect();
+                        Some((record.offset, members))
+                    }
+                    _ => None,
+                };
+            }
+        }
+        if fetched.next_offset > offset {
+            offset = fetched.next_offset;
+        } else if fetched.partial_bytes > 0 && fetcher.options().max_bytes < METADATA_FETCH_MAX_BYTES_CAP {
+            let options = fetcher.options();
+            fetcher.set_options(options.max_bytes(options.max_bytes.saturating_mul(2)));
+        } else {
+            return Err(format!(
+                "{OFFSETS_TOPIC}-{partition} gave nothing at offset {offset} (high watermark {})",
+                fetched.high_watermark
+            ));
+        }
+    }
+    match latest {
+        Some((offset, members)) => Ok(RecordedTimeouts { members, partition, offset }),
+        None => Err(format!("{OFFSETS_TOPIC}-{partition} holds no metadata record of the group")),
+    }
+}
+
+fn timing_json(value: TimingValue) -> Value {
+    json!({"value": value.ms, "source": value.source.as_str()})
+}
+
+/// The report's `rehearsal` object (without `file`, which the caller adds).
+fn rehearsal_json(rehearsal: &Rehearsal, recorded: &Result<RecordedTimeouts, String>) -> Value {
+    let t = &rehearsal.timing;
+    let group_metadata = match recorded {
+        Ok(r) => json!({"partition": r.partition, "offset": r.offset, "members": r.members.len(), "error": null}),
+        Err(e) => json!({"partition": null, "offset": null, "members": null, "error": e}),
+    };
+    json!({
+        "session_timeout_ms": timing_json(t.session_timeout),
+        "rebalance_timeout_ms": timing_json(t.rebalance_timeout),
+        "initial_rebalance_delay_ms": timing_json(t.initial_rebalance_delay),
+        "group_metadata": group_metadata,
+        "notes": rehearsal.notes,
+    })
+}
+
+/// The words of a timing source in the text form.
+fn source_text(source: &str) -> &'static str {
+    match source {
+        "option" => "given on the command line",
+        "group_metadata" => "the members' own, from the group's metadata in __consumer_offsets",
+        "broker_config" => "the broker's group.initial.rebalance.delay.ms",
+        _ => "default",
+    }
+}
+
+/// The text lines of the report's `rehearsal` object.
+fn rehearsal_text(rehearsal: &Value) -> String {
+    let mut text = format!("  rehearsal written to {}\n", clean(rehearsal["file"].as_str().unwrap_or("")));
+    for key in ["session_timeout_ms", "rebalance_timeout_ms", "initial_rebalance_delay_ms"] {
+        let v = &rehearsal[key];
+        text.push_str(&format!(
+            "       {key:<26} {} ({})\n",
+            v["value"],
+            source_text(v["source"].as_str().unwrap_or(""))
+        ));
+    }
+    if let Some(e) = rehearsal["group_metadata"]["error"].as_str() {
+        text.push_str(&format!("       {:<26} not read: {}\n", "group metadata", clean(e)));
+    }
+    text
 }
 
 /// The topics a classic group's members subscribe to, claim or are assigned.
@@ -212,13 +376,39 @@ async fn judge(
         };
         let report = check_upgrade(&described.group, &env, &counts, assignor);
         if args.scenario.is_some() {
-            let rehearsal = rehearsal_scenario(&described.group, &env, &counts, assignor, args.session_timeout_ms)
+            // The members' own timeouts are only in the group's metadata record; when it cannot
+            // be read (no READ on __consumer_offsets, the deadline), Java's defaults stand in.
+            let needed = args.session_timeout_ms.is_none() || args.rebalance_timeout_ms.is_none();
+            let recorded = if needed {
+                recorded_timeouts(client, group_id, deadline).await
+            } else {
+                Err("not read: both timeouts were given".to_owned())
+            };
+            let timeouts = TimeoutInputs {
+                session_timeout_ms: args.session_timeout_ms,
+                rebalance_timeout_ms: args.rebalance_timeout_ms,
+                members: recorded.as_ref().map(|r| r.members.clone()).unwrap_or_default(),
+            };
+            let rehearsal = rehearsal_scenario_with(&described.group, &env, &counts, assignor, &timeouts)
                 .map(|mut r| {
-                    r.scenario.config.rebalance_timeout_ms = args.rebalance_timeout_ms;
+                    if let (true, Err(e)) = (needed, &recorded) {
+                        let defaulted = [r.timing.session_timeout, r.timing.rebalance_timeout]
+                            .iter()
+                            .any(|t| t.source == TimingSource::Default);
+                        if defaulted {
+                            r.notes.push(format!(
+                                "The members' timeouts were not read from the group's metadata ({e}): Java's defaults \
+                                 are used where no option gave them."
+                            ));
+                        }
+                    }
                     for n in &r.notes {
                         note(&format!("kcp: rehearsal: {}", clean(n)));
                     }
-                    scenario_json(&r.scenario, Some(&r.description(group_id)))
+                    Rehearsed {
+                        scenario: scenario_json(&r.scenario, Some(&r.description(group_id))),
+                        summary: rehearsal_json(&r, &recorded),
+                    }
                 })
                 .map_err(|e| e.to_string());
             return Judged::Rehearsed(report, rehearsal);
@@ -316,18 +506,21 @@ pub(super) async fn upgrade_check(
     for group_id in &wanted {
         match judge(client, group_id, args, &mut environments, deadline).await {
             Judged::Rehearsed(report, rehearsal) => {
-                texts.push(report_text(&report));
-                values.push(report.to_json());
+                let mut text = report_text(&report);
+                let mut value = report.to_json();
                 if let Some(path) = &args.scenario {
                     // The report is still printed: a group that cannot be rehearsed exits 1
                     // with the reason on stderr.
                     match rehearsal {
-                        Ok(scenario) => {
-                            let mut text = serde_json::to_string_pretty(&scenario)
+                        Ok(Rehearsed { scenario, mut summary }) => {
+                            let mut file = serde_json::to_string_pretty(&scenario)
                                 .map_err(|e| CliError::input(format!("--scenario: {e}")))?;
-                            text.push('\n');
-                            std::fs::write(path, text)
+                            file.push('\n');
+                            std::fs::write(path, file)
                                 .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+                            summary["file"] = path.display().to_string().into();
+                            text.push_str(&rehearsal_text(&summary));
+                            value["rehearsal"] = summary;
                         }
                         Err(e) => {
                             all_ok = false;
@@ -335,6 +528,8 @@ pub(super) async fn upgrade_check(
                         }
                     }
                 }
+                texts.push(text);
+                values.push(value);
             }
             Judged::Report(report) => {
                 if args.scenario.is_some() {
