@@ -616,7 +616,10 @@ fn serve_counts_pending_hand_overs(name: &str) {
             std::thread::sleep(Duration::from_millis(300));
         };
         let (described, pending, withheld) = truth;
-        let expected = pending.len() as f64;
+        // Both kinds of hand-over count: assigned to a newcomer while still claimed, and (classic
+        // cooperative) withheld from everyone while the holder revokes.
+        let in_hand_over: Partitions = pending.union(&withheld).cloned().collect();
+        let expected = in_hand_over.len() as f64;
         if group == classic {
             // The cooperative round withholds what the first member gives up: claimed by it,
             // assigned to nobody; no member is assigned a partition another still claims.
@@ -627,9 +630,9 @@ fn serve_counts_pending_hand_overs(name: &str) {
         } else {
             assert_eq!(pending.len(), given_up.len(), "{described:#}");
         }
-        // The server, within the same window, says the same. First a snapshot taken inside the
-        // window (the classic count is 0 before it too): the given-up partitions are no longer
-        // in the first member's assignment, so no row names it as their owner.
+        // The server, within the same window, says the same: a snapshot taken inside the window
+        // shows every given-up partition in a hand-over (classic: still owned by the first
+        // member, withheld; KIP-848: pending to the newcomer).
         let first_id = first.member_id().expect("the first member's id");
         let inside = |api: &Value| {
             api["offsets"].as_array().is_some_and(|rows| {
@@ -638,7 +641,7 @@ fn serve_counts_pending_hand_overs(name: &str) {
                         let tp = (o["topic"].as_str().unwrap_or("").to_owned(), o["partition"].as_i64().unwrap_or(-1));
                         given_up.iter().any(|(t, p)| *t == tp.0 && i64::from(*p) == tp.1)
                     })
-                    .filter(|o| o["owner"] != first_id.as_str())
+                    .filter(|o| !o["pending_to"].is_null() || o["withheld"] == true)
                     .count()
                     == given_up.len()
             })
@@ -648,23 +651,28 @@ fn serve_counts_pending_hand_overs(name: &str) {
             inside(&serde_json::from_str(&r.body).unwrap_or(Value::Null))
         });
         let api = api.json();
-        assert_eq!(api["pending_partitions"], pending.len(), "{api:#}");
+        assert_eq!(api["pending_partitions"], in_hand_over.len(), "{api:#}");
         let r = server.wait_for("/metrics", Duration::from_secs(8), "the pending count of the payloads", |r| {
             value(&samples(&r.body), "kcp_consumergroup_pending_partitions", &[("group", &group)]) == Some(expected)
         });
         assert!(Instant::now() < window_ends, "the metric was read after the window: {}", r.body.len());
-        // Per partition: the rows pending to someone are the payloads' pending partitions.
-        let rows: Partitions = api["offsets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| !o["pending_to"].is_null())
-            .map(|o| (o["topic"].as_str().unwrap().to_owned(), o["partition"].as_i64().unwrap()))
-            .collect();
-        assert_eq!(rows, pending, "{api:#}");
+        // Per partition: the rows pending to someone are the payloads' pending partitions, the
+        // withheld rows the payloads' withheld ones, owned by the member that gives them up.
+        let rows = |pick: &dyn Fn(&Value) -> bool| -> Partitions {
+            api["offsets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|o| pick(o))
+                .map(|o| (o["topic"].as_str().unwrap().to_owned(), o["partition"].as_i64().unwrap()))
+                .collect()
+        };
+        assert_eq!(rows(&|o| !o["pending_to"].is_null()), pending, "{api:#}");
+        assert_eq!(rows(&|o| o["withheld"] == true), withheld, "{api:#}");
+        assert_eq!(rows(&|o| o["withheld"] == true && o["owner"] == first_id.as_str()), withheld, "{api:#}");
         let list = server.get("/api/v1/clusters/default/groups").json();
         let row = list["groups"].as_array().unwrap().iter().find(|g| g["group_id"] == group.as_str()).cloned().unwrap();
-        assert_eq!(row["pending_partitions"], pending.len(), "{row:#}");
+        assert_eq!(row["pending_partitions"], in_hand_over.len(), "{row:#}");
         assert!(Instant::now() < window_ends, "the API was read after the window");
 
         // The first member returns from its callback: the hand-over completes, nothing pending.

@@ -111,8 +111,17 @@ impl ClassicMemberReport {
         generation.or_else(from_user_data).filter(|g| *g >= 0)
     }
 
+    /// The partitions the member holds as it joins: its subscription's owned partitions (v1 and
+    /// later). Unlike [`claims`](Self::claims), never the sticky userData's previous assignment:
+    /// an eager member revokes everything before it joins, so that list is history for the
+    /// assignor's stickiness, not ownership.
+    pub fn owned_partitions(&self) -> Vec<TopicPartitions> {
+        self.subscription.decoded().map(|sub| sub.view().owned_partitions().to_owned()).unwrap_or_default()
+    }
+
     /// The partitions the member says it owns: the subscription's owned partitions (v1 and
-    /// later), else the previous assignment in sticky userData.
+    /// later), else the previous assignment in sticky userData (what a sticky leader takes as
+    /// the member's claims).
     pub fn claims(&self) -> Vec<TopicPartitions> {
         let Some(sub) = self.subscription.decoded() else { return Vec::new() };
         let owned = sub.view().owned_partitions();
@@ -331,6 +340,8 @@ fn partition_findings(
     out: &mut Vec<Diagnostic>,
 ) {
     let claims: Vec<Vec<TopicPartitions>> = reports.iter().map(ClassicMemberReport::claims).collect();
+    // Hand-overs are judged on what members hold, not on sticky userData's history.
+    let owned: Vec<Vec<TopicPartitions>> = reports.iter().map(ClassicMemberReport::owned_partitions).collect();
     let assigned: Vec<Vec<TopicPartitions>> = reports
         .iter()
         .map(|r| r.assignment.decoded().map(|a| a.view().assigned_partitions().to_owned()).unwrap_or_default())
@@ -341,7 +352,7 @@ fn partition_findings(
     order.sort_by(|&a, &b| group.members[a].member_id.cmp(&group.members[b].member_id));
     let mut owners = Holders::default();
     for &i in &order {
-        for g in &claims[i] {
+        for g in &owned[i] {
             for &p in &g.partitions {
                 owners.add(i, &g.topic, p);
             }

@@ -132,6 +132,17 @@ pub struct PartitionOffsets {
     /// The member the partition goes to when a hand-over is pending (the target assignment of
     /// a KIP-848 group; a classic group's assignment while another member still claims it).
     pub pending_to: Option<String>,
+    /// A cooperative round withheld the partition from every member while its owner still
+    /// holds it (KIP-429): the owner is revoking it and the next round assigns it.
+    pub withheld: bool,
+}
+
+impl PartitionOffsets {
+    /// The partition is in a hand-over: pending to another member, or withheld from everyone
+    /// while its owner revokes it.
+    pub fn in_hand_over(&self) -> bool {
+        self.pending_to.is_some() || self.withheld
+    }
 }
 
 /// A group's lag totals.
@@ -157,13 +168,24 @@ pub struct GroupOffsetsReport {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// A partition's owner and where it is going.
+#[derive(Clone, Debug, Default)]
+struct PartitionOwnership {
+    owner: Option<String>,
+    pending_to: Option<String>,
+    withheld: bool,
+}
+
 /// The owner and the pending receiver of each partition.
-type Ownership = BTreeMap<(String, i32), (Option<String>, Option<String>)>;
+type Ownership = BTreeMap<(String, i32), PartitionOwnership>;
 
 /// Topics, owners and pending receivers of a classic group: owner = the member whose
-/// assignment has the partition, unless another member still claims it (its subscription's
-/// owned partitions or sticky userData), the same rule as the `pending_revocation` finding:
-/// then the claimant owns it and it is pending to the assignee.
+/// assignment has the partition, unless another member still holds it (its subscription's
+/// owned partitions; sticky userData is the assignor's history, not ownership: an eager member
+/// revoked everything before it joined), the same rule as the `pending_revocation` finding:
+/// then the holder owns it and it is pending to the assignee. A partition a member holds and
+/// nobody is assigned is withheld: the cooperative round keeps it from everyone until its
+/// holder has revoked it.
 fn classic_ownership(group: &ClassicGroup, report: &ClassicGroupReport, topics: &mut BTreeSet<String>) -> Ownership {
     let mut order: Vec<usize> = (0..group.members.len().min(report.members.len())).collect();
     order.sort_by(|&a, &b| group.members[a].member_id.cmp(&group.members[b].member_id));
@@ -174,7 +196,7 @@ fn classic_ownership(group: &ClassicGroup, report: &ClassicGroupReport, topics: 
         if let Some(sub) = r.subscription.decoded() {
             topics.extend(sub.view().topics().into_iter().map(str::to_owned));
         }
-        for g in r.claims() {
+        for g in r.owned_partitions() {
             for &p in &g.partitions {
                 claimants.entry((g.topic.clone(), p)).or_default().push(i);
             }
@@ -193,11 +215,22 @@ fn classic_ownership(group: &ClassicGroup, report: &ClassicGroupReport, topics: 
     for (key, holders) in &assignees {
         let claims = claimants.get(key).map_or(&[][..], Vec::as_slice);
         let newcomer = holders.iter().copied().find(|h| !claims.contains(h));
-        let entry = match (claims.first(), newcomer) {
+        let (owner, pending_to) = match (claims.first(), newcomer) {
             (Some(&claimant), Some(to)) => (Some(id(claimant)), Some(id(to))),
             _ => (Some(id(holders[0])), None),
         };
-        out.insert(key.clone(), entry);
+        out.insert(key.clone(), PartitionOwnership { owner, pending_to, withheld: false });
+    }
+    // Withheld only where the round's assignments are all known: a Stable group whose every
+    // assignment decoded (an unreadable one could be the holder's).
+    let round_known = group.state == "Stable" && report.members.iter().all(|r| r.assignment.decoded().is_some());
+    for (key, holders) in claimants.iter().filter(|_| round_known) {
+        if !assignees.contains_key(key) {
+            out.insert(
+                key.clone(),
+                PartitionOwnership { owner: Some(id(holders[0])), pending_to: None, withheld: true },
+            );
+        }
     }
     out
 }
@@ -229,7 +262,14 @@ fn consumer_ownership(group: &ConsumerGroup, topics: &mut BTreeSet<String>) -> O
     for key in keys {
         let owner = owners.get(key).copied();
         let pending = targets.get(key).and_then(|t| t.iter().copied().find(|&m| Some(m) != owner));
-        out.insert(key.clone(), (owner.map(str::to_owned), pending.map(str::to_owned)));
+        out.insert(
+            key.clone(),
+            PartitionOwnership {
+                owner: owner.map(str::to_owned),
+                pending_to: pending.map(str::to_owned),
+                withheld: false,
+            },
+        );
     }
     out
 }
@@ -274,7 +314,8 @@ pub fn group_offsets(
         let committed_offset = commit.and_then(|c| c.offset);
         let log_end_offset = range.and_then(|r| r.log_end_offset);
         let partition_lag = committed_offset.zip(log_end_offset).map(|(c, end)| end.saturating_sub(c));
-        let (owner, pending_to) = ownership.get(&(topic.clone(), partition)).cloned().unwrap_or_default();
+        let PartitionOwnership { owner, pending_to, withheld } =
+            ownership.get(&(topic.clone(), partition)).cloned().unwrap_or_default();
         if let Some(l) = partition_lag {
             lag.total = lag.total.saturating_add(l);
             let t = lag.by_topic.entry(topic.clone()).or_default();
@@ -293,6 +334,7 @@ pub fn group_offsets(
             lag: partition_lag,
             owner,
             pending_to,
+            withheld,
             topic,
             partition,
         });
@@ -446,6 +488,87 @@ mod tests {
         assert_eq!(
             view.diagnostics[0].message,
             "1 partition of orders lags 12 records and no member owns it (orders 3)"
+        );
+    }
+
+    /// The rows' (partition, owner, pending_to, withheld), and how many are in a hand-over.
+    fn hand_overs(group: &ClassicGroup, partitions: i32) -> (Vec<(i32, Option<String>, Option<String>, bool)>, usize) {
+        let metadata = ClusterMetadata::from_counts([("orders", partitions)]);
+        let report = inspect_classic(group, &metadata);
+        let view = group_offsets(GroupView::Classic(group, &report), &metadata, &[], &[]);
+        let rows =
+            view.offsets.iter().map(|o| (o.partition, o.owner.clone(), o.pending_to.clone(), o.withheld)).collect();
+        (rows, view.offsets.iter().filter(|o| o.in_hand_over()).count())
+    }
+
+    #[test]
+    fn a_cooperative_round_withholds_what_its_holder_revokes() {
+        // Java's cooperative leader, scale-out: c1 still holds orders-2 and 3, the round
+        // assigns them to nobody until c1 has revoked them.
+        let mut group = ClassicGroup {
+            group_id: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: "cooperative-sticky".into(),
+            members: vec![
+                member("c1", &["orders"], vec![tp("orders", &[0, 1, 2, 3])], vec![tp("orders", &[0, 1])]),
+                member("c2", &["orders"], vec![], vec![]),
+            ],
+        };
+        let some = |s: &str| Some(s.to_owned());
+        let (rows, pending) = hand_overs(&group, 4);
+        assert_eq!(
+            rows,
+            [
+                (0, some("c1"), None, false),
+                (1, some("c1"), None, false),
+                (2, some("c1"), None, true),
+                (3, some("c1"), None, true)
+            ]
+        );
+        assert_eq!(pending, 2);
+        // Outside a Stable round the assignments are not the round's: nothing is withheld.
+        group.state = "CompletingRebalance".into();
+        assert_eq!(hand_overs(&group, 4).1, 0);
+    }
+
+    #[test]
+    fn sticky_user_data_is_history_not_ownership() {
+        // An eager sticky member revoked everything before it joined: the previous assignment in
+        // its userData (generation 1: all four) is no hand-over once generation 2 is Stable.
+        let sticky =
+            crate::StickyUserData { previous_assignment: vec![tp("orders", &[0, 1, 2, 3])], generation: Some(1) };
+        let subscription = Subscription::new(["orders"]).with_user_data(Some(sticky.encode().unwrap().into()));
+        let a = DescribedGroupMember {
+            member_id: "a".into(),
+            member_metadata: Bytes::from(subscription.encode(Version::V3).unwrap()),
+            member_assignment: Bytes::from(Assignment::new(vec![tp("orders", &[0, 1])]).encode(Version::V3).unwrap()),
+            ..DescribedGroupMember::default()
+        };
+        let group = ClassicGroup {
+            group_id: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: "sticky".into(),
+            members: vec![a, member("b", &["orders"], vec![], vec![tp("orders", &[2, 3])])],
+        };
+        let some = |s: &str| Some(s.to_owned());
+        let (rows, pending) = hand_overs(&group, 4);
+        assert_eq!(
+            rows,
+            [
+                (0, some("a"), None, false),
+                (1, some("a"), None, false),
+                (2, some("b"), None, false),
+                (3, some("b"), None, false)
+            ]
+        );
+        assert_eq!(pending, 0);
+        let report = inspect_classic(&group, &ClusterMetadata::from_counts([("orders", 4)]));
+        assert!(
+            report.diagnostics.iter().all(|d| d.kind != DiagnosticKind::PendingRevocation),
+            "{:?}",
+            report.diagnostics
         );
     }
 

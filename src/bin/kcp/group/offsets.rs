@@ -80,6 +80,7 @@ pub(crate) fn offsets_json(offsets: &Offsets, group_id: &str, described: &Descri
                 "lag": o.lag,
                 "owner": o.owner,
                 "pending_to": o.pending_to,
+                "withheld": o.withheld,
                 "error": gap,
             })
         })

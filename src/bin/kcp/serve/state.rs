@@ -426,7 +426,7 @@ async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &m
                 (member_id.to_owned(), info)
             })
             .collect();
-        let pending = view.report.offsets.iter().filter(|o| o.pending_to.is_some()).count();
+        let pending = view.report.offsets.iter().filter(|o| o.in_hand_over()).count();
         groups.insert(
             id.clone(),
             GroupState {
