@@ -6,23 +6,26 @@
 # Prints min p50 p90 p99 max of curl's time_starttransfer (the first byte: the wait) and
 # time_total, and how many collections ran during the scrapes.
 #
-#   tools/bench-serve-scrape.sh [--groups 10000] [--seconds 60] [--port-base 27080] [--kcp PATH]
+#   tools/bench-serve-scrape.sh [--groups 10000] [--seconds 60] [--port-base 27080]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-groups=10000 seconds=60 port_base=27080 kcp=""
+groups=10000 seconds=60 port_base=27080
 while [ $# -gt 0 ]; do
   case $1 in
     --groups) groups=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --port-base) port_base=$2; shift 2 ;;
-    --kcp) kcp=$2; shift 2 ;;
     *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
-(cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
+# KCP_BENCH_KCP and KCP_BENCH_FAKE: binaries built earlier (a copy of a build before a change, for
+# before/after); nothing is built then.
+if [ -z "${KCP_BENCH_KCP:-}" ]; then
+  (cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
+fi
 target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=${kcp:-$target/release/kcp}
-FAKE=$target/release/examples/fake_cluster
+KCP=${KCP_BENCH_KCP:-$target/release/kcp}
+FAKE=${KCP_BENCH_FAKE:-$target/release/examples/fake_cluster}
 run=$(mktemp -d /tmp/kcp-bench-serve-scrape.XXXXXX)
 fake_pid="" serve_pid=""
 cleanup() { set +e; for p in $serve_pid $fake_pid; do kill "$p" 2>/dev/null; done; rm -rf "$run"; }

@@ -108,6 +108,12 @@ fn by_topic(g: &GroupState) -> std::collections::BTreeMap<&str, Option<f64>> {
     by_topic
 }
 
+/// Called with each committed partition of each group: cluster, group, row, state, offset.
+type PartitionSeries<'f> = dyn FnMut(&str, &str, &OffsetRow, &PartitionState, i64) -> Result<(), std::fmt::Error> + 'f;
+
+/// Called with each partition's labels, log start and log end.
+type LogSeries<'f> = dyn FnMut(&Labels<'_>, Option<i64>, Option<i64>) -> Result<(), std::fmt::Error> + 'f;
+
 type Spec<'a> = (&'a str, &'a str, Option<Unit>, MetricType);
 
 fn gauge<'a>(name: &'a str, help: &'a str) -> Spec<'a> {
@@ -281,14 +287,7 @@ impl Collector for Snapshots {
         )?;
         let per_partition = self.granularity == Granularity::Partition;
         // Every committed partition of every group (--granularity partition).
-        let partitions = |each: &mut dyn FnMut(
-            &str,
-            &str,
-            &OffsetRow,
-            &PartitionState,
-            i64,
-        ) -> Result<(), std::fmt::Error>|
-         -> Result<(), std::fmt::Error> {
+        let partitions = |each: &mut PartitionSeries<'_>| -> Result<(), std::fmt::Error> {
             if !per_partition {
                 return Ok(());
             }
@@ -334,7 +333,7 @@ impl Collector for Snapshots {
             partitions(&mut |name, id, o, _, offset| emit(&labels(name, id, o), offset as f64))
         })?;
         // The log ends and starts of every partition of the groups' topics.
-        let logs = |each: &mut dyn FnMut(&Labels<'_>, Option<i64>, Option<i64>) -> Result<(), std::fmt::Error>| {
+        let logs = |each: &mut LogSeries<'_>| {
             if !per_partition {
                 return Ok(());
             }
