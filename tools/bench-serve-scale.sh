@@ -19,10 +19,14 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
-(cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
+# KCP_BENCH_KCP and KCP_BENCH_FAKE: binaries built earlier (a copy of a build before a change, for
+# before/after); nothing is built then.
+if [ -z "${KCP_BENCH_KCP:-}" ]; then
+  (cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
+fi
 target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=$target/release/kcp
-FAKE=$target/release/examples/fake_cluster
+KCP=${KCP_BENCH_KCP:-$target/release/kcp}
+FAKE=${KCP_BENCH_FAKE:-$target/release/examples/fake_cluster}
 run=$(mktemp -d /tmp/kcp-bench-serve-scale.XXXXXX)
 fake_pid="" serve_pid=""
 cleanup() { set +e; for p in $serve_pid $fake_pid; do kill "$p" 2>/dev/null; done; rm -rf "$run"; }

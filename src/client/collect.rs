@@ -2,10 +2,18 @@
 //! watch` and `kcp serve` show, gathered in one place and in the fewest round trips.
 //!
 //! A [`Collector`] describes groups (DescribeGroups for classic groups and ConsumerGroupDescribe
-//! for KIP-848 groups, batched per coordinator, a few batches in flight), reads their topics'
-//! metadata (partition counts and racks, once per topic per collector), then their committed
-//! offsets (one OffsetFetch per coordinator) and the log start and end of every topic they
-//! subscribe to, are assigned or have committed (one ListOffsets per leader and offset kind).
+//! for KIP-848 groups), reads their committed offsets (OffsetFetch), their topics' metadata
+//! (partition counts, racks and leaders) and the log start and end of every topic they
+//! subscribe to, are assigned or have committed (ListOffsets).
+//!
+//! [`Collector::collect`] makes the fewest requests a collection can: one ListGroups per broker,
+//! one DescribeGroups (and one ConsumerGroupDescribe) per coordinator with all of its groups, one
+//! OffsetFetch per coordinator (v8+; one per group below, which cannot batch), one Metadata for
+//! every topic, and one ListOffsets per leader and offset kind. A collector kept from one
+//! collection to the next also lists the groups on the brokers that collection's Metadata named,
+//! so it asks no Metadata of its own for them. [`Collector::describe`] goes in batches of 50
+//! groups instead, each with the metadata of its topics, so that `kcp group describe` can show
+//! the first groups of a large cluster's without holding all of them.
 //! [`GroupOffsets::view`](Offsets::view) turns one group's share of that into the offsets view
 //! of [`inspect::offsets`](crate::inspect::offsets): owners, pending hand-overs, lag and the
 //! gaps (a partition whose offsets could not be read, and why).
@@ -38,7 +46,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{
     ClassicGroupDescription, Client, ClientError, CommittedOffset, ConsumerGroupDescription, Deadline, ErrorKind,
-    GroupOffsets, IsolationLevel, ListGroupsFilter, TopicLogOffsets,
+    GroupOffsets, IsolationLevel, ListGroupsFilter, ListedGroup, Node, TopicLogOffsets,
 };
 use crate::assignor::{ClusterMetadata, TopicInfo};
 use crate::inspect::inspect_classic;
@@ -218,12 +226,17 @@ impl TopicCache {
 }
 
 /// Gathers groups and their offsets from one cluster. Cheap to clone (clones share the client
-/// and the topic cache). The topic cache lives as long as the collector: a long-running caller
-/// makes a new collector per collection so that added partitions are seen.
+/// and the topic cache). The topic cache, which only [`describe`](Self::describe) uses, lives as
+/// long as the collector; [`collect`](Self::collect) reads the metadata afresh each time, so a
+/// long-running caller keeps one collector and still sees added partitions and moved leaders.
 #[derive(Clone, Debug)]
 pub struct Collector {
     client: Client,
     topics: Arc<TopicCache>,
+    /// The brokers the last [`collect`](Self::collect)'s Metadata named: the next collection
+    /// lists the groups on them instead of asking Metadata for them (taken once, so they are
+    /// never older than one collection).
+    brokers: Arc<Mutex<Option<Vec<Node>>>>,
 }
 
 /// Everything one collection gathered.
@@ -268,7 +281,7 @@ impl GroupOffsetsView {
 impl Collector {
     /// A collector over `client` with an empty topic cache.
     pub fn new(client: Client) -> Self {
-        Collector { client, topics: Arc::new(TopicCache::default()) }
+        Collector { client, topics: Arc::new(TopicCache::default()), brokers: Arc::new(Mutex::new(None)) }
     }
 
     /// The client.
@@ -282,10 +295,39 @@ impl Collector {
         selection: &GroupSelection,
         deadline: Deadline,
     ) -> Result<Vec<(String, GroupKind)>, ClientError> {
+        match selection {
+            GroupSelection::All => {
+                let listed = self.client.list_groups(&ListGroupsFilter::default(), deadline).await?;
+                Ok(Self::wanted(selection, listed))
+            }
+            GroupSelection::Named(_) => Ok(Self::wanted(selection, Vec::new())),
+        }
+    }
+
+    /// [`select`](Self::select), listing the groups on the brokers the previous collection's
+    /// Metadata named when there are some; with a fresh Metadata when not, or when that failed
+    /// (a broker gone).
+    async fn select_reusing_brokers(
+        &self,
+        selection: &GroupSelection,
+        deadline: Deadline,
+    ) -> Result<Vec<(String, GroupKind)>, ClientError> {
+        let brokers = self.brokers.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let (GroupSelection::All, Some(brokers)) = (selection, brokers) {
+            let filter = ListGroupsFilter::default();
+            if let Ok(listed) = self.client.list_groups_on_brokers(brokers, &filter, deadline).await {
+                return Ok(Self::wanted(selection, listed));
+            }
+        }
+        self.select(selection, deadline).await
+    }
+
+    /// The groups `selection` names, given ListGroups' answer for [`GroupSelection::All`].
+    fn wanted(selection: &GroupSelection, listed: Vec<ListedGroup>) -> Vec<(String, GroupKind)> {
         let mut wanted: Vec<(String, GroupKind)> = Vec::new();
         match selection {
             GroupSelection::All => {
-                for g in self.client.list_groups(&ListGroupsFilter::default(), deadline).await? {
+                for g in listed {
                     let kind = match g.group_type.as_deref() {
                         Some("consumer") => GroupKind::Consumer,
                         None | Some("classic") => GroupKind::Classic,
@@ -298,14 +340,15 @@ impl Collector {
                 wanted.dedup_by(|a, b| a.0 == b.0);
             }
             GroupSelection::Named(names) => {
+                let mut seen = std::collections::HashSet::new();
                 for g in names {
-                    if !wanted.iter().any(|(w, _)| w == g) {
+                    if seen.insert(g.as_str()) {
                         wanted.push((g.clone(), GroupKind::Unknown));
                     }
                 }
             }
         }
-        Ok(wanted)
+        wanted
     }
 
     /// Describes `wanted` in its order, in batches of 50 groups (each kind with its API, every
@@ -348,9 +391,39 @@ impl Collector {
         chunk: Vec<(String, GroupKind)>,
         deadline: Deadline,
     ) -> Result<Vec<CollectedGroup>, ClientError> {
+        let mut found = self.describe_only(&chunk, deadline).await?;
+        let mut names = BTreeSet::new();
+        for described in found.values().flatten() {
+            described.topic_names(&mut names);
+        }
+        let metadata = Arc::new(if names.is_empty() {
+            ClusterMetadata::default()
+        } else {
+            self.topics.get(&self.client, names, deadline).await?
+        });
+        Ok(chunk
+            .into_iter()
+            .map(|(name, _)| {
+                let described = found.remove(&name).unwrap_or_else(|| {
+                    Err(ClientError::new(ErrorKind::Protocol, "the cluster answered nothing for this group"))
+                });
+                CollectedGroup { group_id: name, described, metadata: metadata.clone() }
+            })
+            .collect())
+    }
+
+    /// Describes `groups`, each kind with its API, all of a coordinator's groups in one request
+    /// (every coordinator in parallel). `Err` when a call failed as a whole.
+    async fn describe_only(
+        &self,
+        groups: &[(String, GroupKind)],
+        deadline: Deadline,
+    ) -> Result<HashMap<String, Result<DescribedGroup, ClientError>>, ClientError> {
         let client = &self.client;
         let mut found: HashMap<String, Result<DescribedGroup, ClientError>> = HashMap::new();
-        let kind_of = |g: &str| chunk.iter().find(|(c, _)| c == g).map_or(GroupKind::Unknown, |(_, k)| *k);
+        let kinds: HashMap<&str, GroupKind> = groups.iter().map(|(g, k)| (g.as_str(), *k)).collect();
+        let kind_of = |g: &str| kinds.get(g).copied().unwrap_or(GroupKind::Unknown);
+        let chunk = groups;
         let classic: Vec<&str> =
             chunk.iter().filter(|(_, k)| *k != GroupKind::Consumer).map(|(g, _)| g.as_str()).collect();
         let mut consumer: Vec<&str> =
@@ -385,25 +458,7 @@ impl Collector {
                 found.insert((*name).to_owned(), result);
             }
         }
-
-        let mut names = BTreeSet::new();
-        for described in found.values().flatten() {
-            described.topic_names(&mut names);
-        }
-        let metadata = Arc::new(if names.is_empty() {
-            ClusterMetadata::default()
-        } else {
-            self.topics.get(client, names, deadline).await?
-        });
-        Ok(chunk
-            .into_iter()
-            .map(|(name, _)| {
-                let described = found.remove(&name).unwrap_or_else(|| {
-                    Err(ClientError::new(ErrorKind::Protocol, "the cluster answered nothing for this group"))
-                });
-                CollectedGroup { group_id: name, described, metadata: metadata.clone() }
-            })
-            .collect())
+        Ok(found)
     }
 
     /// The committed offsets of every described group in `groups` (one OffsetFetch per
@@ -417,20 +472,7 @@ impl Collector {
     ) -> Result<Offsets, ClientError> {
         let described: Vec<(&str, &DescribedGroup)> =
             groups.iter().filter_map(|g| Some((g.group_id.as_str(), g.described.as_ref().ok()?))).collect();
-        let names: Vec<&str> = described.iter().map(|(n, _)| *n).collect();
-        let mut committed = HashMap::new();
-        let mut topics = BTreeSet::new();
-        if !names.is_empty() {
-            for (name, result) in names.iter().zip(self.client.fetch_committed_offsets(&names, deadline).await?) {
-                if let Ok(g) = &result {
-                    topics.extend(g.offsets.iter().map(|o| o.topic.clone()));
-                }
-                committed.insert((*name).to_owned(), result);
-            }
-        }
-        for (_, d) in &described {
-            d.topic_names(&mut topics);
-        }
+        let (committed, topics) = self.committed(&described, deadline).await?;
         let topics: Vec<String> = topics.into_iter().collect();
         let logs = self
             .client
@@ -442,20 +484,102 @@ impl Collector {
         Ok(Offsets { committed, logs, isolation })
     }
 
-    /// Selects, describes and reads the offsets of groups: [`select`](Self::select),
-    /// [`describe`](Self::describe), then [`offsets`](Self::offsets). Only ListGroups failing
-    /// is an `Err`; a group that could not be described carries its error, and offsets that
-    /// could not be read are [`Collection::offsets`]'s error.
+    /// The committed offsets of `described` (one OffsetFetch per coordinator) and every topic
+    /// the groups subscribe to, are assigned or have committed.
+    async fn committed(
+        &self,
+        described: &[(&str, &DescribedGroup)],
+        deadline: Deadline,
+    ) -> Result<(HashMap<String, Result<GroupOffsets, ClientError>>, BTreeSet<String>), ClientError> {
+        let names: Vec<&str> = described.iter().map(|(n, _)| *n).collect();
+        let mut committed = HashMap::new();
+        let mut topics = BTreeSet::new();
+        if !names.is_empty() {
+            for (name, result) in names.iter().zip(self.client.fetch_committed_offsets(&names, deadline).await?) {
+                if let Ok(g) = &result {
+                    topics.extend(g.offsets.iter().map(|o| o.topic.clone()));
+                }
+                committed.insert((*name).to_owned(), result);
+            }
+        }
+        for (_, d) in described {
+            d.topic_names(&mut topics);
+        }
+        Ok((committed, topics))
+    }
+
+    /// Selects, describes and reads the offsets of groups, as [`select`](Self::select),
+    /// [`describe`](Self::describe) and [`offsets`](Self::offsets) would, in the fewest
+    /// requests: every group of a coordinator in one DescribeGroups (no batches of 50), one
+    /// OffsetFetch per coordinator, then one Metadata for every topic of every group, which
+    /// gives both the groups' partition counts (one [`ClusterMetadata`] shared by all the
+    /// groups) and the ListOffsets leaders, and whose broker list the next collection of this
+    /// collector lists the groups on. Only ListGroups failing is an `Err`; a group that could
+    /// not be described carries its error, and offsets that could not be read (the Metadata
+    /// included: the groups then have no partition counts) are [`Collection::offsets`]'s error.
     pub async fn collect(
         &self,
         selection: &GroupSelection,
         isolation: IsolationLevel,
         deadline: Deadline,
     ) -> Result<Collection, ClientError> {
-        let wanted = self.select(selection, deadline).await?;
-        let groups = self.describe(wanted, deadline).await;
-        let offsets = self.offsets(&groups, isolation, deadline).await;
+        let wanted = self.select_reusing_brokers(selection, deadline).await?;
+        let mut found = match self.describe_only(&wanted, deadline).await {
+            Ok(found) => found,
+            Err(e) => wanted.iter().map(|(name, _)| (name.clone(), Err(e.clone()))).collect(),
+        };
+        let mut groups: Vec<CollectedGroup> = wanted
+            .into_iter()
+            .map(|(name, _)| {
+                let described = found.remove(&name).unwrap_or_else(|| {
+                    Err(ClientError::new(ErrorKind::Protocol, "the cluster answered nothing for this group"))
+                });
+                CollectedGroup { group_id: name, described, metadata: Arc::default() }
+            })
+            .collect();
+        let offsets = self.offsets_and_metadata(&groups, isolation, deadline).await;
+        let offsets = match offsets {
+            Ok((offsets, metadata)) => {
+                let metadata = Arc::new(metadata);
+                for g in &mut groups {
+                    g.metadata = metadata.clone();
+                }
+                Ok(offsets)
+            }
+            Err(e) => Err(e),
+        };
         Ok(Collection { groups, offsets })
+    }
+
+    /// [`offsets`](Self::offsets) with one Metadata for the groups' partition counts and the
+    /// leaders both; its brokers are kept for the next [`collect`](Self::collect)'s ListGroups.
+    async fn offsets_and_metadata(
+        &self,
+        groups: &[CollectedGroup],
+        isolation: IsolationLevel,
+        deadline: Deadline,
+    ) -> Result<(Offsets, ClusterMetadata), ClientError> {
+        let described: Vec<(&str, &DescribedGroup)> =
+            groups.iter().filter_map(|g| Some((g.group_id.as_str(), g.described.as_ref().ok()?))).collect();
+        let (committed, topics) = self.committed(&described, deadline).await?;
+        if topics.is_empty() {
+            return Ok((Offsets { committed, logs: BTreeMap::new(), isolation }, ClusterMetadata::default()));
+        }
+        let names: BTreeSet<&str> = topics.iter().map(String::as_str).collect();
+        let asked: Vec<&str> = names.iter().copied().collect();
+        let metadata = self.client.metadata(Some(&asked), deadline).await?;
+        *self.brokers.lock().unwrap_or_else(|e| e.into_inner()) = Some(metadata.brokers.clone());
+        // The member's rule (client::Metadata to the assignors' ClusterMetadata), as in
+        // `describe`'s topic cache.
+        let layout = ClusterMetadata::from(&metadata);
+        let logs = self
+            .client
+            .log_offsets_with(metadata, names, isolation, deadline)
+            .await?
+            .into_iter()
+            .map(|t| (t.topic.clone(), t))
+            .collect();
+        Ok((Offsets { committed, logs, isolation }, layout))
     }
 }
 

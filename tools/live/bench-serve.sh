@@ -10,7 +10,9 @@
 #
 #   tools/live/bench-serve.sh [--groups 1000] [--members 3] [--version 3.9.1] [--port-base 27000]
 #                             [--records 3000] [--interval-ms 10000] [--steady-s 180] [--runs 3]
+#                             [--kcp-only]
 #
+# --kcp-only measures kcp serve alone (no Kafka tool, no PyPI exporter): for before/after runs.
 # Needs tcpdump, wrk, curl (apt). Everything binds 127.0.0.1; everything it started is stopped
 # on exit. Raw outputs go to stdout.
 set -euo pipefail
@@ -18,6 +20,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
 groups=1000 members=3 version=3.9.1 port_base=27000 records=3000 interval_ms=10000 steady_s=180 runs=3
+kcp_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --groups) groups=$2; shift 2 ;;
@@ -28,7 +31,8 @@ while [ $# -gt 0 ]; do
     --interval-ms) interval_ms=$2; shift 2 ;;
     --steady-s) steady_s=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    --kcp-only) kcp_only=1; shift ;;
+    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 log() { echo "[bench-serve $(date -u +%H:%M:%S)] $*" >&2; }
@@ -49,7 +53,8 @@ trap cleanup EXIT
 log "building kcp and the group holder (release)"
 (cd "$ROOT" && cargo build --release --quiet --bin kcp --example hold_group_members)
 target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=$target/release/kcp
+# KCP_BENCH_KCP: another kcp binary to measure (a copy of an earlier build, for before/after).
+KCP=${KCP_BENCH_KCP:-$target/release/kcp}
 HOLDER=$target/release/examples/hold_group_members
 
 "$HERE/kafka.sh" fetch >&2
@@ -145,6 +150,11 @@ for gran in topic group; do
   echo "== --granularity $gran: $(wc -c < "$run/metrics-$gran.txt") bytes, $(grep -vc '^#' "$run/metrics-$gran.txt") series, collection $(awk '/^kcp_collect_duration_seconds/ {print $2}' "$run/metrics-$gran.txt") s, $(rss "$serve_pid")"
   kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
 done
+
+if [ "$kcp_only" = 1 ]; then
+  echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 # ---- Kafka's tool, as a cron script runs it once per interval ----
 echo

@@ -1,6 +1,6 @@
 //! FindCoordinator: the coordinators of groups, remembered until a call forgets them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use kafka_protocol::messages::FindCoordinatorRequest;
 
@@ -40,11 +40,13 @@ impl Client {
     ) -> Result<Vec<(String, Result<Node, ClientError>)>, ClientError> {
         let mut results: HashMap<String, Result<Node, ClientError>> = HashMap::new();
         let mut todo: Vec<String> = Vec::new();
+        // Sets, not `Vec::contains`: a collection asks for every group of the cluster at once.
+        let mut queued = HashSet::new();
         for group in groups {
             let group = group.as_ref().to_string();
             if let Some(known) = lock(&self.inner.coordinators).get(&group).cloned() {
                 results.insert(group, Ok(known));
-            } else if !todo.contains(&group) {
+            } else if queued.insert(group.clone()) {
                 todo.push(group);
             }
         }
@@ -114,8 +116,9 @@ impl Client {
                         r.port,
                     )]
                 };
+                let asked: HashSet<&str> = chunk.iter().map(String::as_str).collect();
                 for (group, code, message, node_id, host, port) in answers {
-                    if !chunk.contains(&group) {
+                    if !asked.contains(group.as_str()) {
                         continue;
                     }
                     let context = format!("FindCoordinator v{version} for group '{group}'");
@@ -131,8 +134,9 @@ impl Client {
                         results.insert(group, Err(ClientError::from_code(code, context, message.as_deref())));
                     }
                 }
+                let retrying: HashSet<&String> = retry.iter().collect();
                 for group in &chunk {
-                    if !results.contains_key(group) && !retry.contains(group) {
+                    if !results.contains_key(group) && !retrying.contains(group) {
                         results.insert(
                             group.clone(),
                             Err(ClientError::protocol(format!(

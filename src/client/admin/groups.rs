@@ -26,8 +26,19 @@ impl Client {
         deadline: Deadline,
     ) -> Result<Vec<ListedGroup>, ClientError> {
         let metadata = self.metadata(Some(&[]), deadline).await?;
+        self.list_groups_on_brokers(metadata.brokers, filter, deadline).await
+    }
+
+    /// ListGroups on each of `brokers` (a broker list the caller already has, as the
+    /// collector keeps from its previous Metadata), with `filter`.
+    pub(in crate::client) async fn list_groups_on_brokers(
+        &self,
+        brokers: Vec<Node>,
+        filter: &ListGroupsFilter,
+        deadline: Deadline,
+    ) -> Result<Vec<ListedGroup>, ClientError> {
         let mut tasks = tokio::task::JoinSet::new();
-        for broker in metadata.brokers {
+        for broker in brokers {
             let client = self.clone();
             let filter = filter.clone();
             tasks.spawn(async move { client.list_groups_on(broker, &filter, deadline).await });
@@ -151,9 +162,11 @@ impl Client {
         F: Fn(Client, Node, Vec<String>) -> Fut,
         Fut: std::future::Future<Output = Result<Vec<(String, Result<T, ClientError>)>, ClientError>> + Send + 'static,
     {
+        // A set, not `Vec::contains`: a collection asks for every group of the cluster at once.
+        let mut seen = std::collections::HashSet::new();
         let mut unique = Vec::new();
         for name in &names {
-            if !unique.contains(name) {
+            if seen.insert(name.as_str()) {
                 unique.push(name.clone());
             }
         }

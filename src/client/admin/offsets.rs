@@ -14,7 +14,7 @@
 //! (see `guard`), so no count a broker sent sizes an allocation; offsets below -1 are refused
 //! per partition as `protocol` errors.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
@@ -23,7 +23,9 @@ use kafka_protocol::protocol::{Message, Request, StrBytes};
 
 use super::{opt_text, text};
 use crate::client::send::is_connection_error;
-use crate::client::{Client, ClientError, Deadline, ErrorKind, Metadata, Node, Target};
+use crate::client::{
+    Client, ClientError, Deadline, ErrorKind, Metadata, Node, PartitionMetadata, Target, TopicMetadata,
+};
 use crate::TopicPartitions;
 
 /// The first OffsetFetch version that carries several groups in one request (KIP-709).
@@ -286,10 +288,11 @@ impl Client {
             })
             .await?;
         let version = sent.version;
+        let asked: HashSet<&str> = batch.iter().map(String::as_str).collect();
         let mut answers = Vec::new();
         for group in sent.response.groups {
             let group_id = text(&group.group_id.0);
-            if !batch.contains(&group_id) {
+            if !asked.contains(group_id.as_str()) {
                 continue;
             }
             let context = format!("OffsetFetch v{version} for group '{group_id}' on {}", broker.label());
@@ -399,6 +402,19 @@ impl Client {
         }
         let asked: Vec<&str> = names.iter().copied().collect();
         let metadata = self.metadata(Some(&asked), deadline).await?;
+        self.log_offsets_with(metadata, names, isolation, deadline).await
+    }
+
+    /// [`log_offsets`](Self::log_offsets) with the topics' `metadata` already read (the
+    /// collector reads it once per collection for the groups' partition counts and the
+    /// leaders both).
+    pub(in crate::client) async fn log_offsets_with(
+        &self,
+        metadata: Metadata,
+        names: BTreeSet<&str>,
+        isolation: IsolationLevel,
+        deadline: Deadline,
+    ) -> Result<Vec<TopicLogOffsets>, ClientError> {
         let mut wanted = BTreeSet::new();
         for topic in &metadata.topics {
             if topic.error_code == 0 && names.contains(topic.name.as_str()) {
@@ -407,9 +423,11 @@ impl Client {
         }
         let specs = [OffsetSpec::Earliest, OffsetSpec::Latest];
         let mut answers = self.list_offsets_with(metadata.clone(), &wanted, &specs, isolation, deadline).await?;
+        // By name: `Metadata::topic` is a linear search, once per topic it is quadratic.
+        let by_name: HashMap<&str, &TopicMetadata> = metadata.topics.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut out = Vec::new();
         for name in names {
-            let partitions = match metadata.topic(name) {
+            let partitions = match by_name.get(name).copied() {
                 None => Err(ClientError::from_code(3, format!("Metadata for topic '{name}'"), None)),
                 Some(t) if t.error_code != 0 => {
                     Err(ClientError::from_code(t.error_code, format!("Metadata for topic '{name}'"), None))
@@ -468,14 +486,21 @@ impl Client {
             let last_attempt = attempt == 1;
             let mut retry: Vec<(Tp, usize)> = Vec::new();
             let mut requests: BTreeMap<(i32, usize), Vec<Tp>> = BTreeMap::new();
+            // Topics and partitions by name and index: `Metadata::topic` and a scan of the
+            // partitions, once per partition, grew with topics x partitions (issue 35's 100,000
+            // partitions).
+            let by_name: HashMap<&str, (&TopicMetadata, HashMap<i32, &PartitionMetadata>)> = metadata
+                .topics
+                .iter()
+                .map(|t| (t.name.as_str(), (t, t.partitions.iter().map(|p| (p.partition, p)).collect())))
+                .collect();
             for (tp, spec) in todo.drain(..) {
-                let partition = metadata
-                    .topic(&tp.0)
-                    .filter(|t| t.error_code == 0)
-                    .and_then(|t| t.partitions.iter().find(|p| p.partition == tp.1));
+                let topic = by_name.get(tp.0.as_str());
+                let partition =
+                    topic.filter(|(t, _)| t.error_code == 0).and_then(|(_, partitions)| partitions.get(&tp.1).copied());
                 let gap = match partition {
                     None => {
-                        let code = metadata.topic(&tp.0).map(|t| t.error_code).filter(|&c| c != 0).unwrap_or(3);
+                        let code = topic.map(|(t, _)| t.error_code).filter(|&c| c != 0).unwrap_or(3);
                         Some(ClientError::from_code(code, format!("Metadata for {}-{}", tp.0, tp.1), None))
                     }
                     Some(p) if p.leader < 0 => {

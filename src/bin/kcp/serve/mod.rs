@@ -193,13 +193,26 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         granularity: args.granularity,
     };
     let security = http::Security::load(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
-    runtime.block_on(async {
-        let shared = Arc::new(state::Shared::new(&clusters, settings));
+    let clients = clusters
+        .iter()
+        .map(|spec| kafka_consumer_protocol::client::Client::new(spec.config.clone()).map_err(CliError::config))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Two threads, each with its own single-threaded runtime: this one answers HTTP, the
+    // collection thread collects (the Kafka connections, decoding, the snapshots, the
+    // OpenMetrics text). A scrape that arrives during a collection is answered at once, since
+    // no collection work ever runs on the thread that answers it; and two threads keep the
+    // allocator's arenas and the stacks few.
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))
+    };
+    let http_runtime = runtime()?;
+    let collect_runtime = runtime()?;
+    let shared = Arc::new(state::Shared::new(&clusters, settings));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let result: Result<std::thread::JoinHandle<()>, CliError> = http_runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| {
             CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("cannot listen on {}: {e}", args.listen)))
         })?;
@@ -211,12 +224,27 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
             clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
             args.interval_ms
         ));
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let mut loops = Vec::new();
-        for (index, spec) in clusters.iter().enumerate() {
-            let client = kafka_consumer_protocol::client::Client::new(spec.config.clone()).map_err(CliError::config)?;
-            loops.push(tokio::spawn(state::run_cluster(shared.clone(), index, client, stop_rx.clone())));
-        }
+        let loops_shared = shared.clone();
+        let loops_stop = stop_rx.clone();
+        let collecting = std::thread::Builder::new()
+            .name("kcp-collect".into())
+            .spawn(move || {
+                collect_runtime.block_on(async move {
+                    let mut loops = Vec::new();
+                    for (index, client) in clients.into_iter().enumerate() {
+                        loops.push(tokio::spawn(state::run_cluster(
+                            loops_shared.clone(),
+                            index,
+                            client,
+                            loops_stop.clone(),
+                        )));
+                    }
+                    for l in loops {
+                        let _ = l.await;
+                    }
+                })
+            })
+            .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no thread: {e}"))))?;
         let server = tokio::spawn(http::serve(
             listener,
             shared.clone(),
@@ -226,13 +254,14 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         ));
         wait_for_stop(args.duration_s).await;
         let _ = stop_tx.send(true);
-        for l in loops {
-            let _ = l.await;
-        }
         let _ = server.await;
-        note("kcp serve: stopped");
-        Ok(())
-    })
+        Ok(collecting)
+    });
+    // The loops see the stop at their next await: a collection in progress is dropped.
+    let collecting = result?;
+    let _ = collecting.join();
+    note("kcp serve: stopped");
+    Ok(())
 }
 
 /// Until SIGTERM, SIGINT or the duration.

@@ -227,7 +227,8 @@ impl Shared {
     fn render_metrics(&self) {
         let snapshots: Vec<(&str, Arc<Snapshot>)> =
             self.clusters.iter().map(|c| (c.spec.name.as_str(), c.snapshot())).collect();
-        let text = metrics::render(&snapshots, self.settings.granularity);
+        let size_hint = self.metrics_text().len();
+        let text = metrics::render(&snapshots, self.settings.granularity, size_hint);
         *self.metrics.write().unwrap_or_else(|e| e.into_inner()) = bytes::Bytes::from(text);
     }
 }
@@ -261,9 +262,12 @@ pub(crate) async fn run_cluster(
 ) {
     let mut memory =
         Memory { groups: HashMap::new(), log_ends: HashMap::new(), errors_total: BTreeMap::new(), collections: 0 };
+    // One collector for the loop's life: each collection then lists the groups on the brokers
+    // the previous one's Metadata named, and asks one Metadata of its own (issue 35's floor).
+    let collector = Collector::new(client.clone());
     loop {
         let started = Instant::now();
-        let collect = collect_once(&shared, index, &client, &mut memory);
+        let collect = collect_once(&shared, index, &collector, &mut memory);
         tokio::select! {
             () = collect => {}
             _ = stop.changed() => return,
@@ -286,12 +290,12 @@ fn count_error(memory: &mut Memory, e: &ClientError) {
 }
 
 /// One collection of one cluster, published.
-async fn collect_once(shared: &Shared, index: usize, client: &Client, memory: &mut Memory) {
+async fn collect_once(shared: &Shared, index: usize, collector: &Collector, memory: &mut Memory) {
     let handle = &shared.clusters[index];
     let settings = &shared.settings;
     let started = Instant::now();
     let deadline = Deadline::after(settings.timeout);
-    let collector = Collector::new(client.clone());
+    let client = collector.client();
     let previous = handle.snapshot();
     memory.collections += 1;
     let result = collector.collect(&GroupSelection::All, settings.isolation.level(), deadline).await;
