@@ -537,7 +537,7 @@ async fn check_pages(
     processes.push(cluster.kcp("page-classic-2", &MemberOptions::new(live_group, [topic]).duration_s(200)));
     let timeline = until_rows(c, "timeline-body", "the rebalance on the timeline", |r| {
         r.len() > generations_before
-            && r.first().is_some_and(|newest| newest[4] == "2")
+            && r.first().is_some_and(|newest| newest[2] == "Stable" && newest[4] == "2")
             && r.iter().any(|row| row[4] == "2" && !row[5].is_empty())
     })
     .await;

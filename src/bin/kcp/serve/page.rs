@@ -736,4 +736,27 @@ mod tests {
         assert_eq!(escape("a\u{1b}[31m\u{0}b\u{7f}\u{85}\n"), "a\\u{1b}[31m\\u{0}b\\u{7f}\\u{85}\\n");
         assert_eq!(segment("a/b c?<\u{e9}"), "a%2Fb%20c%3F%3C%C3%A9");
     }
+
+    #[test]
+    fn charted_partitions_are_parsed_bounded_and_deduplicated() {
+        let picked = selected_partitions(["a:b:3", "t:1", "t:1", "bad", "t:x", "t:-1"].into_iter());
+        assert_eq!(picked, [("a:b".to_owned(), 3), ("t".to_owned(), 1), ("t".to_owned(), -1)]);
+        let many: Vec<String> = (0..20).map(|p| format!("t:{p}")).collect();
+        assert_eq!(selected_partitions(many.iter().map(String::as_str)).len(), CHARTED);
+    }
+
+    #[test]
+    fn the_verdict_names_its_first_blocking_check_as_text() {
+        let v = Verdict {
+            direction: "upgrade",
+            verdict: "blocked",
+            first: Some(("assignor", "uses <my-assignor>".into(), Some("use \"range\"".into()))),
+            error: None,
+        };
+        let html = verdict_html(&v);
+        assert!(html.contains("data-verdict=\"blocked\" data-check=\"assignor\">blocked</span>"), "{html}");
+        assert!(html.contains("uses &lt;my-assignor&gt; &rarr; use &quot;range&quot;"), "{html}");
+        let unknown = Verdict { verdict: "unknown", first: None, error: Some("timeout: <x>".into()), ..v };
+        assert!(verdict_html(&unknown).contains("could not be asked (timeout: &lt;x&gt;)"));
+    }
 }
