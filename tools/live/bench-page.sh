@@ -58,6 +58,12 @@ bootstrap=127.0.0.1:$port_base
 log "writing $records records"
 "$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
   --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
+# The group coordinator is ready once a describe of an unknown group answers not_found.
+for _ in $(seq 1 120); do
+  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>&1 \
+    | grep -q '"not_found"' && break
+  sleep 0.5
+done
 log "forming $groups groups of $members members"
 fifo=$run/holder.stdin
 mkfifo "$fifo"

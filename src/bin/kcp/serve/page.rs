@@ -81,6 +81,15 @@ fn num_cell(v: &Value) -> String {
     }
 }
 
+/// A number cell of the groups list: aligned by the list's style sheet (`#groups`), not a class
+/// per cell (the list of 1,000 groups is 5,000 of them: 60 kB less to send and parse).
+fn list_num(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format!("<td>{n}</td>"),
+        _ => "<td>-</td>".into(),
+    }
+}
+
 /// Seconds shown to a tenth, sorted by the exact figure.
 fn seconds_cell(v: &Value) -> String {
     match v.as_f64() {
@@ -190,12 +199,12 @@ pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
             text(&g["state"]),
             text(&g["group_protocol"]),
             text(&g["assignor"]),
-            num_cell(&g["members"]),
-            num_cell(&g["lag"]),
-            seconds_cell(&g["lag_seconds"]),
+            list_num(&g["members"]),
+            list_num(&g["lag"]),
+            seconds_cell(&g["lag_seconds"]).replacen(" class=\"num\"", "", 1),
             status_cell(&g["status"]),
-            num_cell(&g["pending_partitions"]),
-            num_cell(&g["rebalances_last_hour"]),
+            list_num(&g["pending_partitions"]),
+            list_num(&g["rebalances_last_hour"]),
         );
     }
     out.push_str("</tbody></table>\n");
