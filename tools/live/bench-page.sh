@@ -104,6 +104,7 @@ done
 echo "== /assets/app.js: $(curl -s --compressed -o /dev/null -w '%{size_download}' "$base/assets/app.js") bytes sent, /assets/app.css: $(curl -s --compressed -o /dev/null -w '%{size_download}' "$base/assets/app.css") bytes sent"
 echo "== the list in headless Chromium"
 (cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')
-group=$(curl -s "$base/api/v1/clusters/default/groups" | grep -o '"group_id":"[^"]*"' | head -n1 | cut -d'"' -f4)
+# (pipefail: grep stops at head's first line with SIGPIPE, not an error here)
+group=$(curl -s "$base/api/v1/clusters/default/groups" | { grep -o '"group_id":"[^"]*"' || true; } | sed -n 1p | cut -d'"' -f4)
 echo "== a group page in headless Chromium ($group)"
 (cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/groups/default/$group" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')
