@@ -144,11 +144,12 @@ fn segment(s: &str) -> String {
         .collect()
 }
 
-/// The visible rows' cell texts of a table body, as rendered (`innerText`). Read in one script:
+/// The visible rows' cell texts of a table body, as rendered (`innerText`; in a closed `<details>`,
+/// which renders no text, `textContent`). Read in one script:
 /// the live updates replace the body every collection, so element handles would go stale.
 async fn rows(c: &Client, body: &str) -> Vec<Vec<String>> {
     let script = "return Array.from(document.querySelectorAll('#' + arguments[0] + ' > tr:not([hidden])'))\
-                  .map(function (r) { return Array.from(r.cells).map(function (c) { return c.innerText; }); });";
+                  .map(function (r) { return Array.from(r.cells).map(function (c) { return c.innerText || c.textContent; }); });";
     let v = c.execute(script, vec![json!(body)]).await.expect("rows");
     serde_json::from_value(v).expect("rows of strings")
 }
@@ -222,9 +223,18 @@ fn expected_row(v: &Value) -> Vec<String> {
 }
 
 #[test]
-fn the_page_shows_what_the_cluster_holds() {
+fn the_page_shows_what_a_4_1_1_cluster_holds() {
+    the_page_shows_what_the_cluster_holds("k41");
+}
+
+#[test]
+fn the_page_shows_what_a_3_9_1_cluster_holds() {
+    the_page_shows_what_the_cluster_holds("k39");
+}
+
+fn the_page_shows_what_the_cluster_holds(name: &str) {
     let Some((driver, chromium)) = browser() else { return };
-    let Some(cluster) = Cluster::shared("k41") else { return };
+    let Some(cluster) = Cluster::shared(name) else { return };
     let started = Instant::now();
 
     // Ground truth.
@@ -245,8 +255,31 @@ fn the_page_shows_what_the_cluster_holds() {
     let mut join = Command::new(env!("CARGO_BIN_EXE_kcp"));
     join.args(["group", "join", "--client-id", client_id]).args(options.kcp_args(&cluster.bootstrap));
     let mut members = vec![cluster.spawn("kcp:page-classic".into(), join)];
-    let kip848 = format!("{token}-848");
-    members.push(cluster.java(&MemberOptions::new(&kip848, [&topic]).group_protocol("consumer").duration_s(280)));
+    // A KIP-848 member where the broker serves the protocol (3.9.1 does not by default).
+    let kip848 = cluster.is_4x().then(|| format!("{token}-848"));
+    if let Some(kip848) = &kip848 {
+        members.push(cluster.java(&MemberOptions::new(kip848, [&topic]).group_protocol("consumer").duration_s(280)));
+    }
+    // A group of 1,000 partitions, committed at 0: its page pages the offsets table.
+    let big_topic = format!("{token}-big");
+    cluster.create_topic(&big_topic, 1000);
+    let big = format!("{token}-big");
+    // Kafka's tool may commit nothing (and exit 0) while a topic this new is still getting its
+    // leaders: committed again until the group exists, bounded.
+    for attempt in 0.. {
+        commit(&cluster, &big, &big_topic, 0);
+        let described = Command::new(env!("CARGO_BIN_EXE_kcp"))
+            .args(["group", "describe", "--bootstrap-server", &cluster.bootstrap, "--group", &big])
+            .output()
+            .expect("kcp group describe");
+        let text =
+            String::from_utf8_lossy(&described.stdout).into_owned() + &String::from_utf8_lossy(&described.stderr);
+        if !text.contains("not_found") {
+            break;
+        }
+        assert!(attempt < 10, "the 1,000-partition group was not committed: {text}");
+        std::thread::sleep(Duration::from_secs(2));
+    }
 
     // The server and the browser.
     let serve_port = free_port();
@@ -292,8 +325,10 @@ fn the_page_shows_what_the_cluster_holds() {
             &hostile,
             &live_group,
             client_id,
-            &kip848,
+            kip848.as_deref(),
+            &big,
             (produced_from, produced_to),
+            &mut members,
         );
         let result = AssertUnwindSafe(tokio::time::timeout(BROWSER_LIMIT, checks)).catch_unwind().await;
         let _ = tokio::time::timeout(Duration::from_secs(20), c.close()).await;
@@ -322,9 +357,13 @@ async fn check_pages(
     hostile: &str,
     live_group: &str,
     client_id: &str,
-    kip848: &str,
+    kip848: Option<&str>,
+    big: &str,
     (produced_from, produced_to): (u64, u64),
+    processes: &mut Vec<live::Member>,
 ) {
+    // Screenshots of the 4.1.1 run only (the same pages).
+    let screenshots = std::env::var_os("KCP_PAGE_SCREENSHOTS").filter(|_| cluster.is_4x());
     // The list, filtered to this test's groups (the shared cluster holds other tests' groups).
     c.goto(&format!("{base}/")).await.expect("open the list");
     let render = c
@@ -336,10 +375,11 @@ async fn check_pages(
     c.execute("window.kcpMarker = 42;", vec![]).await.expect("mark the page");
     let filter = c.find(Locator::Id("filter-groups")).await.expect("the groups filter");
     filter.send_keys(token).await.expect("type a filter");
-    let seen = until_rows(c, "groups-body", "this test's four groups, the members joined, the lag measured", |r| {
-        r.len() == 4
+    let groups = 4 + usize::from(kip848.is_some());
+    let seen = until_rows(c, "groups-body", "this test's groups, the members joined, the lag measured", |r| {
+        r.len() == groups
             && r.iter().any(|row| row[0] == *live_group && row[4] == "1")
-            && r.iter().any(|row| row[0] == *kip848 && row[4] == "1" && row[1] == "Stable")
+            && kip848.is_none_or(|kip848| r.iter().any(|row| row[0] == *kip848 && row[4] == "1" && row[1] == "Stable"))
             && r.iter().any(|row| row[0] == *lagging && row[5] == "24" && row[6] != "-")
     })
     .await;
@@ -349,7 +389,9 @@ async fn check_pages(
     assert_eq!(lag(lagging), Some(30 - 3 * 2), "{seen:?}");
     assert_eq!(lag(hostile), Some(30 - 3), "the group named with markup is a row, as text: {seen:?}");
     let row = |id: &str| seen.iter().find(|r| r[0] == shown(id)).cloned().unwrap_or_default();
-    assert_eq!(row(kip848)[2], "consumer", "{seen:?}");
+    if let Some(kip848) = kip848 {
+        assert_eq!(row(kip848)[2], "consumer", "{seen:?}");
+    }
     assert_eq!(row(live_group)[2], "classic", "{seen:?}");
     assert_eq!(row(lagging)[1], "Empty", "{seen:?}");
     let page_seconds = number(&row(lagging)[6]).expect("lag in seconds shown");
@@ -365,7 +407,7 @@ async fn check_pages(
     // The same numbers as /api/v1 (the row may have moved on by a collection: read both again then).
     let api_list = api(c, "/api/v1/clusters/default/groups").await;
     let now_rows = rows(c, "groups-body").await;
-    for id in [lagging, hostile, live_group, kip848] {
+    for id in [lagging, hostile, live_group].into_iter().chain(kip848) {
         let expected = expected_row(api_row(&api_list, id));
         let page = now_rows.iter().find(|r| r[0] == shown(id)).cloned().unwrap_or_default();
         assert_eq!(page[..6], expected[..6], "{id}: page against /api/v1");
@@ -407,14 +449,25 @@ async fn check_pages(
 
     // Live: a commit shows without a reload.
     commit(cluster, lagging, topic, 5);
-    until_rows(c, "groups-body", "the new commit, live", |r| r.iter().any(|row| row[0] == lagging && row[5] == "15"))
-        .await;
+    // Kafka's tool commits a partition of fewer than 5 records at its end (the producer's sticky
+    // batches do not spread 30 records evenly): the lag expected from the log ends.
+    let ends: Vec<i64> = api(c, &format!("/api/v1/clusters/default/groups/{}", segment(lagging))).await["offsets"]
+        .as_array()
+        .expect("offsets")
+        .iter()
+        .map(|o| o["log_end_offset"].as_i64().expect("a log end"))
+        .collect();
+    let after_commit: i64 = ends.iter().map(|end| end - end.min(&5)).sum();
+    let committed_0 = ends[0].min(5).to_string();
+    until_rows(c, "groups-body", "the new commit, live", |r| {
+        r.iter().any(|row| row[0] == lagging && row[5] == after_commit.to_string())
+    })
+    .await;
     let marker = c.execute("return window.kcpMarker;", vec![]).await.expect("marker");
     assert_eq!(marker, 42, "the page was not reloaded");
     no_script_errors(c, "the list").await;
-    if let Some(dir) = std::env::var_os("KCP_PAGE_SCREENSHOTS") {
-        std::fs::write(Path::new(&dir).join("serve-list.png"), c.screenshot().await.expect("screenshot"))
-            .expect("save");
+    if let Some(dir) = &screenshots {
+        std::fs::write(Path::new(dir).join("serve-list.png"), c.screenshot().await.expect("screenshot")).expect("save");
     }
 
     // The group named with markup: followed from its link, its name text everywhere.
@@ -457,6 +510,7 @@ async fn check_pages(
     c.find(Locator::Css("#offsets thead th:nth-child(2) button")).await.unwrap().click().await.unwrap();
     let partitions: Vec<String> = rows(c, "offsets-body").await.iter().map(|r| r[1].clone()).collect();
     assert_eq!(partitions, ["2", "1", "0"]);
+    assert_eq!(c.find(Locator::Id("offsets-info")).await.unwrap().text().await.unwrap(), "rows 1-3 of 3");
     c.find(Locator::Id("filter-member")).await.unwrap().send_keys("nobody-has-this").await.unwrap();
     until_rows(c, "offsets-body", "the member filter", |r| r.is_empty()).await;
     c.find(Locator::Id("filter-member")).await.unwrap().clear().await.unwrap();
@@ -467,15 +521,250 @@ async fn check_pages(
     let chart = c.find_all(Locator::Css("#history svg polyline")).await.unwrap();
     assert_eq!(chart.len(), 2, "the lag chart");
     no_script_errors(c, "the group page").await;
-    if let Some(dir) = std::env::var_os("KCP_PAGE_SCREENSHOTS") {
-        std::fs::write(Path::new(&dir).join("serve-group.png"), c.screenshot().await.expect("screenshot"))
-            .expect("save");
+
+    // The upgrade-check verdict: what `kcp group upgrade-check` says of the group.
+    let cli = Command::new(env!("CARGO_BIN_EXE_kcp"))
+        .args(["group", "upgrade-check", "--bootstrap-server", &cluster.bootstrap, "--group", live_group])
+        .output()
+        .expect("kcp group upgrade-check");
+    let cli: Value = serde_json::from_slice(&cli.stdout).expect("upgrade-check JSON");
+    let first_check = cli["checks"]
+        .as_array()
+        .and_then(|checks| {
+            checks.iter().find(|c| c["ok"] == false).or_else(|| checks.iter().find(|c| c["ok"].is_null()))
+        })
+        .map_or(String::new(), |c| c["name"].as_str().unwrap_or_default().to_owned());
+    // Read in one script: the live updates replace the summary every collection.
+    let shown = c
+        .execute(
+            "var e = document.getElementById('upgrade-verdict');\
+             return [e.textContent, e.getAttribute('data-check') || '', document.getElementById('summary').textContent];",
+            vec![],
+        )
+        .await
+        .expect("the verdict");
+    assert_eq!(shown[0], cli["verdict"], "{cli}");
+    assert_eq!(shown[1], first_check.as_str(), "{cli}");
+    if !first_check.is_empty() {
+        let summary = shown[2].as_str().unwrap_or_default();
+        assert!(summary.contains(&first_check), "the first blocking check named: {summary}");
     }
 
-    // The KIP-848 group: its protocol and epochs.
-    c.goto(&format!("{base}/groups/default/{}", segment(kip848))).await.expect("open the group");
+    // A rebalance appears on the timeline: a second member joins.
+    let timeline_state = |c: &Client| {
+        let c = c.clone();
+        async move {
+            let v = c
+                .execute(
+                    "var s = document.getElementById('timeline-summary');\
+                     return {rebalances: s ? +s.getAttribute('data-rebalances') : -1,\
+                             svg: (document.querySelector('#timeline svg') || {textContent: ''}).textContent};",
+                    vec![],
+                )
+                .await
+                .expect("timeline");
+            (v["rebalances"].as_i64().unwrap_or(-1), v["svg"].as_str().unwrap_or_default().to_owned())
+        }
+    };
+    let (rebalances_before, _) = timeline_state(c).await;
+    assert!(rebalances_before >= 0, "a timeline on the page");
+    let generations_before = rows(c, "timeline-body").await.len();
+    processes.push(cluster.kcp("page-classic-2", &MemberOptions::new(live_group, [topic]).duration_s(200)));
+    let timeline = until_rows(c, "timeline-body", "the rebalance on the timeline", |r| {
+        r.len() > generations_before
+            && r.first().is_some_and(|newest| newest[2] == "Stable" && newest[4] == "2")
+            && r.iter().any(|row| row[4] == "2" && !row[5].is_empty())
+    })
+    .await;
+    let (rebalances_after, picture) = timeline_state(c).await;
+    assert!(rebalances_after > rebalances_before, "rebalances {rebalances_before} -> {rebalances_after}");
+    let generation = &timeline[0][1];
+    if generation != "-" {
+        assert!(picture.contains(&format!("generation {generation}:")), "generation {generation} drawn: {picture}");
+    }
+    assert!(picture.contains("joined"), "the join drawn as a step: {picture}");
+    no_script_errors(c, "the group page after the rebalance").await;
+    if let Some(dir) = &screenshots {
+        // The whole page, timeline and tables included.
+        let height = c.execute("return document.documentElement.scrollHeight;", vec![]).await.unwrap();
+        c.set_window_size(1280, height.as_u64().unwrap_or(1000).clamp(1000, 4000) as u32).await.expect("resize");
+        c.execute("window.scrollTo(0, 0);", vec![]).await.expect("scroll to the top");
+        std::fs::write(Path::new(dir).join("serve-group.png"), c.screenshot().await.expect("screenshot"))
+            .expect("save");
+        c.set_window_size(1280, 1000).await.expect("resize");
+    }
+
+    // The lag chart moves: records produced to the lagging group's topic.
+    c.goto(&format!("{base}/groups/default/{}", segment(lagging))).await.expect("open the group");
     c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
-    let summary = c.find(Locator::Id("summary")).await.unwrap().text().await.unwrap();
-    assert!(summary.contains("consumer") && summary.contains("Group epoch"), "{summary}");
-    no_script_errors(c, "the KIP-848 group's page").await;
+    let chart_points = |c: &Client| {
+        let c = c.clone();
+        async move {
+            c.execute("return document.querySelector('#history svg polyline.lag').getAttribute('points');", vec![])
+                .await
+                .expect("the chart's points")
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        }
+    };
+    let history = until_rows(c, "history-body", "the lag history", |r| {
+        r.first().is_some_and(|p| p[1] == after_commit.to_string())
+    })
+    .await;
+    let before = chart_points(c).await;
+    // Partition 0 ticked for its own chart: drawn, its data in a table, kept in the page's address.
+    let pick = format!("#offsets-body input.chart-pick[value='{topic}:0']");
+    c.find(Locator::Css(&pick)).await.expect("partition 0's Chart box").click().await.expect("tick");
+    let samples = until_rows(c, "partition-body", "partition 0's chart", |r| {
+        !r.is_empty() && r.iter().all(|row| row[0] == format!("{topic}-0") && row[2] == committed_0)
+    })
+    .await;
+    let lag_before: i64 = samples[0][3].parse().expect("a lag");
+    assert_eq!(c.find_all(Locator::Css("#partition-chart svg polyline.series")).await.unwrap().len(), 1);
+    let url = c.current_url().await.expect("url");
+    assert!(url.query().is_some_and(|q| q.contains("p=")), "{url}");
+    produce(cluster, topic, 30);
+    until_rows(c, "history-body", "the new lag in the chart's table", |r| {
+        r.first().is_some_and(|p| p[1] == (after_commit + 30).to_string())
+    })
+    .await;
+    let after = chart_points(c).await;
+    assert_ne!(before, after, "the chart moved (history {history:?})");
+    until_rows(c, "partition-body", "partition 0's new lag", |r| {
+        r.first().and_then(|row| row[3].parse::<i64>().ok()).is_some_and(|lag| lag > lag_before)
+    })
+    .await;
+    let ticked = c.find(Locator::Css(&pick)).await.unwrap().prop("checked").await.unwrap();
+    assert_eq!(ticked.as_deref(), Some("true"), "the box stays ticked through the live updates");
+    no_script_errors(c, "the lagging group's page").await;
+
+    // The group of 1,000 partitions: one page of 100 rows, paged, sorted and filtered across all.
+    c.goto(&format!("{base}/groups/default/{}", segment(big))).await.expect("open the big group");
+    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    let timing = c
+        .execute(
+            "var n = performance.getEntriesByType('navigation')[0]; return [n.responseEnd - n.requestStart, n.domComplete, n.transferSize];",
+            vec![],
+        )
+        .await
+        .expect("navigation timing");
+    println!(
+        "serve_page: {}: 1,000-partition group page served in {} ms, DOM complete at {} ms, {} bytes transferred",
+        cluster.name, timing[0], timing[1], timing[2]
+    );
+    let info = || async { c.find(Locator::Id("offsets-info")).await.unwrap().text().await.unwrap() };
+    let first_rows = rows(c, "offsets-body").await;
+    assert_eq!(first_rows.len(), 100, "one page");
+    assert_eq!(info().await, "rows 1-100 of 1000");
+    assert_eq!(first_rows[0][1], "0");
+    c.find(Locator::Id("offsets-next")).await.unwrap().click().await.unwrap();
+    let second = rows(c, "offsets-body").await;
+    assert_eq!((second.len(), second[0][1].as_str(), second[99][1].as_str()), (100, "100", "199"));
+    assert_eq!(info().await, "rows 101-200 of 1000");
+    c.find(Locator::Css("#offsets-size option[value='500']")).await.unwrap().click().await.unwrap();
+    assert_eq!(rows(c, "offsets-body").await.len(), 500, "500 a page");
+    c.find(Locator::Css("#offsets thead th:nth-child(2) button")).await.unwrap().click().await.unwrap();
+    let sorted = rows(c, "offsets-body").await;
+    assert_eq!((sorted[0][1].as_str(), sorted[499][1].as_str()), ("999", "500"), "sorted over all 1,000 rows");
+    c.find(Locator::Id("offsets-next")).await.unwrap().click().await.unwrap();
+    assert_eq!(rows(c, "offsets-body").await.last().map(|r| r[1].clone()).as_deref(), Some("0"));
+    c.find(Locator::Id("filter-topic")).await.unwrap().send_keys("nothing-like-it").await.unwrap();
+    until_rows(c, "offsets-body", "the filter over all pages", |r| r.is_empty()).await;
+    assert_eq!(info().await, "no rows");
+    c.find(Locator::Id("filter-topic")).await.unwrap().clear().await.unwrap();
+    c.find(Locator::Id("filter-topic")).await.unwrap().send_keys(big).await.unwrap();
+    until_rows(c, "offsets-body", "the filter", |r| r.len() == 500).await;
+    assert_eq!(info().await, "rows 1-500 of 1000", "a new filter starts at the first page");
+    no_script_errors(c, "the 1,000-partition group's page").await;
+
+    // The KIP-848 group: its protocol and epochs.
+    if let Some(kip848) = kip848 {
+        c.goto(&format!("{base}/groups/default/{}", segment(kip848))).await.expect("open the group");
+        c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+        let summary = c.find(Locator::Id("summary")).await.unwrap().text().await.unwrap();
+        assert!(summary.contains("consumer") && summary.contains("Group epoch"), "{summary}");
+        assert!(summary.contains("Downgrade check"), "{summary}");
+        no_script_errors(c, "the KIP-848 group's page").await;
+    }
+}
+
+/// The render benchmark of `tools/live/bench-page.sh`: opens `KCP_PAGE_BENCH_URL` 10 times in
+/// headless Chromium and prints, per load, the response time, DOM complete, when the page's script
+/// was done (sorted, filtered, paged) and the bytes sent (the page, its script and style sheet).
+#[test]
+#[ignore = "a benchmark: tools/live/bench-page.sh runs it against a kcp serve of its own"]
+fn bench_page_render() {
+    let Some(url) = std::env::var_os("KCP_PAGE_BENCH_URL").and_then(|u| u.into_string().ok()) else {
+        println!("SKIP: KCP_PAGE_BENCH_URL is not set");
+        return;
+    };
+    let Some((driver, chromium)) = browser() else { return };
+    let driver_port = free_port();
+    let mut chromedriver = Command::new(&driver);
+    chromedriver.arg(format!("--port={driver_port}")).stdout(Stdio::null()).stderr(Stdio::null());
+    let _driver = spawn(chromedriver);
+    wait_listening(driver_port, Duration::from_secs(30), "chromedriver");
+    let profile = std::env::temp_dir().join(format!("{}-chromium", unique_name("bench-page")));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({"binary": chromium, "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1280,1000",
+                format!("--user-data-dir={}", profile.display()),
+            ]}),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let c = ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{driver_port}"))
+            .await
+            .expect("a chromedriver session");
+        let mut ready = Vec::new();
+        for run in 0..10 {
+            c.goto(&url).await.expect("open");
+            c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("ready");
+            // The load event has run when domComplete is set.
+            let v = c
+                .execute_async(
+                    "var done = arguments[arguments.length - 1];\
+                     function measure() {\
+                       var n = performance.getEntriesByType('navigation')[0];\
+                       if (!n || !n.loadEventEnd) { setTimeout(measure, 20); return; }\
+                       var bytes = n.transferSize;\
+                       performance.getEntriesByType('resource').forEach(function (r) { bytes += r.transferSize; });\
+                       done({response: n.responseEnd - n.requestStart, dom_complete: n.domComplete,\
+                             ready: +document.documentElement.getAttribute('data-ready-ms'),\
+                             html_bytes: n.decodedBodySize, sent_bytes: bytes, rows: document.querySelectorAll('tbody tr').length});\
+                     }\
+                     measure();",
+                    vec![],
+                )
+                .await
+                .expect("navigation timing");
+            println!(
+                "bench_page run {run}: response {:.1} ms, DOM complete {:.1} ms, script ready {} ms, HTML {} bytes, sent {} bytes (page, script, style sheet), {} rows",
+                v["response"].as_f64().unwrap_or(-1.0),
+                v["dom_complete"].as_f64().unwrap_or(-1.0),
+                v["ready"],
+                v["html_bytes"],
+                v["sent_bytes"],
+                v["rows"]
+            );
+            ready.push(v["dom_complete"].as_f64().unwrap_or(f64::MAX).max(v["ready"].as_f64().unwrap_or(f64::MAX)));
+        }
+        ready.sort_by(f64::total_cmp);
+        println!(
+            "bench_page rendered (the later of DOM complete and script ready): min {:.1} ms, median {:.1} ms, max {:.1} ms",
+            ready[0],
+            ready[ready.len() / 2],
+            ready[ready.len() - 1]
+        );
+        let _ = c.close().await;
+    });
+    let _ = std::fs::remove_dir_all(&profile);
 }

@@ -20,7 +20,7 @@ mod list;
 pub(crate) mod offsets;
 mod reset_offsets;
 mod table;
-mod upgrade_check;
+pub(crate) mod upgrade_check;
 pub(crate) mod watch;
 mod writes;
 

@@ -77,8 +77,12 @@ pub struct UpgradeCheckArgs {
     pub format: Format,
 }
 
-/// What the coordinator of some groups reported about itself.
-async fn environment(client: &Client, node: i32, deadline: Deadline) -> Result<UpgradeEnvironment, ClientError> {
+/// What the coordinator of some groups reported about itself (also `kcp serve`'s page verdict).
+pub(crate) async fn environment(
+    client: &Client,
+    node: i32,
+    deadline: Deadline,
+) -> Result<UpgradeEnvironment, ClientError> {
     let target = Target::Node(node);
     // Fetch (API key 1): Kafka 4.0 removed v0-v3.
     let fetch = client.api_versions(&target, 1, deadline).await?;

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Path as UrlPath, Request, State};
+use axum::extract::{Path as UrlPath, Query, Request, State};
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -128,6 +128,8 @@ struct App {
     security: Arc<(Option<[u8; 32]>, &'static str)>,
     streams: Arc<Semaphore>,
     host: Arc<str>,
+    /// The upgrade-check verdicts of the group pages.
+    verdicts: Arc<super::verdict::Verdicts>,
 }
 
 /// The machine's name, for Burrow's `request.host`.
@@ -248,9 +250,16 @@ async fn page_list(State(app): State<App>, UrlPath(cluster): UrlPath<String>, ur
 async fn page_group(
     State(app): State<App>,
     UrlPath((cluster, group)): UrlPath<(String, String)>,
+    Query(query): Query<Vec<(String, String)>>,
     uri: Uri,
 ) -> Response {
-    match app.shared.cluster(&cluster).and_then(|c| page::group_page(&app.shared, c, &group)) {
+    // `?p=topic:partition`: the partitions charted.
+    let selected = page::selected_partitions(query.iter().filter(|(k, _)| k == "p").map(|(_, v)| v.as_str()));
+    let Some(handle) = app.shared.cluster(&cluster) else {
+        return not_found(&uri, &app.host, "cluster or group not found");
+    };
+    let verdict = app.verdicts.of(handle, &group).await;
+    match page::group_page(&app.shared, handle, &group, verdict.as_ref(), &selected) {
         Some(html) => Html(html).into_response(),
         None => not_found(&uri, &app.host, "cluster or group not found"),
     }
@@ -406,6 +415,7 @@ pub(crate) async fn serve(
         security: Arc::new((security.authorization, security.challenge)),
         streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
         host: host_name().into(),
+        verdicts: Arc::default(),
     };
     let tls = security.tls;
     let service = router(app);

@@ -15,6 +15,8 @@ mod http;
 mod metrics;
 mod page;
 mod state;
+mod timeline;
+mod verdict;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

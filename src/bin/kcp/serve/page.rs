@@ -15,6 +15,14 @@ use serde_json::Value;
 
 use super::api;
 use super::state::{ClusterHandle, Shared};
+use super::timeline;
+use super::verdict::Verdict;
+
+/// Rows of the offsets table shown at first (the page-size control offers more): a group of
+/// 1,000 partitions lays out one page, not 1,000 rows.
+const OFFSETS_PAGE: usize = 100;
+/// Partitions charted at once (`?p=` beyond these is ignored).
+pub(crate) const CHARTED: usize = 8;
 
 /// The page's script, served at `/assets/app.js`.
 pub(crate) const APP_JS: &str = include_str!("assets/app.js");
@@ -70,6 +78,15 @@ fn num_cell(v: &Value) -> String {
     match v {
         Value::Number(n) => format!("<td class=\"num\">{n}</td>"),
         _ => "<td class=\"num\">-</td>".into(),
+    }
+}
+
+/// A number cell of the groups list: aligned by the list's style sheet (`#groups`), not a class
+/// per cell (the list of 1,000 groups is 5,000 of them: 60 kB less to send and parse).
+fn list_num(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format!("<td>{n}</td>"),
+        _ => "<td>-</td>".into(),
     }
 }
 
@@ -182,12 +199,12 @@ pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
             text(&g["state"]),
             text(&g["group_protocol"]),
             text(&g["assignor"]),
-            num_cell(&g["members"]),
-            num_cell(&g["lag"]),
-            seconds_cell(&g["lag_seconds"]),
+            list_num(&g["members"]),
+            list_num(&g["lag"]),
+            seconds_cell(&g["lag_seconds"]).replacen(" class=\"num\"", "", 1),
             status_cell(&g["status"]),
-            num_cell(&g["pending_partitions"]),
-            num_cell(&g["rebalances_last_hour"]),
+            list_num(&g["pending_partitions"]),
+            list_num(&g["rebalances_last_hour"]),
         );
     }
     out.push_str("</tbody></table>\n");
@@ -250,9 +267,40 @@ fn dl_row(out: &mut String, term: &str, value: &str) {
     let _ = write!(out, "<div><dt>{term}</dt><dd>{value}</dd></div>");
 }
 
+/// The upgrade-check verdict: the word (with its class for colour), then the first check that
+/// blocks it or is undecided, or why it is not known.
+fn verdict_html(v: &Verdict) -> String {
+    let mut out = format!(
+        "<span id=\"upgrade-verdict\" class=\"verdict v-{0}\" data-verdict=\"{0}\" data-check=\"{1}\">{0}</span>",
+        v.verdict,
+        v.first.as_ref().map_or("", |f| f.0)
+    );
+    match (&v.first, &v.error) {
+        (_, Some(e)) => {
+            let _ = write!(out, ": the coordinator could not be asked ({})", escape(e));
+        }
+        (Some((name, evidence, advice)), None) => {
+            let _ = write!(out, ": <span class=\"check\">{name}</span>: {}", escape(evidence));
+            if let Some(a) = advice {
+                let _ = write!(out, " &rarr; {}", escape(a));
+            }
+        }
+        (None, None) => out.push_str(" (every check passed)"),
+    }
+    out
+}
+
 /// `GET /groups/{cluster}/{group}`, or `None` for a group the server does not know.
-pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> Option<String> {
+pub(crate) fn group_page(
+    shared: &Shared,
+    cluster: &ClusterHandle,
+    id: &str,
+    verdict: Option<&Verdict>,
+    selected: &[(String, i32)],
+) -> Option<String> {
     let group = api::group(cluster, id)?;
+    let state = cluster.snapshot().groups.get(id).cloned();
+    let generations = state.as_ref().map(|g| g.generations.clone()).unwrap_or_default();
     let history = api::history(cluster, id).unwrap_or(Value::Null);
     let name = &cluster.spec.name;
     let events = format!("/api/v1/clusters/{}/events", segment(name));
@@ -308,6 +356,10 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
         "Rebalances",
         &format!("{} seen, {} in the last hour", text(&group["rebalances"]), text(&group["rebalances_last_hour"])),
     );
+    if let Some(v) = verdict {
+        let term = if v.direction == "downgrade" { "Downgrade check" } else { "Upgrade check" };
+        let _ = write!(out, "<div class=\"wide\"><dt>{term}</dt><dd>{}</dd></div>", verdict_html(v));
+    }
     dl_row(&mut out, "Collected", &text(&group["seen_at"]));
     out.push_str("</dl>\n");
     let _ = writeln!(out, "<p class=\"links\"><a href=\"{json_href}\">This group as JSON</a> &middot; <a href=\"{json_href}/history\">Lag history as JSON</a></p></section>");
@@ -322,6 +374,17 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
         let _ = write!(out, "<li><span class=\"kind\">{}</span>: {}</li>", text(&f["kind"]), text(&f["message"]));
     }
     out.push_str("</ul></section>\n");
+
+    // Rebalance timeline.
+    out.push_str(
+        "<section aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Rebalance timeline</h2>\n<div id=\"timeline\" data-live=\"1\">",
+    );
+    let now_ms = u64::try_from(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis(),
+    )
+    .unwrap_or(u64::MAX);
+    out.push_str(&timeline::render(id, &generations, now_ms));
+    out.push_str("</div></section>\n");
 
     // Who owns what, and which hand-overs are pending, from the offsets rows.
     let mut gives: std::collections::BTreeMap<&str, Vec<(String, i64)>> = Default::default();
@@ -420,7 +483,19 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
          <label for=\"filter-member\">Filter by member</label> \
          <input id=\"filter-member\" type=\"search\" data-filter=\"offsets\" data-col=\"6,8\" autocomplete=\"off\"></div>\n",
     );
-    out.push_str("<table id=\"offsets\" class=\"sortable\"><thead><tr>");
+    let _ = writeln!(
+        out,
+        "<div class=\"controls pager\" data-pager=\"offsets\"><label for=\"offsets-size\">Rows per page</label> \
+         <select id=\"offsets-size\" data-page-size=\"offsets\"><option value=\"50\">50</option>\
+         <option value=\"{OFFSETS_PAGE}\" selected>{OFFSETS_PAGE}</option><option value=\"500\">500</option>\
+         <option value=\"0\">all</option></select> \
+         <button type=\"button\" id=\"offsets-prev\" data-page=\"prev\">Previous page</button> \
+         <span id=\"offsets-info\" class=\"page-info\" aria-live=\"polite\">rows 1-{} of {}</span> \
+         <button type=\"button\" id=\"offsets-next\" data-page=\"next\">Next page</button></div>",
+        offsets.len().min(OFFSETS_PAGE),
+        offsets.len()
+    );
+    out.push_str("<table id=\"offsets\" class=\"sortable\" data-paged=\"1\"><thead><tr>");
     for (label, kind) in [
         ("Topic", "text"),
         ("Partition", "num"),
@@ -434,18 +509,21 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
         ("Pending to", "text"),
         ("Status", "text"),
         ("Error", "text"),
+        ("Chart", "text"),
     ] {
         out.push_str(&th(label, kind));
     }
     out.push_str("</tr></thead>\n<tbody id=\"offsets-body\" data-live=\"1\">\n");
-    for o in &offsets {
+    for (i, o) in offsets.iter().enumerate() {
         let owner = o["owner"].as_str();
         let owner_member = owner.and_then(client_of);
         let method = o["lag_seconds_method"].as_str().map(|m| format!(" title=\"{}\"", escape(m))).unwrap_or_default();
         let seconds = seconds_cell(&o["lag_seconds"]).replacen("<td", &format!("<td{method}"), 1);
         let _ = writeln!(
             out,
-            "<tr><td>{}</td>{}{}{}{}{seconds}<td class=\"id\">{}</td><td>{}</td><td>{}</td><td class=\"id\">{}</td>{}<td>{}</td></tr>",
+            "<tr{}><td>{}</td>{}{}{}{}{seconds}<td class=\"id\">{}</td><td>{}</td><td>{}</td><td class=\"id\">{}</td>{}<td>{}</td>{}</tr>",
+            // Beyond the first page: laid out only when the script pages there.
+            if i >= OFFSETS_PAGE { " hidden" } else { "" },
             text(&o["topic"]),
             num_cell(&o["partition"]),
             num_cell(&o["committed_offset"]),
@@ -457,6 +535,7 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
             o["pending_to"].as_str().map_or("-".into(), escape),
             status_cell(&o["status"]),
             o["error"]["message"].as_str().map_or(String::new(), escape),
+            chart_checkbox(o, selected),
         );
     }
     out.push_str("</tbody></table></section>\n");
@@ -464,9 +543,135 @@ pub(crate) fn group_page(shared: &Shared, cluster: &ClusterHandle, id: &str) -> 
     // Lag over time.
     out.push_str("<section aria-labelledby=\"h-history\"><h2 id=\"h-history\">Lag over time</h2>\n<div id=\"history\" data-live=\"1\">");
     out.push_str(&history_block(&history));
+    out.push_str(
+        "</div>\n<h3 id=\"h-partitions\">Selected partitions</h3><div id=\"partition-chart\" data-live=\"1\">",
+    );
+    out.push_str(&partitions_block(state.as_deref(), selected));
     out.push_str("</div></section>\n");
     out.push_str("</main>\n</body></html>\n");
     Some(out)
+}
+
+/// The offsets row's checkbox that puts its partition on the chart (`?p=topic:partition`).
+fn chart_checkbox(o: &Value, selected: &[(String, i32)]) -> String {
+    let topic = o["topic"].as_str().unwrap_or("");
+    let partition = o["partition"].as_i64().and_then(|p| i32::try_from(p).ok()).unwrap_or(-1);
+    let checked = selected.iter().any(|(t, p)| t == topic && *p == partition);
+    let value = format!("{topic}:{partition}");
+    format!(
+        "<td><input type=\"checkbox\" class=\"chart-pick\" value=\"{0}\" aria-label=\"Chart {0}\"{1}></td>",
+        escape(&value),
+        if checked { " checked" } else { "" }
+    )
+}
+
+/// `?p=topic:partition` values, the partition after the last colon (a topic name may hold one);
+/// at most [`CHARTED`], malformed ones ignored.
+pub(crate) fn selected_partitions<'a>(values: impl Iterator<Item = &'a str>) -> Vec<(String, i32)> {
+    let mut out: Vec<(String, i32)> = Vec::new();
+    for v in values {
+        let Some((topic, partition)) = v.rsplit_once(':') else { continue };
+        let Ok(partition) = partition.parse::<i32>() else { continue };
+        let pick = (topic.to_owned(), partition);
+        if !out.contains(&pick) && out.len() < CHARTED {
+            out.push(pick);
+        }
+    }
+    out
+}
+
+/// The selected partitions' lag over the samples of their status windows (one line each, told
+/// apart by dash and by its legend, not by colour alone), and the same as a table.
+fn partitions_block(state: Option<&super::state::GroupState>, selected: &[(String, i32)]) -> String {
+    let mut out = String::new();
+    if selected.is_empty() {
+        out.push_str("<p>Tick partitions in the offsets table's Chart column to chart their lag here.</p>");
+        return out;
+    }
+    let series: Vec<(&(String, i32), Vec<super::state::WindowPoint>)> = selected
+        .iter()
+        .map(|tp| {
+            let window = state
+                .and_then(|g| {
+                    g.report
+                        .offsets
+                        .iter()
+                        .zip(&g.partitions)
+                        .find(|(o, _)| o.topic == tp.0 && o.partition == tp.1)
+                        .map(|(_, p)| p.window.clone())
+                })
+                .unwrap_or_default();
+            (tp, window)
+        })
+        .collect();
+    let all: Vec<&super::state::WindowPoint> = series.iter().flat_map(|(_, w)| w.iter()).collect();
+    let _ = write!(
+        out,
+        "<p>Lag of {} partition(s) over the samples of their status windows (the last collections the lag \
+         status is judged on).</p>",
+        selected.len()
+    );
+    if !all.is_empty() {
+        let (w, h, pad) = (720.0_f64, 180.0_f64, 40.0_f64);
+        let first = all.iter().map(|p| p.at_ms).min().unwrap_or(0) as f64;
+        let last = all.iter().map(|p| p.at_ms).max().unwrap_or(0) as f64;
+        let span = (last - first).max(1.0);
+        let max_lag = all.iter().filter_map(|p| p.lag).max().unwrap_or(0).max(1) as f64;
+        let _ = write!(
+            out,
+            "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"partition-chart-title\">\
+             <title id=\"partition-chart-title\">Lag of the selected partitions, up to {max_lag} messages</title>\
+             <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" class=\"axis\"/>",
+            b = h - pad / 2.0,
+            r = w - pad,
+        );
+        for (i, ((topic, partition), window)) in series.iter().enumerate() {
+            let points: Vec<String> = window
+                .iter()
+                .filter_map(|p| {
+                    let lag = p.lag? as f64;
+                    let x = pad + (p.at_ms as f64 - first) / span * (w - 2.0 * pad);
+                    Some(format!("{x:.1},{:.1}", h - pad / 2.0 - lag / max_lag * (h - pad)))
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "<polyline class=\"series s{i}\" points=\"{}\"><title>{}-{partition}</title></polyline>",
+                points.join(" "),
+                escape(topic)
+            );
+            let _ = write!(
+                out,
+                "<text x=\"{pad}\" y=\"{}\" class=\"legend s{i}\">{}-{partition}</text>",
+                14 + 12 * i,
+                escape(topic)
+            );
+        }
+        out.push_str("</svg>");
+    }
+    out.push_str(
+        "<details><summary>The chart's data as a table</summary><table id=\"partition-table\"><thead><tr>\
+         <th scope=\"col\">Partition</th><th scope=\"col\">Collected</th><th scope=\"col\">Committed offset</th>\
+         <th scope=\"col\">Lag</th></tr></thead><tbody id=\"partition-body\">",
+    );
+    for ((topic, partition), window) in &series {
+        if window.is_empty() {
+            let _ =
+                write!(out, "<tr><td>{}-{partition}</td><td>no sample</td><td>-</td><td>-</td></tr>", escape(topic));
+        }
+        for p in window.iter().rev() {
+            let _ = write!(
+                out,
+                "<tr><td>{}-{partition}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                escape(topic),
+                crate::pcap::rfc3339_ms(std::time::Duration::from_millis(p.at_ms)),
+                p.offset,
+                p.lag.map_or_else(|| "-".to_owned(), |l| l.to_string())
+            );
+        }
+    }
+    out.push_str("</tbody></table></details>");
+    out
 }
 
 /// The lag chart (inline SVG, no script) and its data as a table.
@@ -512,7 +717,7 @@ fn history_block(history: &Value) -> String {
     );
     out.push_str(
         "<details><summary>The chart's data as a table</summary><table id=\"history-table\"><thead><tr>\
-         <th scope=\"col\">Collected</th><th scope=\"col\">Lag (messages)</th><th scope=\"col\">Lag (seconds, max)</th></tr></thead><tbody>",
+         <th scope=\"col\">Collected</th><th scope=\"col\">Lag (messages)</th><th scope=\"col\">Lag (seconds, max)</th></tr></thead><tbody id=\"history-body\">",
     );
     for p in points.iter().rev() {
         let _ = write!(
@@ -539,5 +744,28 @@ mod tests {
         );
         assert_eq!(escape("a\u{1b}[31m\u{0}b\u{7f}\u{85}\n"), "a\\u{1b}[31m\\u{0}b\\u{7f}\\u{85}\\n");
         assert_eq!(segment("a/b c?<\u{e9}"), "a%2Fb%20c%3F%3C%C3%A9");
+    }
+
+    #[test]
+    fn charted_partitions_are_parsed_bounded_and_deduplicated() {
+        let picked = selected_partitions(["a:b:3", "t:1", "t:1", "bad", "t:x", "t:-1"].into_iter());
+        assert_eq!(picked, [("a:b".to_owned(), 3), ("t".to_owned(), 1), ("t".to_owned(), -1)]);
+        let many: Vec<String> = (0..20).map(|p| format!("t:{p}")).collect();
+        assert_eq!(selected_partitions(many.iter().map(String::as_str)).len(), CHARTED);
+    }
+
+    #[test]
+    fn the_verdict_names_its_first_blocking_check_as_text() {
+        let v = Verdict {
+            direction: "upgrade",
+            verdict: "blocked",
+            first: Some(("assignor", "uses <my-assignor>".into(), Some("use \"range\"".into()))),
+            error: None,
+        };
+        let html = verdict_html(&v);
+        assert!(html.contains("data-verdict=\"blocked\" data-check=\"assignor\">blocked</span>"), "{html}");
+        assert!(html.contains("uses &lt;my-assignor&gt; &rarr; use &quot;range&quot;"), "{html}");
+        let unknown = Verdict { verdict: "unknown", first: None, error: Some("timeout: <x>".into()), ..v };
+        assert!(verdict_html(&unknown).contains("could not be asked (timeout: &lt;x&gt;)"));
     }
 }

@@ -72,6 +72,9 @@ pub(crate) struct PartitionState {
     pub(crate) end: Option<WindowPoint>,
     /// Samples in the window, and the window's size (Burrow's `complete` is their ratio).
     pub(crate) samples: usize,
+    /// Every sample of the status window with a commit, oldest first (the page's chart of the
+    /// selected partitions).
+    pub(crate) window: Vec<WindowPoint>,
     /// Lag in seconds and how it was measured.
     pub(crate) lag_seconds: Option<(f64, LagMethod)>,
 }
@@ -120,6 +123,8 @@ pub(crate) struct GroupState {
     pub(crate) seen_at_ms: u64,
     /// The group's lag at each of its last collections (at most [`HISTORY_POINTS`], oldest first).
     pub(crate) history: VecDeque<HistoryPoint>,
+    /// The group's generations as the collections saw them (bounded: `timeline::KEPT`).
+    pub(crate) generations: VecDeque<Arc<super::timeline::Seen>>,
 }
 
 impl GroupState {
@@ -363,12 +368,15 @@ async fn collect_once(shared: &Shared, index: usize, collector: &Collector, memo
             }
         };
         let before = group_memory.watcher.rebalances_seen();
+        let mut seen = super::timeline::Seen::of(taken_at_ms, &watch_snapshot, described);
         for event in group_memory.watcher.observe(taken_at_ms, watch_snapshot) {
             let mut v = event_json(&ts, &id, &event);
             v["cluster"] = json!(handle.spec.name);
             handle.publish_event(v.to_string());
         }
         let new_rebalances = group_memory.watcher.rebalances_seen().saturating_sub(before);
+        seen.rebalances = group_memory.watcher.rebalances_seen();
+        let generations = super::timeline::next(previous.groups.get(&id).map(|old| &old.generations), seen);
         for _ in 0..new_rebalances.min(10_000) {
             group_memory.rebalance_times.push_back(taken_at_ms);
         }
@@ -418,6 +426,7 @@ async fn collect_once(shared: &Shared, index: usize, collector: &Collector, memo
                     start: points.first().copied(),
                     end: points.last().copied(),
                     samples: points.len(),
+                    window: points,
                     lag_seconds: None,
                 }
             })
@@ -444,6 +453,7 @@ async fn collect_once(shared: &Shared, index: usize, collector: &Collector, memo
                 members,
                 seen_at_ms: taken_at_ms,
                 history: VecDeque::new(),
+                generations,
                 collected,
             },
         );

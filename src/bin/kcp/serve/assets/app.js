@@ -17,6 +17,7 @@
   window.kcpErrors = errors;
 
   var sortState = {}; // table id -> {col, dir}
+  var pageState = {}; // table id -> {page, size} (tables with data-paged: the offsets of a large group)
 
   function cellValue(row, col, kind) {
     var cell = row.cells[col];
@@ -54,6 +55,8 @@
     var inputs = document.querySelectorAll('input[data-filter="' + table.id + '"]');
     var body = table.tBodies[0];
     var shown = 0;
+    var paging = table.hasAttribute("data-paged") ? pageState[table.id] : null;
+    var kept = [];
     for (var r = 0; r < body.rows.length; r++) {
       var row = body.rows[r];
       var keep = true;
@@ -67,9 +70,48 @@
         if (hay.toLowerCase().indexOf(needle) < 0) keep = false;
       }
       row.hidden = !keep;
-      if (keep) shown++;
+      if (keep) { shown++; kept.push(row); }
     }
     table.setAttribute("data-shown", String(shown));
+    if (paging) applyPage(table, paging, kept);
+  }
+
+  // Shows one page of the rows the filters keep, in their sorted order, and says which.
+  function applyPage(table, paging, kept) {
+    var size = paging.size;
+    var pages = size > 0 ? Math.max(1, Math.ceil(kept.length / size)) : 1;
+    if (paging.page >= pages) paging.page = pages - 1;
+    if (paging.page < 0) paging.page = 0;
+    var from = size > 0 ? paging.page * size : 0;
+    var to = size > 0 ? Math.min(kept.length, from + size) : kept.length;
+    for (var i = 0; i < kept.length; i++) kept[i].hidden = i < from || i >= to;
+    var info = document.getElementById(table.id + "-info");
+    if (info) {
+      info.textContent = kept.length ? "rows " + (from + 1) + "-" + to + " of " + kept.length : "no rows";
+    }
+    var prev = document.getElementById(table.id + "-prev"), next = document.getElementById(table.id + "-next");
+    if (prev) prev.disabled = paging.page === 0;
+    if (next) next.disabled = paging.page >= pages - 1;
+    table.setAttribute("data-page", String(paging.page));
+  }
+
+  function setupPager(table) {
+    var select = document.querySelector('select[data-page-size="' + table.id + '"]');
+    pageState[table.id] = { page: 0, size: select ? +select.value : 100 };
+    if (select) {
+      select.addEventListener("change", function () {
+        pageState[table.id] = { page: 0, size: +select.value };
+        applyFilters(table);
+      });
+    }
+    ["prev", "next"].forEach(function (which) {
+      var button = document.getElementById(table.id + "-" + which);
+      if (!button) return;
+      button.addEventListener("click", function () {
+        pageState[table.id].page += which === "next" ? 1 : -1;
+        applyFilters(table);
+      });
+    });
   }
 
   function refreshTable(table) {
@@ -80,6 +122,7 @@
   function setup() {
     var tables = document.querySelectorAll("table.sortable");
     Array.prototype.forEach.call(tables, function (table) {
+      if (table.hasAttribute("data-paged")) setupPager(table);
       var headers = table.tHead.rows[0].cells;
       Array.prototype.forEach.call(headers, function (th, col) {
         var button = th.querySelector("button");
@@ -96,10 +139,27 @@
     Array.prototype.forEach.call(document.querySelectorAll("input[data-filter]"), function (input) {
       input.addEventListener("input", function () {
         var table = document.getElementById(input.getAttribute("data-filter"));
+        if (pageState[input.getAttribute("data-filter")]) pageState[input.getAttribute("data-filter")].page = 0;
         if (table) applyFilters(table);
       });
     });
+    // A partition ticked in the offsets table goes on the chart: the selection is the page's own
+    // query (?p=topic:partition), so the server draws it and every live update keeps it.
+    document.addEventListener("change", function (e) {
+      var t = e.target;
+      if (!t || !t.classList || !t.classList.contains("chart-pick")) return;
+      var params = new URLSearchParams(window.location.search);
+      params.delete("p");
+      Array.prototype.forEach.call(document.querySelectorAll("input.chart-pick:checked"), function (box) {
+        params.append("p", box.value);
+      });
+      var query = params.toString();
+      window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
+      reload();
+    });
     live();
+    // When the page was ready to use (sorted, filtered, paged), for the browser benchmark.
+    document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
     document.documentElement.setAttribute("data-ready", "1");
   }
 

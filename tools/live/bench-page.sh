@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The page of `kcp serve` on the bench-describe cluster (issue 36's performance targets): one
+# Kafka broker on loopback holding N Stable classic groups x M members with committed offsets and
+# lag (the setup of bench-describe.sh and bench-serve.sh), a release `kcp serve`, then
+#   - the groups list served: curl, --runs times, plain and gzip (time_total, bytes);
+#   - the list and a group page rendered in headless Chromium: tests/serve_page.rs's ignored
+#     `bench_page_render` (navigation timing: response, DOM complete, the page's script ready),
+#     and the page's weight (HTML + script + style sheet, as sent).
+#
+#   tools/live/bench-page.sh [--groups 1000] [--members 3] [--version 3.9.1] [--port-base 27000]
+#                            [--records 3000] [--runs 50]
+#
+# Needs curl, chromium and chromedriver. Everything binds 127.0.0.1; everything it started is
+# stopped on exit. Raw outputs go to stdout.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+groups=1000 members=3 version=3.9.1 port_base=27000 records=3000 runs=50
+while [ $# -gt 0 ]; do
+  case $1 in
+    --groups) groups=$2; shift 2 ;;
+    --members) members=$2; shift 2 ;;
+    --version) version=$2; shift 2 ;;
+    --port-base) port_base=$2; shift 2 ;;
+    --records) records=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
+log() { echo "[bench-page $(date -u +%H:%M:%S)] $*" >&2; }
+
+export KCP_LIVE_RUN
+KCP_LIVE_RUN=$(mktemp -d /tmp/kcp-bench-page.XXXXXX)
+run=$KCP_LIVE_RUN
+holder_pid="" serve_pid=""
+cleanup() {
+  set +e
+  for p in $serve_pid $holder_pid; do kill "$p" 2>/dev/null; done
+  exec 3>&- 2>/dev/null
+  "$HERE/kafka.sh" stop benchpage >/dev/null 2>&1
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+log "building kcp and the group holder (release), and the browser test (debug: it only drives the browser)"
+(cd "$ROOT" && cargo build --release --quiet --bin kcp --example hold_group_members)
+(cd "$ROOT" && cargo test --quiet --test serve_page --no-run 2>/dev/null)
+target=${CARGO_TARGET_DIR:-$ROOT/target}
+KCP=$target/release/kcp
+HOLDER=$target/release/examples/hold_group_members
+
+"$HERE/kafka.sh" fetch >&2
+log "starting one Kafka $version broker on 127.0.0.1:$port_base"
+"$HERE/kafka.sh" start benchpage --version "$version" --port-base "$port_base" >&2
+bootstrap=127.0.0.1:$port_base
+"$HERE/kafka.sh" java benchpage LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
+log "writing $records records"
+"$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
+  --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
+# The group coordinator is ready once a describe of an unknown group answers not_found.
+for _ in $(seq 1 120); do
+  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>&1 \
+    | grep -q '"not_found"' && break
+  sleep 0.5
+done
+log "forming $groups groups of $members members"
+fifo=$run/holder.stdin
+mkfifo "$fifo"
+"$HOLDER" --bootstrap "$bootstrap" --topic bench --partitions "$members" --groups "$groups" --members "$members" \
+  --commit-offset 0 --hold-s 1800 < "$fifo" > "$run/holder.out" 2> "$run/holder.err" &
+holder_pid=$!
+exec 3> "$fifo"
+for _ in $(seq 1 600); do
+  grep -q ready "$run/holder.out" 2>/dev/null && break
+  kill -0 "$holder_pid" 2>/dev/null || { cat "$run/holder.err" >&2; exit 1; }
+  sleep 0.5
+done
+grep -q ready "$run/holder.out" || { log "the groups did not form in 300 s"; exit 1; }
+
+port=$((port_base + 50))
+"$KCP" serve --bootstrap-server "$bootstrap" --listen "127.0.0.1:$port" --interval-ms 10000 2> "$run/serve.err" &
+serve_pid=$!
+base=http://127.0.0.1:$port
+for _ in $(seq 1 600); do
+  n=$(curl -sf "$base/api/v1/clusters" 2>/dev/null | grep -o '"groups":[0-9]*' | cut -d: -f2 || true)
+  [ "${n:-0}" -ge "$groups" ] && break
+  sleep 0.2
+done
+echo "== setup: Kafka $version, 1 broker, $groups groups x $members members, topic bench ($members partitions, $records records), committed at 0"
+echo "== machine: $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg); kcp $(cd "$ROOT" && git rev-parse --short HEAD) (release)"
+echo "== groups in the snapshot: $n"
+
+stats() { sort -n | awk '{a[NR]=$1} END {printf "n=%d min=%.1f p50=%.1f p90=%.1f p99=%.1f max=%.1f ms\n", NR, a[1]*1000, a[int(NR*0.5+0.5)]*1000, a[int(NR*0.9+0.5)]*1000, a[int(NR*0.99+0.5)]*1000, a[NR]*1000}'; }
+for mode in plain gzip; do
+  flag=""
+  [ "$mode" = gzip ] && flag=--compressed
+  : > "$run/times-$mode"
+  for _ in $(seq 1 "$runs"); do
+    curl -s $flag -o /dev/null -w '%{time_total} %{size_download}\n' "$base/" >> "$run/times-$mode"
+  done
+  echo "== GET / ($mode): $(awk '{print $1}' "$run/times-$mode" | stats), $(tail -n1 "$run/times-$mode" | awk '{print $2}') bytes sent"
+done
+echo "== /assets/app.js: $(curl -s --compressed -o /dev/null -w '%{size_download}' "$base/assets/app.js") bytes sent, /assets/app.css: $(curl -s --compressed -o /dev/null -w '%{size_download}' "$base/assets/app.css") bytes sent"
+echo "== the list in headless Chromium"
+(cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')
+# (pipefail: grep stops at head's first line with SIGPIPE, not an error here)
+group=$(curl -s "$base/api/v1/clusters/default/groups" | { grep -o '"group_id":"[^"]*"' || true; } | sed -n 1p | cut -d'"' -f4)
+echo "== a group page in headless Chromium ($group)"
+(cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/groups/default/$group" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')
