@@ -390,12 +390,16 @@ pub(crate) fn group_page(
     let mut gives: std::collections::BTreeMap<&str, Vec<(String, i64)>> = Default::default();
     let mut receives: std::collections::BTreeMap<&str, Vec<(String, i64)>> = Default::default();
     for o in &offsets {
-        if let Some(to) = o["pending_to"].as_str() {
+        let to = o["pending_to"].as_str();
+        // A withheld partition is given up by its owner before anyone receives it.
+        if to.is_some() || o["withheld"] == true {
             let tp = (o["topic"].as_str().unwrap_or("").to_owned(), o["partition"].as_i64().unwrap_or(-1));
             if let Some(from) = o["owner"].as_str() {
                 gives.entry(from).or_default().push(tp.clone());
             }
-            receives.entry(to).or_default().push(tp);
+            if let Some(to) = to {
+                receives.entry(to).or_default().push(tp);
+            }
         }
     }
     let client_of =
@@ -532,7 +536,7 @@ pub(crate) fn group_page(
             owner.map_or("-".into(), escape),
             owner_member.map_or("-".into(), |m| text(&m["client_host"])),
             owner_member.map_or("-".into(), |m| text(&m["client_id"])),
-            o["pending_to"].as_str().map_or("-".into(), escape),
+            pending_cell(o),
             status_cell(&o["status"]),
             o["error"]["message"].as_str().map_or(String::new(), escape),
             chart_checkbox(o, selected),
@@ -732,9 +736,28 @@ fn history_block(history: &Value) -> String {
     out
 }
 
+/// An offsets row's hand-over, as text: the receiver, or a cooperative round's withholding.
+fn pending_cell(o: &Value) -> String {
+    match (o["pending_to"].as_str(), o["withheld"] == true) {
+        (Some(to), _) => escape(to),
+        // The owner is revoking it; the next round assigns it.
+        (None, true) => "withheld (being revoked)".into(),
+        (None, false) => "-".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hand_over_shows_its_receiver_or_that_it_is_withheld() {
+        let row =
+            |pending_to: Value, withheld: bool| serde_json::json!({"pending_to": pending_to, "withheld": withheld});
+        assert_eq!(pending_cell(&row(Value::from("<b>"), false)), "&lt;b&gt;");
+        assert_eq!(pending_cell(&row(Value::Null, true)), "withheld (being revoked)");
+        assert_eq!(pending_cell(&row(Value::Null, false)), "-");
+    }
 
     #[test]
     fn names_are_text() {
