@@ -18,8 +18,10 @@ mod assignor_common;
 use assignor_common::parity::run_set;
 
 /// The set's tally against Java (better minus worse over the metrics) may not fall below this
-/// (issue 27: the tallies must not get worse). 45 since the follow-up rounds are compared whole.
-const TALLY_FLOOR: i64 = 45;
+/// (issue 27: the tallies must not get worse). 45 since the follow-up rounds are compared whole;
+/// 43 with issue 38's order (rack mismatches before every move): two rack-aware groups end with
+/// fewer mismatches than Java's for moves and a follow-up round (listed in the known divergences).
+const TALLY_FLOOR: i64 = 43;
 
 #[test]
 fn java_parity() {

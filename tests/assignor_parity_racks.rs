@@ -21,12 +21,15 @@ use assignor_common::parity::run_set;
 /// (issue 27: the tallies must not get worse). It was 300 when the leader computed Java's answer
 /// at run time, 299 with the stated order alone (the exact polish trades an earlier criterion
 /// for a later one where Java does not), 301 since the rack passes swap partitions back to
-/// their owners.
-const TALLY_FLOOR: i64 = 301;
+/// their owners; 295 with issue 38's order (rack mismatches before every move), which ends 6
+/// `sticky` and 8 `cooperative-sticky` rebalances with fewer mismatches than before, no longer
+/// more than Java's, for more moves (981 -> 1,074 in all per strategy, Java 1,350 and 1,355).
+const TALLY_FLOOR: i64 = 295;
 
 /// Our exact polish optimises a fixed order of priorities, which Java does not follow: on some
-/// groups Java is better on a later criterion and worse on an earlier one (by our order), on two
-/// it is listed (a lower sum of squares that costs a follow-up round; a group beyond the polish).
+/// groups Java is better on a later criterion and worse on an earlier one (by our order), on nine
+/// `cooperative-sticky` groups it is listed: on eight ours ends with fewer rack mismatches and on
+/// one with a lower sum of squares, at the cost of moves and a follow-up round Java does not take.
 #[test]
 fn java_parity_racks() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/assignor/java-parity-racks");
@@ -34,5 +37,8 @@ fn java_parity_racks() {
     eprintln!("{}", tally.table("java-parity-racks"));
     assert!(tally.checked["sticky"] >= 400, "expected >= 400 rack scenarios, checked {:?}", tally.checked);
     failures.extend(tally.net_at_least(TALLY_FLOOR).err());
+    // Issue 38: no group ends with more rack mismatches than Java's at equal balance, and ours
+    // move fewer partitions in all.
+    failures.extend(tally.mismatches_and_moves_at_most_javas(0).err());
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }

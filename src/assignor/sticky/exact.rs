@@ -1,5 +1,5 @@
 //! The exact solver: the polish (negative-cycle cancelling in the members graph of the
-//! partitions-to-members min-cost flow, optimal for the objective's criteria 1-4 up to
+//! partitions-to-members min-cost flow, optimal for the objective's criteria 1-3 up to
 //! [`OPTIMIZE_MAX_MEMBERS`] members and [`OPTIMIZE_MAX_PARTITIONS`] partitions), and the
 //! placement that keeps every valid claim and places the rest exactly for balance, then racks.
 
@@ -124,11 +124,11 @@ pub(super) const OPTIMIZE_MAX_PARTITIONS: usize = 100_000;
 pub(super) const OPTIMIZE_MAX_ROUNDS: usize = 20_000;
 
 /// Exact polish for small groups: lowers, in this order of priority, the sum of squared member
-/// sizes (balance), the number of partitions moved away from a valid owner on whose rack they
-/// are (or that has no rack), the number of partitions off their member's racks (KIP-881), and
+/// sizes (balance), the number of partitions off their member's racks (KIP-881), the number of
+/// partitions moved away from a valid owner on whose rack they are (or that has no rack), and
 /// the number of other partitions moved away from their valid owners (owned off-rack ones, which
 /// Java gives up), then (general path) the number off their previous owner, until no improvement
-/// exists.
+/// exists. Where Java's rack logic does not run, every move comes before the mismatches.
 ///
 /// The state is the assignment; an improvement is a cycle of members each handing one partition
 /// to the next (sizes unchanged), or a path from one member to another (one size down, one up)
@@ -210,12 +210,16 @@ pub(super) fn optimize(
         }
     };
     // Lexicographic weights packed in one integer (each component of a path sum stays below k/2
-    // in size): squares, moves off suited owners, rack mismatches, other moves, partitions off
-    // their previous owner.
+    // in size): squares, rack mismatches, moves off suited owners, other moves, partitions off
+    // their previous owner (issue 38: a mismatch costs cross-rack traffic for as long as the
+    // assignment stands, a move costs once, so no move outweighs a mismatch). Where Java's rack
+    // logic does not run, every move (all counted as `kept` then) comes before the mismatches,
+    // which only break ties.
     let k = 4 * (nm as i128 + 2);
-    // (Mismatches before moves off suited owners made 56 of the 426 rack groups move more
-    // partitions than Java, for 3 fewer mismatches: Java's own trades are not one fixed order.)
-    let w = |sq: i128, kept: i128, mis: i128, mv: i128, prev: i128| (((sq * k + kept) * k + mis) * k + mv) * k + prev;
+    let w = |sq: i128, kept: i128, mis: i128, mv: i128, prev: i128| {
+        let (first, second) = if rack_first { (mis, kept) } else { (kept, mis) };
+        (((sq * k + first) * k + second) * k + mv) * k + prev
+    };
     let s = nm; // the virtual node
     let n = nm + 1;
     const NO_EDGE: i128 = i128::MAX;

@@ -142,8 +142,16 @@ pub(super) const MOVE_OWNED_FOR_RACK: bool = true;
 /// off its racks and the holder may take; sizes unchanged), or, when every member subscribes to
 /// every topic, by a direct move from a member holding one more (the multiset of sizes is
 /// unchanged). Each step lowers the number of mismatches, so this terminates. Partitions the
-/// target member owned before are handed back last.
-pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u32>], racks: &Racks, claims: &Claims) {
+/// target member owned before are handed back last. `take_from_suited_owners`: the chains' last
+/// stage ([`ChainStage::AnyMove`]) runs.
+pub(super) fn rack_align(
+    target: &mut [u32],
+    topics: &Topics<'_>,
+    subs: &[&Vec<u32>],
+    racks: &Racks,
+    claims: &Claims,
+    take_from_suited_owners: bool,
+) {
     let nm = subs.len();
     let uniform = nm > 0 && subs.iter().all(|s| s.len() == topics.len());
     let bits = SubBits::new(subs, topics.len());
@@ -213,7 +221,7 @@ pub(super) fn rack_align(target: &mut [u32], topics: &Topics<'_>, subs: &[&Vec<u
         }
     }
     if rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims) {
-        rack_chains(target, topics, subs, &bits, uniform, racks, claims);
+        rack_chains(target, topics, subs, &bits, uniform, racks, claims, take_from_suited_owners);
     }
     swap_back_to_owners(target, topics, &bits, racks, claims);
 }
@@ -299,26 +307,44 @@ const CHAIN_BUDGET_PER_PARTITION: usize = 1024;
 /// See [`CHAIN_BUDGET_PER_PARTITION`].
 const CHAIN_BUDGET_BASE: usize = 65_536;
 
+/// What a stage of [`rack_chains`] may take from a member that validly owns it (each stage
+/// searches only after the one before has found every chain it could).
+#[derive(Clone, Copy)]
+enum ChainStage {
+    /// Nothing: no partition leaves its valid owner.
+    NoMove,
+    /// Only partitions the owner holds off their racks (the objective's lighter moves, 3b).
+    OffRackMoves,
+    /// Any: a partition may leave an owner that holds it on its rack, or has no rack (the
+    /// objective's heaviest move, 3a), since every chain removes a mismatch (criterion 2, before
+    /// every move).
+    AnyMove,
+}
+
 /// Ejection chains for the mismatches the swaps leave. A partition `p` held off its racks by `h`
 /// moves to a member `m1` that may hold it (on one of its racks, or without a rack), `m1` hands
 /// one of its partitions to `m2`, and so on; the last member hands one to `h` (a cycle: sizes
 /// unchanged) or, when every member subscribes to every topic, is one partition smaller than `h`
 /// (the multiset of sizes unchanged). Every partition handed on ends on a member it is not a
-/// mismatch for, and none is taken from a valid owner that holds it on its rack or has no rack
-/// (the objective's second criterion), so each chain removes at least one mismatch and adds none.
-/// The exceptions keep that count: a member the chain hands back a partition it validly owns
-/// (and may hold on its rack) may hand on any partition, even one it owns on its rack; or the
-/// chain may end on it, `h` taking in place of `p` a partition on its rack from a member one
-/// larger than that owner (the two sizes trade places), even one its holder owns on its rack.
-/// (Java's choice on a 381-member group of four racks: 4 mismatches fewer than the chains
-/// without that end, with the same 4 moves away from owners on their racks.)
+/// mismatch for, so each chain removes at least one mismatch and adds none. The search runs in
+/// three stages ([`ChainStage`]), each once the one before has found every chain it could: no
+/// partition taken from its valid owner; then only partitions their owner holds off their racks;
+/// last any, even one a valid owner holds on its rack or without a rack (the heaviest move, but
+/// rack mismatches come before every move in the objective, issue 38). In the first two stages
+/// the exceptions keep the count of moves away from owners on their racks: a member the chain
+/// hands back a partition it validly owns (and may hold on its rack) may hand on any partition,
+/// even one it owns on its rack; or the chain may end on it, `h` taking in place of `p` a
+/// partition on its rack from a member one larger than that owner (the two sizes trade places),
+/// even one its holder owns on its rack. (Java's choice on a 381-member group of four racks: 4
+/// mismatches fewer than the chains without that end, with the same 4 moves away from owners on
+/// their racks.)
 ///
-/// Breadth-first over members, so chains are as short as they can be; a first pass moves only
-/// partitions their holder did not own. (The swaps need the partner on `p`'s rack to hold a
+/// Breadth-first over members, so chains are as short as they can be. (The swaps need the partner on `p`'s rack to hold a
 /// partition that fits `h`; with members without a rack, only a longer chain through them
 /// exists: 4 mismatches on a 376-member group of two racks, where Java has none.) A budget of
 /// examined (partition, member) pairs, linear in the partitions ([`CHAIN_BUDGET_PER_PARTITION`]),
 /// bounds the whole pass.
+#[allow(clippy::too_many_arguments)]
 fn rack_chains(
     target: &mut [u32],
     topics: &Topics<'_>,
@@ -327,6 +353,7 @@ fn rack_chains(
     uniform: bool,
     racks: &Racks,
     claims: &Claims,
+    take_from_suited_owners: bool,
 ) {
     let nm = bits.rows();
     let mut held: Vec<Vec<u32>> = vec![Vec::new(); nm];
@@ -336,10 +363,17 @@ fn rack_chains(
         }
     }
     let rackless: Vec<u32> = (0..nm as u32).filter(|&m| racks.member[m as usize] == NONE).collect();
-    // May `q` leave `a` without a move of the second criterion (or, first, without any move)?
-    let free = |a: u32, q: u32, fresh_only: bool| {
+    // May `q` leave `a` at this stage: without any move, without a move away from an owner on
+    // the partition's rack, or (last) with one?
+    let free = |a: u32, q: u32, stage: ChainStage| {
         let owner = claims.owner[q as usize];
-        owner != a || claims.tie[q as usize] || (!fresh_only && racks.mismatch(a, q))
+        owner != a
+            || claims.tie[q as usize]
+            || match stage {
+                ChainStage::NoMove => false,
+                ChainStage::OffRackMoves => racks.mismatch(a, q),
+                ChainStage::AnyMove => true,
+            }
     };
     // Ending a chain on a smaller member keeps the multiset of sizes; with other subscriptions
     // it may break the balance, checked then (and only if it held before).
@@ -365,11 +399,16 @@ fn rack_chains(
     // the members of the chain being closed.
     let mut by_rack: Option<Vec<Vec<u32>>> = None;
     let mut on_path: Vec<u32> = Vec::new();
-    for fresh_only in [true, false] {
+    let stages: &[ChainStage] = if take_from_suited_owners {
+        &[ChainStage::NoMove, ChainStage::OffRackMoves, ChainStage::AnyMove]
+    } else {
+        &[ChainStage::NoMove, ChainStage::OffRackMoves]
+    };
+    for &stage in stages {
         let mut last_failure: Option<(u32, u32, &[u32], usize)> = None;
         for p in 0..target.len() as u32 {
             let h = target[p as usize];
-            if h == NONE || !racks.mismatch(h, p) || !free(h, p, fresh_only) {
+            if h == NONE || !racks.mismatch(h, p) || !free(h, p, stage) {
                 continue;
             }
             if search.budget == 0 {
@@ -400,7 +439,7 @@ fn rack_chains(
                 // keeps what it is given, and `h` takes, in place of `p`, a partition on its own
                 // rack from a member one larger than that owner (the two sizes trade places).
                 // The one taken may be one its holder owns on its rack: the owner given back its
-                // own keeps criterion 2's count.
+                // own keeps the count of moves away from owners on their racks.
                 if shifts && search.unlocked[a as usize] {
                     let by_rack = by_rack.get_or_insert_with(|| {
                         let mut lists = vec![Vec::new(); nr];
@@ -427,7 +466,7 @@ fn rack_chains(
                             && c != h
                             && held[c as usize].len() == want
                             && bits.has(h, topics.topic_of(q))
-                            && (free(c, q, fresh_only) || !racks.mismatch(c, q))
+                            && (free(c, q, stage) || !racks.mismatch(c, q))
                             && !on_path.contains(&c)
                         {
                             taken = Some(q);
@@ -446,7 +485,7 @@ fn rack_chains(
                 }
                 for &q in &held[a as usize] {
                     search.budget = search.budget.saturating_sub(1);
-                    if !search.unlocked[a as usize] && !free(a, q, fresh_only) {
+                    if !search.unlocked[a as usize] && !free(a, q, stage) {
                         continue;
                     }
                     if bits.has(h, topics.topic_of(q)) && !racks.mismatch(h, q) {
@@ -535,9 +574,10 @@ pub(super) fn rack_swap_via_third_rack(
                         continue;
                     }
                     if claims.owner[q as usize] == m && !racks.mismatch(m, q) {
-                        // Its owner holds it on one of its racks: taking it away is a move of the
-                        // objective's second criterion, worse than the mismatch it would fix. It
-                        // stays where it is (nothing here moves it), so it leaves the pool.
+                        // Its owner holds it on one of its racks: taking it away is the heaviest
+                        // move, left to the chains' last stage, which first look for a chain that
+                        // fixes the mismatch without it. It stays where it is (nothing here moves
+                        // it), so it leaves the pool.
                         list.swap_remove(i);
                         continue;
                     }
@@ -581,7 +621,8 @@ struct ChainSearch {
     seen: Vec<u32>,
     reached_by: Vec<(u32, u32)>,
     /// Reached by a partition it validly owns and may hold (one moved away from it): handing
-    /// on any partition then, even one it owns on its rack, keeps criterion 2 as it was.
+    /// on any partition then, even one it owns on its rack, keeps the count of moves away from
+    /// owners on their racks.
     unlocked: Vec<bool>,
     /// Per rack id, and one more slot for the members without a rack.
     rack_done: Vec<u32>,
@@ -779,7 +820,7 @@ mod tests {
         for &(t, p, m) in placed {
             target[flat(t, p)] = rank(m);
         }
-        rack_align(&mut target, &topics, &subs, &racks, &claims);
+        rack_align(&mut target, &topics, &subs, &racks, &claims, true);
         let mismatches = (0..target.len() as u32).filter(|&p| racks.mismatch(target[p as usize], p)).count();
         let holder = placed
             .iter()
