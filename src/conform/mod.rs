@@ -35,11 +35,12 @@ use crate::{AssignmentView, DecodeOptions, PartitionSet, StickyUserData, StickyU
 mod tests;
 
 /// The stable rule names, in report order.
-pub const RULES: [&str; 10] = [
+pub const RULES: [&str; 11] = [
     "payload.strict",
     "protocol.names",
     "cooperative.owned",
     "cooperative.generation",
+    "cooperative.revoke",
     "eager.claims",
     "leader.assignment",
     "userdata",
@@ -53,11 +54,12 @@ pub const GROUP_RULES: [&str; 2] = ["protocol.names", "leader.assignment"];
 
 /// The rules judged per member: every rule but `leader.assignment` (`protocol.names` is judged
 /// both per member, for its names, and per group).
-pub const MEMBER_RULES: [&str; 9] = [
+pub const MEMBER_RULES: [&str; 10] = [
     "payload.strict",
     "protocol.names",
     "cooperative.owned",
     "cooperative.generation",
+    "cooperative.revoke",
     "eager.claims",
     "userdata",
     "static.instance",
@@ -71,6 +73,12 @@ pub const JAVA_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative
 /// The broker's default session timeout bounds (`group.min.session.timeout.ms`,
 /// `group.max.session.timeout.ms`).
 pub const SESSION_TIMEOUT_BOUNDS_MS: (i32, i32) = (6_000, 1_800_000);
+
+/// A member's rebalance timeout when none of its JoinGroup requests was captured: none is
+/// assumed (`cooperative.revoke` then judges no delay), this names Java's default for the text.
+const JAVA_DEFAULT_REBALANCE_TIMEOUT_MS: i32 = 300_000;
+/// `(host, client id)` pairs remembered per group to follow static members across restarts.
+const MAX_CLIENTS: usize = 10_000;
 
 /// At most this many pieces of evidence are kept per rule (the counts are kept whole).
 const MAX_EVIDENCE: usize = 5;
@@ -145,6 +153,10 @@ fn consequence(rule: &str) -> &'static str {
             "Java's leader discards or prefers claims by generation: a wrong generation makes it drop the \
              member's partitions (extra movement) or keep stale ones (double ownership)"
         }
+        "cooperative.revoke" => {
+            "the partitions it revoked stay unassigned until another rebalance (nobody consumes them), or, \
+             claimed again, the leader keeps them from their new owner for another round"
+        }
         "eager.claims" => {
             "an eager member has revoked everything before it joins: claims make a cooperative leader keep \
              partitions away from others for a round (Java's leader treats them as still owned)"
@@ -158,7 +170,9 @@ fn consequence(rule: &str) -> &'static str {
              assignment userData blocks the classic-to-consumer upgrade (KAFKA-18134)"
         }
         "static.instance" => {
-            "the broker fences one of the two processes (FENCED_INSTANCE_ID) or rebalances on every restart"
+            "two processes sharing an instance id fence each other in turn (FENCED_INSTANCE_ID): each \
+             loses its partitions and rejoins, so neither consumes steadily; an instance id that changes \
+             across restarts makes every restart a rebalance"
         }
         "rack" => "rack-aware assignment moves partitions whenever the rack changes",
         "timeouts" => "the broker refuses the join (INVALID_SESSION_TIMEOUT)",
@@ -295,7 +309,27 @@ struct MemberState {
     rack: Option<Option<String>>,
     /// The generation and partitions of the last successful SyncGroup.
     synced: Option<(i32, PartitionSet)>,
+    /// Whether its offered protocols run cooperative (`None`: custom names, cannot tell).
+    cooperative: Option<bool>,
+    /// The partitions its latest cooperative JoinGroup claimed (taken by the next SyncGroup).
+    claims: Option<PartitionSet>,
+    /// The rebalance timeout of its latest JoinGroup.
+    rebalance_timeout_ms: Option<i32>,
+    /// A revocation whose rejoin is still awaited.
+    revocation: Option<Revocation>,
     rules: BTreeMap<&'static str, Tally>,
+}
+
+/// A SyncGroup response that took partitions away from a cooperative member: it must stop
+/// claiming them and rejoin at once (KIP-429).
+#[derive(Debug, Clone)]
+struct Revocation {
+    seen: Seen,
+    generation: i32,
+    revoked: PartitionSet,
+    /// The member's rebalance timeout (`max.poll.interval.ms` in Java and librdkafka): Java
+    /// rejoins on the first poll after `onPartitionsRevoked`, and a poll comes within it.
+    bound_ms: Option<i32>,
 }
 
 impl MemberState {
@@ -309,6 +343,12 @@ struct GroupState {
     members: BTreeMap<String, MemberState>,
     rounds: BTreeMap<i32, Round>,
     rules: BTreeMap<&'static str, Tally>,
+    /// The latest first join (no member id) of each client id: a member that lost its id.
+    fresh_joins: BTreeMap<Option<String>, Duration>,
+    /// Each static instance id's connections: the last one and the one before it.
+    instance_connections: BTreeMap<String, (SocketAddr, Option<SocketAddr>)>,
+    /// The instance id each `(client host, client id)` last joined with.
+    client_instances: BTreeMap<(std::net::IpAddr, String), Option<String>>,
 }
 
 /// A JoinGroup request waiting for its response (its member id may be empty).
@@ -363,6 +403,10 @@ pub struct Checker {
     groups: BTreeMap<String, GroupState>,
     pending: HashMap<(SocketAddr, SocketAddr, i32), PendingJoin>,
     metadata: Option<ClusterMetadata>,
+    /// Topics whose counts were given ([`Checker::with_metadata`]): learned counts do not replace them.
+    given: BTreeSet<String>,
+    /// The latest time seen: how far the capture goes.
+    latest: Duration,
 }
 
 fn evidence(seen: &Seen, member: &str, generation: Option<i32>, what: &str) -> String {
@@ -402,15 +446,66 @@ impl Checker {
     }
 
     /// A checker that knows the topics' partition counts, so `leader.assignment` also checks
-    /// that every subscribed partition is assigned.
+    /// that every subscribed partition is assigned, Java's answer (range, roundrobin) and
+    /// balance (sticky, cooperative-sticky). Counts given here win over learned ones.
     pub fn with_metadata(metadata: ClusterMetadata) -> Self {
-        Checker { metadata: Some(metadata), ..Self::default() }
+        let given = metadata.topics.keys().cloned().collect();
+        Checker { metadata: Some(metadata), given, ..Self::default() }
+    }
+
+    /// Learns a topic's partition count (from a captured Metadata response: see
+    /// [`GroupReader::partition_counts`](crate::pcap::GroupReader::partition_counts)), unless
+    /// it was given to [`Checker::with_metadata`]. Rules that need counts judge only rounds
+    /// whose every subscribed topic has one; the others are `unknown`.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::conform::Checker;
+    /// let mut checker = Checker::new();
+    /// checker.learn_partition_count("orders", 12);
+    /// assert!(checker.finish().groups.is_empty());
+    /// ```
+    pub fn learn_partition_count(&mut self, topic: &str, partitions: i32) {
+        if partitions < 1 || self.given.contains(topic) {
+            return;
+        }
+        let metadata = self.metadata.get_or_insert_with(ClusterMetadata::default);
+        let info = metadata.topics.entry(topic.to_owned()).or_default();
+        if info.partitions != partitions {
+            info.partitions = partitions;
+            info.partition_racks.clear();
+        }
+    }
+
+    /// Judges a whole capture: every group message in order, with the partition counts its
+    /// Metadata responses give (and `metadata`'s, which win). `kcp conform --pcap` runs this.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::conform::Checker;
+    /// use kafka_consumer_protocol::pcap::{GroupReader, ReaderOptions};
+    /// let bytes = std::fs::read("testdata/pcap/java-cooperative-sticky.pcap").unwrap();
+    /// let mut reader = GroupReader::new(&bytes[..], ReaderOptions::default()).unwrap();
+    /// let report = Checker::new().check_capture(&mut reader);
+    /// assert!(!report.has_failure());
+    /// ```
+    pub fn check_capture(mut self, reader: &mut crate::pcap::GroupReader<'_>) -> Report {
+        let mut updates = 0;
+        while let Some(message) = reader.next() {
+            if reader.partition_count_updates() != updates {
+                updates = reader.partition_count_updates();
+                for (topic, &n) in reader.partition_counts() {
+                    self.learn_partition_count(topic, n);
+                }
+            }
+            self.observe(&message);
+        }
+        self.finish()
     }
 
     /// Feeds one captured message.
     pub fn observe(&mut self, message: &GroupMessage) {
         let f = &message.frame;
         let seen = Seen { time: message.timestamp, client_id: f.client_id.clone() };
+        self.latest = self.latest.max(message.timestamp);
         match (&f.body, f.direction) {
             (GroupBody::JoinGroupRequest(b), _) => {
                 if self.pending.len() >= MAX_PENDING {
@@ -424,7 +519,7 @@ impl Checker {
                         protocols: b.protocols.iter().map(|p| p.name.clone()).collect(),
                     },
                 );
-                self.join_request(&seen, b);
+                self.join_request_from(&seen, Some(message.src), b);
             }
             (GroupBody::JoinGroupResponse(b), _) => {
                 let pending = self.pending.remove(&(message.dst, message.src, f.correlation_id));
@@ -456,7 +551,18 @@ impl Checker {
 
     /// A JoinGroup request (its member id is empty on a first join).
     pub fn join_request(&mut self, seen: &Seen, request: &JoinGroupRequest<Payload>) {
+        self.join_request_from(seen, None, request)
+    }
+
+    /// A JoinGroup request sent from `from` (the client's address and port): with it,
+    /// `static.instance` also follows an instance id across restarts (a new member id from the
+    /// same host and client id) and finds two live processes sharing one instance id.
+    pub fn join_request_from(&mut self, seen: &Seen, from: Option<SocketAddr>, request: &JoinGroupRequest<Payload>) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(request.group_id.clone()).or_default();
+        if request.member_id.is_empty() {
+            group.fresh_joins.insert(seen.client_id.clone(), seen.time);
+        }
         let fresh = request.member_id.is_empty();
         let mut scratch = MemberState::default();
         let member: &mut MemberState =
@@ -490,6 +596,8 @@ impl Checker {
         }
         // payload.strict, userdata, claims, generation, rack: from each subscription.
         let cooperative = is_cooperative(&member.offered);
+        member.cooperative = cooperative;
+        member.claims = None;
         let offered = member.offered.clone();
         let mut judged_claims = false;
         for p in &request.protocols {
@@ -548,6 +656,9 @@ impl Checker {
                 }
                 Some(true) => {
                     judge_cooperative(member, seen, id, version, generation, &claimed, fresh);
+                    if version >= 1 {
+                        member.claims = Some(claimed);
+                    }
                 }
                 None => member.tally("eager.claims").unknown(evidence(
                     seen,
@@ -557,7 +668,59 @@ impl Checker {
                 )),
             }
         }
+        // cooperative.revoke: the rejoin after a revocation.
+        if let Some(revocation) = member.revocation.take() {
+            let claims = if member.cooperative == Some(true) { member.claims.clone() } else { None };
+            judge_rejoin(member, &revocation, seen, id, claims.as_ref(), true);
+        }
+        member.rebalance_timeout_ms = Some(request.rebalance_timeout_ms);
         // static.instance
+        if let (Some(instance), Some(from)) = (&request.group_instance_id, from) {
+            match group.instance_connections.get(instance).copied() {
+                Some((last, Some(before))) if last != from && before == from => {
+                    member.tally("static.instance").fail(evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!(
+                            "instance {instance:?} joins from {from} again after {last} joined with it: two live \
+                             processes share the instance id and fence each other in turn"
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            let entry = group.instance_connections.entry(instance.clone()).or_insert((from, None));
+            if entry.0 != from {
+                *entry = (from, Some(entry.0));
+            }
+        }
+        if let (true, Some(from), Some(client)) = (fresh, from, seen.client_id.as_ref()) {
+            let key = (from.ip(), client.clone());
+            let instance = request.group_instance_id.clone();
+            match group.client_instances.get(&key) {
+                Some(Some(before)) if Some(before) == instance.as_ref() => member.tally("static.instance").pass(
+                    evidence(seen, id, None, &format!("rejoins with a new member id and keeps instance {before:?}")),
+                ),
+                Some(before) if before.is_some() || instance.is_some() => {
+                    member.tally("static.instance").unknown(evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!(
+                            "joins anew from host {} with instance {instance:?} where the last join of this host \
+                             and client id used {before:?}: a restart that changed its instance id, or another \
+                             consumer sharing the client id",
+                            from.ip()
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            if group.client_instances.len() < MAX_CLIENTS || group.client_instances.contains_key(&key) {
+                group.client_instances.insert(key, instance);
+            }
+        }
         if !fresh {
             let instance = request.group_instance_id.clone();
             match member.instance.clone() {
@@ -582,8 +745,7 @@ impl Checker {
         }
         if fresh {
             // What a first join said is kept under the member id its response gives.
-            let pending = std::mem::take(&mut scratch.rules);
-            group.members.entry(format!("\u{0}fresh:{}", seen.at())).or_default().rules = pending;
+            group.members.insert(format!("\u{0}fresh:{}", seen.at()), scratch);
         }
     }
 
@@ -602,6 +764,7 @@ impl Checker {
         request: Option<(i32, &[String], &Seen)>,
         members: &[JoinGroupMember<Payload>],
     ) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(group_id.to_owned()).or_default();
         // Fold what a first join said (kept under a placeholder) into the member it became.
         if let Some((_, offered, req_seen)) = request {
@@ -616,6 +779,9 @@ impl Checker {
                     if m.client_id.is_none() {
                         m.client_id = req_seen.client_id.clone();
                     }
+                    m.cooperative = m.cooperative.or(fresh.cooperative);
+                    m.claims = m.claims.take().or(fresh.claims);
+                    m.rebalance_timeout_ms = m.rebalance_timeout_ms.or(fresh.rebalance_timeout_ms);
                     for (rule, t) in fresh.rules {
                         let into = m.tally(rule);
                         into.passes += t.passes;
@@ -641,6 +807,14 @@ impl Checker {
         let member = group.members.entry(member_id.to_owned()).or_default();
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
+        }
+        if error == ErrorCode::FENCED_INSTANCE_ID {
+            member.tally("static.instance").fail(evidence(
+                seen,
+                member_id,
+                None,
+                "JoinGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+            ));
         }
         // timeouts
         if let Some((session, _, _)) = request {
@@ -685,6 +859,34 @@ impl Checker {
             });
             round.members.insert(m.member_id.clone(), rm);
         }
+        // cooperative.revoke: a later round shows whether a member that revoked rejoined.
+        let awaited: Vec<String> = group
+            .members
+            .iter()
+            .filter(|(_, m)| m.revocation.as_ref().is_some_and(|r| r.generation < generation))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in awaited {
+            let Some(m) = group.members.get_mut(&id) else { continue };
+            let Some(revocation) = m.revocation.take() else { continue };
+            match round.members.get(&id) {
+                Some(joined) => {
+                    let claims = joined.as_ref().map(|j| &j.owned);
+                    judge_rejoin(m, &revocation, seen, &id, claims, false);
+                }
+                None => m.tally("cooperative.revoke").unknown(evidence(
+                    seen,
+                    &id,
+                    Some(generation),
+                    &format!(
+                        "revoked {} at generation {} and is not in this round: it left or was removed before \
+                         rejoining",
+                        list_set(&revocation.revoked),
+                        revocation.generation
+                    ),
+                )),
+            }
+        }
         // protocol.names across the group: a protocol every member offers.
         let offered: Vec<(&String, &[String])> = round
             .members
@@ -728,6 +930,7 @@ impl Checker {
 
     /// A SyncGroup request; the leader's carries the assignment (rule `leader.assignment`).
     pub fn sync_request(&mut self, seen: &Seen, request: &SyncGroupRequest<Payload>) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(request.group_id.clone()).or_default();
         let member = group.members.entry(request.member_id.clone()).or_default();
         if member.client_id.is_none() {
@@ -776,9 +979,9 @@ impl Checker {
         let verdict = judge_round(round, request, self.metadata.as_ref());
         let tally = group.rules.entry("leader.assignment").or_default();
         match verdict {
-            Ok(what) => tally.pass(evidence(seen, leader, Some(gen), &what)),
-            Err(Some(what)) => tally.fail(evidence(seen, leader, Some(gen), &what)),
-            Err(None) => tally.unknown(evidence(seen, leader, Some(gen), "some subscriptions did not decode")),
+            Verdict::Pass(what) => tally.pass(evidence(seen, leader, Some(gen), &what)),
+            Verdict::Fail(what) => tally.fail(evidence(seen, leader, Some(gen), &what)),
+            Verdict::Unknown(what) => tally.unknown(evidence(seen, leader, Some(gen), &what)),
         }
     }
 
@@ -792,10 +995,19 @@ impl Checker {
         error: ErrorCode,
         assignment: &Payload,
     ) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(group_id.to_owned()).or_default();
         let member = group.members.entry(member_id.to_owned()).or_default();
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
+        }
+        if error == ErrorCode::FENCED_INSTANCE_ID {
+            member.tally("static.instance").fail(evidence(
+                seen,
+                member_id,
+                Some(generation),
+                "SyncGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+            ));
         }
         if error != ErrorCode::NONE {
             return;
@@ -805,16 +1017,35 @@ impl Checker {
             Payload::Empty => PartitionSet::new(),
             _ => {
                 member.synced = None;
+                member.claims = None;
                 return;
             }
         };
+        // cooperative.revoke: what it owned (its claims, else its last assignment) and lost.
+        let owned = member.claims.take().or_else(|| member.synced.as_ref().map(|(_, s)| s.clone()));
+        if let (Some(true), Some(owned)) = (member.cooperative, owned) {
+            let mut revoked = PartitionSet::new();
+            for (t, p) in owned.difference(&partitions) {
+                revoked.insert(t, p);
+            }
+            if !revoked.is_empty() {
+                member.revocation =
+                    Some(Revocation { seen: seen.clone(), generation, revoked, bound_ms: member.rebalance_timeout_ms });
+            }
+        }
         member.synced = Some((generation, partitions));
     }
 
     /// The report of everything observed.
     pub fn finish(self) -> Report {
+        let latest = self.latest;
         let mut groups = Vec::new();
-        for (group_id, g) in self.groups {
+        for (group_id, mut g) in self.groups {
+            for (id, m) in g.members.iter_mut() {
+                if let Some(revocation) = m.revocation.take() {
+                    judge_no_rejoin(m, &revocation, id, latest, &g.fresh_joins);
+                }
+            }
             let rules = GROUP_RULES.iter().map(|r| g.rules.get(r).cloned().unwrap_or_default().result(r)).collect();
             let mut members = Vec::new();
             for (member_id, m) in g.members {
@@ -988,17 +1219,186 @@ fn judge_cooperative(
     }
 }
 
-/// `Ok(summary)`, `Err(Some(failure))` or `Err(None)` when it cannot be judged.
-fn judge_round(
-    round: &Round,
-    request: &SyncGroupRequest<Payload>,
-    metadata: Option<&ClusterMetadata>,
-) -> Result<String, Option<String>> {
+fn list_set(set: &PartitionSet) -> String {
+    list(set.iter().map(|(t, p)| (t.to_owned(), p)))
+}
+
+fn millis(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+/// `cooperative.revoke` on the member's next JoinGroup after a revocation, seen at `at`:
+/// `exact` when that is its own request, else the leader's round that includes it (an upper
+/// bound on when it joined). `claims`: what it claims there, when known.
+fn judge_rejoin(
+    member: &mut MemberState,
+    revocation: &Revocation,
+    at: &Seen,
+    id: &str,
+    claims: Option<&PartitionSet>,
+    exact: bool,
+) {
+    let revoked = list_set(&revocation.revoked);
+    let waited = at.time.saturating_sub(revocation.seen.time);
+    let gen = Some(revocation.generation);
+    let still: Vec<(String, i32)> = claims
+        .map(|c| c.intersection(&revocation.revoked).map(|(t, p)| (t.to_owned(), p)).collect())
+        .unwrap_or_default();
+    let when = if exact { "rejoins" } else { "is in the leader's next round" };
+    let what = format!("revoked {revoked} at {} and {when} {} ms later", revocation.seen.at(), millis(waited));
+    if !still.is_empty() {
+        return member.tally("cooperative.revoke").fail(evidence(
+            at,
+            id,
+            gen,
+            &format!("{what} still claiming {} (KIP-429: a revoked partition is no longer owned)", list(still)),
+        ));
+    }
+    let Some(bound) = revocation.bound_ms else {
+        return member.tally("cooperative.revoke").unknown(evidence(
+            at,
+            id,
+            gen,
+            &format!(
+                "{what}; its rebalance timeout was not captured, so the delay is not judged (Java's default \
+                 is {JAVA_DEFAULT_REBALANCE_TIMEOUT_MS} ms)"
+            ),
+        ));
+    };
+    let claimed = if claims.is_some() { ", claiming none of them" } else { "" };
+    if waited <= Duration::from_millis(bound.max(0) as u64) {
+        member.tally("cooperative.revoke").pass(evidence(
+            at,
+            id,
+            gen,
+            &format!("{what}{claimed}, within its rebalance timeout of {bound} ms"),
+        ));
+    } else if exact {
+        member.tally("cooperative.revoke").fail(evidence(
+            at,
+            id,
+            gen,
+            &format!(
+                "{what}, beyond its rebalance timeout of {bound} ms (Java rejoins on the first poll after \
+                 onPartitionsRevoked, and polls within max.poll.interval.ms)"
+            ),
+        ));
+    } else {
+        member.tally("cooperative.revoke").unknown(evidence(
+            at,
+            id,
+            gen,
+            &format!("{what}{claimed}; its own JoinGroup was not captured, so when it rejoined is not known"),
+        ));
+    }
+}
+
+/// `cooperative.revoke` for a revocation no rejoin followed before the capture ended.
+fn judge_no_rejoin(
+    member: &mut MemberState,
+    revocation: &Revocation,
+    id: &str,
+    latest: Duration,
+    fresh_joins: &BTreeMap<Option<String>, Duration>,
+) {
+    let at = &revocation.seen;
+    let gen = Some(revocation.generation);
+    let revoked = list_set(&revocation.revoked);
+    let after = latest.saturating_sub(at.time);
+    if fresh_joins.get(&at.client_id).is_some_and(|t| *t > at.time) {
+        return member.tally("cooperative.revoke").unknown(evidence(
+            at,
+            id,
+            gen,
+            &format!(
+                "revoked {revoked}; later a member with its client id joins with a new member id (it lost its id?)"
+            ),
+        ));
+    }
+    match revocation.bound_ms {
+        Some(bound) if after > Duration::from_millis(bound.max(0) as u64) => {
+            member.tally("cooperative.revoke").fail(evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "revoked {revoked} and sent no JoinGroup within its rebalance timeout of {bound} ms (the \
+                     capture goes on {} ms after); Java rejoins on the first poll after onPartitionsRevoked",
+                    millis(after)
+                ),
+            ))
+        }
+        Some(bound) => member.tally("cooperative.revoke").unknown(evidence(
+            at,
+            id,
+            gen,
+            &format!(
+                "revoked {revoked}; the capture ends {} ms later, within its rebalance timeout of {bound} ms",
+                millis(after)
+            ),
+        )),
+        None => member.tally("cooperative.revoke").unknown(evidence(
+            at,
+            id,
+            gen,
+            &format!("revoked {revoked}; no rejoin captured and its rebalance timeout is not known"),
+        )),
+    }
+}
+
+/// A judgement of one leader's round.
+enum Verdict {
+    Pass(String),
+    Fail(String),
+    Unknown(String),
+}
+
+/// Who validly owns each partition before the round, as Java's sticky assignors read it when
+/// subscriptions are equal: only members at the round's highest generation own anything, and a
+/// partition claimed by two of them is owned by neither (cooperative-sticky: the subscription's
+/// owned partitions; sticky: the userData's previous assignment).
+fn valid_owners(protocol: &str, members: &BTreeMap<&String, &RoundMember>) -> BTreeMap<(String, i32), String> {
+    let mut claimed: Vec<(&String, &RoundMember, PartitionSet, i32)> = Vec::new();
+    for (id, m) in members {
+        let (owned, generation) = if protocol == "cooperative-sticky" {
+            (m.owned.clone(), m.generation)
+        } else {
+            let Some(data) = m.subscription.as_ref().and_then(|s| s.user_data.as_ref()).filter(|d| !d.is_empty())
+            else {
+                continue;
+            };
+            let (sticky, format) = StickyUserData::decode_java(data);
+            if !matches!(format, StickyUserDataFormat::V1 | StickyUserDataFormat::V0) {
+                continue;
+            }
+            (PartitionSet::from_groups(&sticky.previous_assignment), sticky.generation.unwrap_or(-1))
+        };
+        claimed.push((id, m, owned, generation));
+    }
+    let newest = claimed.iter().map(|c| c.3).max().unwrap_or(-1);
+    let mut claims: BTreeMap<(String, i32), Vec<&String>> = BTreeMap::new();
+    for (id, m, owned, generation) in &claimed {
+        if *generation != newest {
+            continue;
+        }
+        for (t, p) in owned.iter().filter(|(t, _)| m.topics.contains(*t)) {
+            claims.entry((t.to_owned(), p)).or_default().push(id);
+        }
+    }
+    claims
+        .into_iter()
+        .filter_map(|(k, by)| if let [one] = by.as_slice() { Some((k, (*one).clone())) } else { None })
+        .collect()
+}
+
+fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Option<&ClusterMetadata>) -> Verdict {
     let mut owner: BTreeMap<(String, i32), String> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut assignments: BTreeMap<String, PartitionSet> = BTreeMap::new();
     for a in &request.assignments {
-        let Some(x) = a.assignment.assignment() else { return Err(None) };
+        let Some(x) = a.assignment.assignment() else {
+            return Verdict::Unknown(format!("the assignment to {} did not decode", a.member_id));
+        };
         let set = PartitionSet::from_list(x.view().assigned_partitions());
         let subscribed = round.members.get(&a.member_id);
         for (t, p) in set.iter() {
@@ -1016,57 +1416,97 @@ fn judge_round(
         assignments.insert(a.member_id.clone(), set);
     }
     if round.members.values().any(Option::is_none) {
-        return if problems.is_empty() { Err(None) } else { Err(Some(problems.join("; "))) };
+        return if problems.is_empty() {
+            Verdict::Unknown("some subscriptions did not decode".into())
+        } else {
+            Verdict::Fail(problems.join("; "))
+        };
     }
     let members: BTreeMap<&String, &RoundMember> =
         round.members.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))).collect();
-    if round.protocol.as_deref() == Some("cooperative-sticky") {
-        // Claims the assignor trusts: claimed by one member only, at the round's newest generation.
-        let newest = members.values().map(|m| m.generation).max().unwrap_or(-1);
-        let mut claims: BTreeMap<(String, i32), Vec<&String>> = BTreeMap::new();
-        for (id, m) in &members {
-            if m.generation == newest {
-                for (t, p) in m.owned.iter() {
-                    claims.entry((t.to_owned(), p)).or_default().push(id);
+    let protocol = round.protocol.as_deref().unwrap_or("");
+    let cooperative = protocol == "cooperative-sticky";
+    let sticky = cooperative || protocol == "sticky";
+    let owners = if sticky { valid_owners(protocol, &members) } else { BTreeMap::new() };
+    if cooperative {
+        for ((t, p), holder) in &owners {
+            if let Some(to) = owner.get(&(t.clone(), *p)) {
+                if to != holder {
+                    problems.push(format!(
+                        "{t}-{p} given to {to} while {holder} still owns it (cooperative: it must be revoked first)"
+                    ));
                 }
             }
         }
-        for ((t, p), by) in claims {
-            if let [holder] = by.as_slice() {
-                if let Some(to) = owner.get(&(t.clone(), p)) {
-                    if to != *holder {
-                        problems.push(format!(
-                            "{t}-{p} given to {to} while {holder} still owns it (cooperative: it must be revoked first)"
-                        ));
-                    }
-                }
+    }
+    // Java's sticky assignors, when every member subscribes to the same topics and no rack is
+    // in play (the constrained path), keep a member's own partitions before giving it others.
+    let first_topics = members.values().next().map(|m| &m.topics);
+    let equal = members.values().all(|m| Some(&m.topics) == first_topics);
+    let racks = members.values().any(|m| m.subscription.as_ref().is_some_and(|s| s.rack_id.is_some()));
+    let judge_stickiness = sticky && equal && !racks;
+    if judge_stickiness {
+        for ((t, p), holder) in &owners {
+            let Some(got) = assignments.get(holder) else { continue };
+            if got.contains(t, *p) {
+                continue;
+            }
+            let new: Vec<(String, i32)> = got
+                .iter()
+                .filter(|(gt, gp)| owners.get(&((*gt).to_owned(), *gp)) != Some(holder))
+                .map(|(gt, gp)| (gt.to_owned(), gp))
+                .take(3)
+                .collect();
+            if !new.is_empty() {
+                problems.push(format!(
+                    "{t}-{p} moved away from {holder}, its owner, which gets {} it did not own instead (Java's \
+                     sticky assignor keeps a member's partitions before giving it others)",
+                    list(new)
+                ));
             }
         }
     }
     if !problems.is_empty() {
-        return Err(Some(problems.join("; ")));
+        return Verdict::Fail(problems.join("; "));
     }
-    // Completeness and Java's answer for range/roundrobin need the partition counts.
-    let metadata = match metadata {
-        Some(m) => Some(m.clone()),
-        None => inferred_metadata(&members, &owner),
-    };
-    let protocol = round.protocol.as_deref().unwrap_or("");
-    let Some(metadata) = metadata else {
-        return Ok(format!(
-            "{} partitions given, none twice, none to a non-subscriber (partition counts unknown: completeness not judged)",
-            owner.len()
+    let mut held = format!("{} partitions given, none twice, none to a non-subscriber", owner.len());
+    if cooperative {
+        held.push_str(", none still owned by another");
+    }
+    if judge_stickiness {
+        held.push_str(", no owned partition traded for another");
+    }
+    // Completeness, Java's answer and balance need every subscribed topic's partition count.
+    let subscribed: BTreeSet<&String> = members.values().flat_map(|m| m.topics.iter()).collect();
+    let Some(metadata) = metadata.filter(|m| subscribed.iter().all(|t| m.topics.contains_key(*t))) else {
+        return Verdict::Unknown(format!(
+            "{held}; completeness{} need the partition counts of {} (capture the clients' Metadata responses \
+             or give --partitions)",
+            match protocol {
+                "range" | "roundrobin" => ", Java's answer",
+                "sticky" | "cooperative-sticky" => ", balance",
+                _ => "",
+            },
+            subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
         ));
     };
-    for (id, m) in &members {
-        for t in &m.topics {
-            if let Some(info) = metadata.topics.get(t) {
-                for p in 0..info.partitions {
-                    if !owner.contains_key(&(t.clone(), p)) {
-                        problems.push(format!("{t}-{p}, subscribed by {id}, given to nobody"));
-                    }
-                }
+    let mut total = 0usize;
+    let mut withheld = 0usize;
+    for t in &subscribed {
+        let Some(info) = metadata.topics.get(*t) else { continue };
+        for p in 0..info.partitions {
+            total += 1;
+            if owner.contains_key(&((*t).clone(), p)) {
+                continue;
             }
+            // Cooperative: a partition moving between members is given to nobody for one round.
+            if cooperative && members.values().any(|m| m.owned.contains(t, p)) {
+                withheld += 1;
+                continue;
+            }
+            let by: Vec<&str> =
+                members.iter().filter(|(_, m)| m.topics.contains(*t)).map(|(id, _)| id.as_str()).take(3).collect();
+            problems.push(format!("{t}-{p}, subscribed by {}, given to nobody", by.join(",")));
         }
     }
     if protocol == "range" || protocol == "roundrobin" {
@@ -1081,7 +1521,7 @@ fn judge_round(
                     })
                 })
                 .collect();
-            if let Ok(java) = assignor.assign(&metadata, &group) {
+            if let Ok(java) = assignor.assign(metadata, &group) {
                 for m in &group {
                     let expected = PartitionSet::from_groups(&java.partitions_of(&m.member_id));
                     let got = assignments.get(&m.member_id).cloned().unwrap_or_default();
@@ -1089,44 +1529,55 @@ fn judge_round(
                         problems.push(format!(
                             "{} got {} where Java's {protocol} gives {}",
                             m.member_id,
-                            list(got.iter().map(|(t, p)| (t.to_owned(), p))),
-                            list(expected.iter().map(|(t, p)| (t.to_owned(), p)))
+                            list_set(&got),
+                            list_set(&expected)
                         ));
                     }
                 }
             }
         }
     }
-    if problems.is_empty() {
-        Ok(format!(
-            "{} partitions given, each once, only to subscribers{}",
-            owner.len(),
-            if protocol == "range" || protocol == "roundrobin" { ", equal to Java's answer" } else { "" }
-        ))
-    } else {
-        Err(Some(problems.join("; ")))
-    }
-}
-
-/// The partition counts the leader's answer implies: a topic whose given partitions are exactly
-/// 0..n has n. Any gap leaves the counts unknown (they are then not judged).
-fn inferred_metadata(
-    members: &BTreeMap<&String, &RoundMember>,
-    owner: &BTreeMap<(String, i32), String>,
-) -> Option<ClusterMetadata> {
-    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (t, p) in owner.keys() {
-        let c = counts.entry(t.clone()).or_insert(0);
-        *c = (*c).max(p + 1);
-        *seen.entry(t.clone()).or_default() += 1;
-    }
-    for (t, n) in &counts {
-        if seen.get(t).copied() != Some(*n as usize) {
-            return None;
+    let mut balanced = false;
+    if sticky && equal && !members.is_empty() {
+        // Java's sticky assignors balance equal subscriptions within one partition. Cooperative:
+        // the withheld partitions go to someone next round, so the counts must be able to end
+        // within one partition of each other once they are placed.
+        let n = members.len();
+        let (floor, ceil) = (total / n, total.div_ceil(n));
+        let counts: Vec<(&String, usize)> =
+            members.keys().map(|id| (*id, assignments.get(*id).map_or(0, PartitionSet::len))).collect();
+        let over: Vec<String> =
+            counts.iter().filter(|(_, c)| *c > ceil).map(|(id, c)| format!("{id} has {c}")).collect();
+        let deficit: usize = counts.iter().map(|(_, c)| floor.saturating_sub(*c)).sum();
+        if !over.is_empty() || deficit > withheld {
+            let spread: Vec<String> = counts.iter().map(|(id, c)| format!("{id}:{c}")).collect();
+            problems.push(format!(
+                "unbalanced: {total} partitions over {n} members with equal subscriptions must be {floor} or {ceil} \
+                 each{}; given {}",
+                if withheld > 0 { format!(" once the {withheld} being revoked are placed") } else { String::new() },
+                spread.join(" ")
+            ));
+        } else {
+            balanced = true;
         }
     }
-    // A subscribed topic nobody got: it may not exist or have no metadata; Java skips it too.
-    let _ = members;
-    Some(ClusterMetadata::from_counts(counts))
+    if problems.is_empty() {
+        held.push_str(if withheld > 0 {
+            ", every other subscribed partition given"
+        } else {
+            ", every subscribed partition given"
+        });
+        if withheld > 0 {
+            held.push_str(&format!(" ({withheld} being revoked)"));
+        }
+        if protocol == "range" || protocol == "roundrobin" {
+            held.push_str(", equal to Java's answer");
+        }
+        if balanced {
+            held.push_str(", balanced within one partition");
+        }
+        Verdict::Pass(held)
+    } else {
+        Verdict::Fail(problems.join("; "))
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use kafka_consumer_protocol::assignor::ClusterMetadata;
 use kafka_consumer_protocol::conform::{Checker, Outcome, Report, RuleResult};
 use kafka_consumer_protocol::pcap::{GroupReader, ReaderOptions};
 use serde_json::{json, Value};
@@ -21,9 +22,22 @@ pub struct ConformArgs {
     /// Broker port (repeatable); without it Kafka connections are found from the traffic.
     #[arg(long = "port", value_name = "P")]
     pub ports: Vec<u16>,
+    /// A topic's partition count (repeatable), for rules that need it; it wins over the count
+    /// the capture's Metadata responses give. Without either, those rules are unknown.
+    #[arg(long = "partitions", value_name = "TOPIC=N", value_parser = parse_partitions)]
+    pub partitions: Vec<(String, i32)>,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+}
+
+fn parse_partitions(s: &str) -> Result<(String, i32), String> {
+    let (topic, n) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected TOPIC=N"))?;
+    let n: i32 = n.parse().map_err(|_| format!("{s:?}: N must be a partition count"))?;
+    if topic.is_empty() || n < 1 {
+        return Err(format!("{s:?}: expected a topic name and a count of at least 1"));
+    }
+    Ok((topic.to_owned(), n))
 }
 
 fn rule_json(r: &RuleResult) -> Value {
@@ -61,12 +75,13 @@ pub fn run_conform(args: &ConformArgs, out: &mut Out) -> Result<(), CliError> {
     let options = ReaderOptions { ports: args.ports.clone(), ..ReaderOptions::default() };
     let mut reader = GroupReader::new(std::io::BufReader::new(file), options)
         .map_err(|e| CliError::input(format!("{}: {e}", args.pcap.display())))?;
-    let mut checker = Checker::new();
-    for message in &mut reader {
-        checker.observe(&message);
-    }
+    let checker = if args.partitions.is_empty() {
+        Checker::new()
+    } else {
+        Checker::with_metadata(ClusterMetadata::from_counts(args.partitions.iter().cloned()))
+    };
+    let report = checker.check_capture(&mut reader);
     let summary = reader.summary().clone();
-    let report = checker.finish();
     match args.format {
         Format::Json => out.json_pretty(&report_json(&report))?,
         Format::Text => {
