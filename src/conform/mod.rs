@@ -27,9 +27,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::assignor::{ClusterMetadata, GroupMember};
-use crate::group_api::{ErrorCode, JoinGroupMember, JoinGroupRequest, SyncGroupRequest};
+use crate::group_api::{ErrorCode, JoinGroupMember, JoinGroupRequest, SyncGroupAssignment, SyncGroupRequest};
 use crate::pcap::{GroupBody, GroupMessage, MessageDirection, Payload};
-use crate::{AssignmentView, DecodeOptions, PartitionSet, StickyUserData, StickyUserDataFormat, SubscriptionView};
+use crate::{
+    AssignmentBuf, AssignmentView, DecodeOptions, PartitionSet, StickyUserData, StickyUserDataFormat, SubscriptionBuf,
+    SubscriptionView,
+};
 
 #[cfg(test)]
 mod tests;
@@ -1036,6 +1039,193 @@ impl Checker {
         member.synced = Some((generation, partitions));
     }
 
+    /// A live group as DescribeGroups describes it (`kcp conform --bootstrap-server --group`):
+    /// each member's Subscription (the one of its latest JoinGroup) and Assignment (the
+    /// leader's, same generation) are judged as a capture's would be (`payload.strict`,
+    /// `protocol.names` for the chosen protocol, `eager.claims`, `userdata`, and
+    /// `leader.assignment` over all members: the description is one round). What needs the
+    /// sequence of requests (`cooperative.owned`, `cooperative.generation`, `cooperative.revoke`,
+    /// `rack`, `timeouts`, fencing) is `unknown`; so is everything while the group is not
+    /// `Stable` (the broker then sends no payloads).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_consumer_protocol::conform::{Checker, Outcome, Seen};
+    /// use kafka_consumer_protocol::group_api::DescribedGroupMember;
+    /// use kafka_consumer_protocol::inspect::ClassicGroup;
+    /// use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
+    ///
+    /// let member = |id: &str, parts: Vec<i32>| DescribedGroupMember {
+    ///     member_id: id.into(),
+    ///     group_instance_id: None,
+    ///     client_id: "c".into(),
+    ///     client_host: "/127.0.0.1".into(),
+    ///     member_metadata: Bytes::from(Subscription::new(["t"]).encode(Version::V3).unwrap()),
+    ///     member_assignment: Bytes::from(
+    ///         Assignment::new(vec![TopicPartitions::new("t", parts)]).encode(Version::V3).unwrap(),
+    ///     ),
+    /// };
+    /// let group = ClassicGroup {
+    ///     group_id: "g".into(),
+    ///     state: "Stable".into(),
+    ///     protocol_type: "consumer".into(),
+    ///     protocol: "range".into(),
+    ///     members: vec![member("m1", vec![0, 1]), member("m2", vec![1])],
+    /// };
+    /// let mut checker = Checker::new();
+    /// checker.described_group(&Seen::default(), &group);
+    /// let report = checker.finish();
+    /// let leader = report.groups[0].rules.iter().find(|r| r.rule == "leader.assignment").unwrap();
+    /// assert_eq!(leader.result, Outcome::Fail); // t-1 given twice
+    /// ```
+    pub fn described_group(&mut self, seen: &Seen, described: &crate::inspect::ClassicGroup) {
+        self.latest = self.latest.max(seen.time);
+        let group = self.groups.entry(described.group_id.clone()).or_default();
+        let protocol = described.protocol.as_str();
+        let stable = described.state == "Stable";
+        let consumer = described.protocol_type == "consumer";
+        let mut round = Round { protocol: Some(protocol.to_owned()), leader: String::new(), members: BTreeMap::new() };
+        let mut assignments = Vec::new();
+        for m in &described.members {
+            let at = Seen { time: seen.time, client_id: Some(m.client_id.clone()) };
+            let id = m.member_id.as_str();
+            let member = group.members.entry(m.member_id.clone()).or_default();
+            member.client_id = Some(m.client_id.clone());
+            member.joined = true;
+            for rule in ["cooperative.owned", "cooperative.generation", "cooperative.revoke", "rack", "timeouts"] {
+                member.tally(rule).unknown(evidence(
+                    &at,
+                    id,
+                    None,
+                    "a live group's description shows one moment: this rule needs the sequence of JoinGroup and \
+                     SyncGroup requests (judge a capture)",
+                ));
+            }
+            if let Some(instance) = &m.group_instance_id {
+                member.tally("static.instance").unknown(evidence(
+                    &at,
+                    id,
+                    None,
+                    &format!(
+                        "static member {instance:?}; whether it keeps it across restarts, or shares it with \
+                         another process, needs the sequence of joins (judge a capture)"
+                    ),
+                ));
+            }
+            if !consumer || !stable || m.member_metadata.is_empty() {
+                member.tally("payload.strict").unknown(evidence(
+                    &at,
+                    id,
+                    None,
+                    &format!(
+                        "group {} with protocol type {:?}: the broker sends consumer payloads only while Stable",
+                        described.state, described.protocol_type
+                    ),
+                ));
+                continue;
+            }
+            if JAVA_NAMES.contains(&protocol) {
+                member.tally("protocol.names").pass(evidence(&at, id, None, &format!("runs {protocol:?}")));
+            } else if let Some(java) = java_name_for(protocol) {
+                member.tally("protocol.names").fail(evidence(
+                    &at,
+                    id,
+                    None,
+                    &format!("runs {protocol:?} for the assignor Java and librdkafka call {java:?}"),
+                ));
+            } else {
+                member.tally("protocol.names").unknown(evidence(
+                    &at,
+                    id,
+                    None,
+                    &format!("runs the custom protocol {protocol:?} (no Java counterpart to compare with)"),
+                ));
+            }
+            let context = evidence(&at, id, None, &format!("protocol {protocol:?}"));
+            judge_payload_into(member.tally("payload.strict"), &m.member_metadata, true, context);
+            let context = evidence(&at, id, None, "its assignment");
+            judge_payload_into(member.tally("payload.strict"), &m.member_assignment, false, context);
+            let subscription = SubscriptionBuf::decode(m.member_metadata.clone()).ok();
+            if let Some(sub) = &subscription {
+                let view = sub.view();
+                judge_user_data(member, &at, id, protocol, view.user_data());
+                let claimed = PartitionSet::from_list(view.owned_partitions());
+                if is_cooperative(&[protocol.to_owned()]) == Some(false) {
+                    if claimed.is_empty() {
+                        member.tally("eager.claims").pass(evidence(&at, id, None, "an eager member claims nothing"));
+                    } else {
+                        member.tally("eager.claims").fail(evidence(
+                            &at,
+                            id,
+                            None,
+                            &format!("runs the eager {protocol:?} yet claims {}", list_set(&claimed)),
+                        ));
+                    }
+                }
+            }
+            let assignment = match AssignmentBuf::decode(m.member_assignment.clone()) {
+                Ok(a) => {
+                    if a.view().user_data().is_some_and(|u| !u.is_empty()) {
+                        member.tally("userdata").fail(evidence(
+                            &at,
+                            id,
+                            None,
+                            "its assignment carries userData (a KIP-848 upgrade blocker)",
+                        ));
+                    }
+                    Payload::Assignment(a)
+                }
+                Err(_) => Payload::Raw(m.member_assignment.clone()),
+            };
+            assignments.push(SyncGroupAssignment { member_id: m.member_id.clone(), assignment });
+            let joined = subscription.map(|s| {
+                let v = s.view();
+                RoundMember {
+                    instance: m.group_instance_id.clone(),
+                    topics: v.topics().iter().map(str::to_owned).collect(),
+                    owned: PartitionSet::from_list(v.owned_partitions()),
+                    generation: v.generation_id(),
+                    subscription: Some(v.to_owned()),
+                }
+            });
+            round.members.insert(m.member_id.clone(), joined);
+        }
+        let at = Seen { time: seen.time, client_id: None };
+        if !consumer || !stable || round.members.is_empty() {
+            for rule in GROUP_RULES {
+                group.rules.entry(rule).or_default().unknown(described_evidence(
+                    &at,
+                    &format!(
+                        "group {} of protocol type {:?}: judged only when Stable",
+                        described.state, described.protocol_type
+                    ),
+                ));
+            }
+            return;
+        }
+        group
+            .rules
+            .entry("protocol.names")
+            .or_default()
+            .pass(described_evidence(&at, &format!("{} members run {protocol:?}", round.members.len())));
+        let request = SyncGroupRequest {
+            group_id: described.group_id.clone(),
+            generation_id: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+            protocol_type: Some(described.protocol_type.clone()),
+            protocol_name: Some(protocol.to_owned()),
+            assignments,
+        };
+        let tally = group.rules.entry("leader.assignment").or_default();
+        let what = |w: String| format!("the described assignment: {w}");
+        match judge_round(&round, &request, self.metadata.as_ref()) {
+            Verdict::Pass(w) => tally.pass(described_evidence(&at, &what(w))),
+            Verdict::Fail(w) => tally.fail(described_evidence(&at, &what(w))),
+            Verdict::Unknown(w) => tally.unknown(described_evidence(&at, &what(w))),
+        }
+    }
+
     /// The report of everything observed.
     pub fn finish(self) -> Report {
         let latest = self.latest;
@@ -1217,6 +1407,11 @@ fn judge_cooperative(
             "sends a generation but its last sync was not captured",
         )),
     }
+}
+
+/// Group-level evidence of a described (live) group.
+fn described_evidence(at: &Seen, what: &str) -> String {
+    format!("{} described group: {what}", at.at())
 }
 
 fn list_set(set: &PartitionSet) -> String {

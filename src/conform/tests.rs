@@ -590,3 +590,57 @@ fn sticky_user_data_layouts() {
     assert_eq!(member_rule(&report, "m1", "userdata").result, Outcome::Pass);
     assert_eq!(member_rule(&report, "m2", "userdata").result, Outcome::Fail);
 }
+
+fn described_member(id: &str, protocol_sub: Subscription, parts: &[i32]) -> crate::group_api::DescribedGroupMember {
+    crate::group_api::DescribedGroupMember {
+        member_id: id.into(),
+        group_instance_id: None,
+        client_id: format!("client-{id}"),
+        client_host: "/127.0.0.1".into(),
+        member_metadata: Bytes::from(protocol_sub.encode(Version::V3).unwrap()),
+        member_assignment: Bytes::from(
+            Assignment::new(vec![TopicPartitions::new("t", parts.to_vec())]).encode(Version::V3).unwrap(),
+        ),
+    }
+}
+
+#[test]
+fn a_described_live_group_is_one_round() {
+    let group = |state: &str, members| crate::inspect::ClassicGroup {
+        group_id: "g".into(),
+        state: state.into(),
+        protocol_type: "consumer".into(),
+        protocol: "cooperative-sticky".into(),
+        members,
+    };
+    let stable =
+        vec![described_member("m1", owning(4, &[0, 1]), &[0, 1]), described_member("m2", owning(4, &[2]), &[2, 3])];
+    let mut c = Checker::with_metadata(ClusterMetadata::from_counts([("t", 4)]));
+    c.described_group(&seen(1), &group("Stable", stable.clone()));
+    let report = c.finish();
+    assert!(!report.has_failure(), "{report:#?}");
+    let leader = group_rule(&report, "leader.assignment");
+    assert_eq!(leader.result, Outcome::Pass, "{}", leader.evidence);
+    assert_eq!(member_rule(&report, "m1", "payload.strict").result, Outcome::Pass);
+    assert_eq!(member_rule(&report, "m1", "cooperative.revoke").result, Outcome::Unknown);
+    assert!(member_rule(&report, "m1", "cooperative.revoke").evidence.contains("needs the sequence"));
+    // m1 still claims t-1, given to m2: the description is a round, judged as one.
+    let stolen =
+        vec![described_member("m1", owning(4, &[0, 1]), &[0]), described_member("m2", owning(4, &[2, 3]), &[1, 2, 3])];
+    let mut c = Checker::with_metadata(ClusterMetadata::from_counts([("t", 4)]));
+    c.described_group(&seen(1), &group("Stable", stable.clone()));
+    c.described_group(&seen(2), &group("Stable", stolen));
+    assert_eq!(group_rule(&c.finish(), "leader.assignment").result, Outcome::Fail);
+    // Rebalancing: the broker sends no payloads; nothing is judged.
+    let mut rebalancing = stable;
+    for m in &mut rebalancing {
+        m.member_metadata = Bytes::new();
+        m.member_assignment = Bytes::new();
+    }
+    let mut c = Checker::new();
+    c.described_group(&seen(1), &group("PreparingRebalance", rebalancing));
+    let report = c.finish();
+    assert!(!report.has_failure());
+    assert_eq!(group_rule(&report, "leader.assignment").result, Outcome::Unknown);
+    assert_eq!(member_rule(&report, "m1", "payload.strict").result, Outcome::Unknown);
+}
