@@ -194,22 +194,24 @@ struct Tally {
 }
 
 impl Tally {
-    fn pass(&mut self, evidence: String) {
+    // The evidence is built only when it is kept: a long capture makes millions of observations
+    // and keeps a handful.
+    fn pass(&mut self, evidence: impl FnOnce() -> String) {
         self.passes += 1;
         if self.other_evidence.len() < MAX_EVIDENCE && self.passes == 1 {
-            self.other_evidence.push(evidence);
+            self.other_evidence.push(evidence());
         }
     }
-    fn fail(&mut self, evidence: String) {
+    fn fail(&mut self, evidence: impl FnOnce() -> String) {
         self.fails += 1;
         if self.fail_evidence.len() < MAX_EVIDENCE {
-            self.fail_evidence.push(evidence);
+            self.fail_evidence.push(evidence());
         }
     }
-    fn unknown(&mut self, evidence: String) {
+    fn unknown(&mut self, evidence: impl FnOnce() -> String) {
         self.unknowns += 1;
         if self.other_evidence.len() < MAX_EVIDENCE {
-            self.other_evidence.push(evidence);
+            self.other_evidence.push(evidence());
         }
     }
     fn result(&self, rule: &'static str) -> RuleResult {
@@ -241,31 +243,41 @@ impl Tally {
 /// it, saying what a lenient peer makes of it; passes otherwise, naming trailing bytes.
 pub fn judge_subscription(bytes: &[u8]) -> RuleResult {
     let mut tally = Tally::default();
-    judge_payload_into(&mut tally, bytes, true, String::new());
+    judge_payload_into(&mut tally, bytes, true, String::new);
     tally.result("payload.strict")
 }
 
 /// Judges one Assignment's bytes (rule `payload.strict`), as [`judge_subscription`].
 pub fn judge_assignment(bytes: &[u8]) -> RuleResult {
     let mut tally = Tally::default();
-    judge_payload_into(&mut tally, bytes, false, String::new());
+    judge_payload_into(&mut tally, bytes, false, String::new);
     tally.result("payload.strict")
 }
 
-fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, context: String) {
+fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, context: impl FnOnce() -> String) {
     let what = if subscription { "subscription" } else { "assignment" };
-    let prefix = if context.is_empty() { String::new() } else { format!("{context}: ") };
+    let prefix = move || {
+        let context = context();
+        if context.is_empty() {
+            context
+        } else {
+            format!("{context}: ")
+        }
+    };
     let java = if subscription {
         SubscriptionView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
     } else {
         AssignmentView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
     };
     match java {
-        Ok((version, 0)) => tally.pass(format!("{prefix}{what} v{version} decodes with Java's reader")),
-        Ok((version, trailing)) => tally.pass(format!(
-            "{prefix}{what} v{version} decodes with Java's reader, which ignores its {trailing} trailing bytes \
-             (so does the KIP-848 conversion)"
-        )),
+        Ok((version, 0)) => tally.pass(|| format!("{}{what} v{version} decodes with Java's reader", prefix())),
+        Ok((version, trailing)) => tally.pass(|| {
+            format!(
+                "{}{what} v{version} decodes with Java's reader, which ignores its {trailing} trailing bytes \
+             (so does the KIP-848 conversion)",
+                prefix()
+            )
+        }),
         Err(error) => {
             let lenient = DecodeOptions::new().lenient(true);
             let peer = if subscription {
@@ -277,10 +289,13 @@ fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, conte
                 Some(repair) => format!("a lenient peer (Sarama, franz-go) reads it: {repair}"),
                 None => "no lenient peer reads it either".to_owned(),
             };
-            tally.fail(format!(
-                "{prefix}{what} refused by Java's reader ({error}); a strict broker (KIP-848 conversion) refuses \
-                 it; {peer}"
-            ));
+            tally.fail(|| {
+                format!(
+                    "{}{what} refused by Java's reader ({error}); a strict broker (KIP-848 conversion) refuses \
+                 it; {peer}",
+                    prefix()
+                )
+            });
         }
     }
 }
@@ -580,21 +595,25 @@ impl Checker {
         for p in &request.protocols {
             let name = p.name.as_str();
             if JAVA_NAMES.contains(&name) {
-                member.tally("protocol.names").pass(evidence(seen, id, None, &format!("offers {name:?}")));
+                member.tally("protocol.names").pass(|| evidence(seen, id, None, &format!("offers {name:?}")));
             } else if let Some(java) = java_name_for(name) {
-                member.tally("protocol.names").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("offers {name:?} for the assignor Java and librdkafka call {java:?}"),
-                ));
+                member.tally("protocol.names").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("offers {name:?} for the assignor Java and librdkafka call {java:?}"),
+                    )
+                });
             } else {
-                member.tally("protocol.names").unknown(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("offers the custom protocol {name:?} (no Java counterpart to compare with)"),
-                ));
+                member.tally("protocol.names").unknown(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("offers the custom protocol {name:?} (no Java counterpart to compare with)"),
+                    )
+                });
             }
         }
         // payload.strict, userdata, claims, generation, rack: from each subscription.
@@ -604,13 +623,13 @@ impl Checker {
         let offered = member.offered.clone();
         let mut judged_claims = false;
         for p in &request.protocols {
-            let context = evidence(seen, id, None, &format!("protocol {:?}", p.name));
+            let context = || evidence(seen, id, None, &format!("protocol {:?}", p.name));
             match &p.metadata {
                 Payload::Subscription(s) => {
-                    judge_payload_into(member.tally("payload.strict"), s.as_bytes(), true, context.clone())
+                    judge_payload_into(member.tally("payload.strict"), s.as_bytes(), true, context)
                 }
                 Payload::Invalid { bytes, .. } => {
-                    judge_payload_into(member.tally("payload.strict"), bytes, true, context.clone())
+                    judge_payload_into(member.tally("payload.strict"), bytes, true, context)
                 }
                 Payload::Raw(_) | Payload::Empty | Payload::Assignment(_) => continue,
             }
@@ -621,15 +640,12 @@ impl Checker {
             // A rack as a person reads it: its name, or "none".
             let shown = |r: &Option<String>| r.as_deref().map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
             match member.rack.clone() {
-                Some(before) if before != rack && view.version() >= 3 => member.tally("rack").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("rack changed from {} to {}", shown(&before), shown(&rack)),
-                )),
+                Some(before) if before != rack && view.version() >= 3 => member.tally("rack").fail(|| {
+                    evidence(seen, id, None, &format!("rack changed from {} to {}", shown(&before), shown(&rack)))
+                }),
                 _ if view.version() >= 3 => {
                     member.rack = Some(rack.clone());
-                    member.tally("rack").pass(evidence(seen, id, None, &format!("rack {}", shown(&rack))));
+                    member.tally("rack").pass(|| evidence(seen, id, None, &format!("rack {}", shown(&rack))));
                 }
                 _ => {}
             }
@@ -643,18 +659,22 @@ impl Checker {
             match cooperative {
                 Some(false) => {
                     if claimed.is_empty() {
-                        member.tally("eager.claims").pass(evidence(seen, id, None, "an eager member claims nothing"));
+                        member
+                            .tally("eager.claims")
+                            .pass(|| evidence(seen, id, None, "an eager member claims nothing"));
                     } else {
-                        member.tally("eager.claims").fail(evidence(
-                            seen,
-                            id,
-                            None,
-                            &format!(
-                                "offers only eager-capable protocols {:?} yet claims {}",
-                                offered,
-                                list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
-                            ),
-                        ));
+                        member.tally("eager.claims").fail(|| {
+                            evidence(
+                                seen,
+                                id,
+                                None,
+                                &format!(
+                                    "offers only eager-capable protocols {:?} yet claims {}",
+                                    offered,
+                                    list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
+                                ),
+                            )
+                        });
                     }
                 }
                 Some(true) => {
@@ -663,12 +683,14 @@ impl Checker {
                         member.claims = Some(claimed);
                     }
                 }
-                None => member.tally("eager.claims").unknown(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("custom protocols {offered:?}: eager or cooperative cannot be told"),
-                )),
+                None => member.tally("eager.claims").unknown(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("custom protocols {offered:?}: eager or cooperative cannot be told"),
+                    )
+                }),
             }
         }
         // cooperative.revoke: the rejoin after a revocation.
@@ -681,15 +703,17 @@ impl Checker {
         if let (Some(instance), Some(from)) = (&request.group_instance_id, from) {
             match group.instance_connections.get(instance).copied() {
                 Some((last, Some(before))) if last != from && before == from => {
-                    member.tally("static.instance").fail(evidence(
-                        seen,
-                        id,
-                        None,
-                        &format!(
-                            "instance {instance:?} joins from {from} again after {last} joined with it: two live \
+                    member.tally("static.instance").fail(|| {
+                        evidence(
+                            seen,
+                            id,
+                            None,
+                            &format!(
+                                "instance {instance:?} joins from {from} again after {last} joined with it: two live \
                              processes share the instance id and fence each other in turn"
-                        ),
-                    ))
+                            ),
+                        )
+                    })
                 }
                 _ => {}
             }
@@ -702,21 +726,23 @@ impl Checker {
             let key = (from.ip(), client.clone());
             let instance = request.group_instance_id.clone();
             match group.client_instances.get(&key) {
-                Some(Some(before)) if Some(before) == instance.as_ref() => member.tally("static.instance").pass(
-                    evidence(seen, id, None, &format!("rejoins with a new member id and keeps instance {before:?}")),
-                ),
+                Some(Some(before)) if Some(before) == instance.as_ref() => member.tally("static.instance").pass(|| {
+                    evidence(seen, id, None, &format!("rejoins with a new member id and keeps instance {before:?}"))
+                }),
                 Some(before) if before.is_some() || instance.is_some() => {
-                    member.tally("static.instance").unknown(evidence(
-                        seen,
-                        id,
-                        None,
-                        &format!(
-                            "joins anew from host {} with instance {instance:?} where the last join of this host \
+                    member.tally("static.instance").unknown(|| {
+                        evidence(
+                            seen,
+                            id,
+                            None,
+                            &format!(
+                                "joins anew from host {} with instance {instance:?} where the last join of this host \
                              and client id used {before:?}: a restart that changed its instance id, or another \
                              consumer sharing the client id",
-                            from.ip()
-                        ),
-                    ))
+                                from.ip()
+                            ),
+                        )
+                    })
                 }
                 _ => {}
             }
@@ -727,21 +753,20 @@ impl Checker {
         if !fresh {
             let instance = request.group_instance_id.clone();
             match member.instance.clone() {
-                Some(before) if before != instance => member.tally("static.instance").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("instance id changed from {before:?} to {instance:?} under the same member id"),
-                )),
+                Some(before) if before != instance => member.tally("static.instance").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("instance id changed from {before:?} to {instance:?} under the same member id"),
+                    )
+                }),
                 _ => {
                     member.instance = Some(instance.clone());
                     if instance.is_some() {
-                        member.tally("static.instance").pass(evidence(
-                            seen,
-                            id,
-                            None,
-                            &format!("instance {instance:?}"),
-                        ));
+                        member
+                            .tally("static.instance")
+                            .pass(|| evidence(seen, id, None, &format!("instance {instance:?}")));
                     }
                 }
             }
@@ -812,35 +837,36 @@ impl Checker {
             member.client_id = seen.client_id.clone();
         }
         if error == ErrorCode::FENCED_INSTANCE_ID {
-            member.tally("static.instance").fail(evidence(
-                seen,
-                member_id,
-                None,
-                "JoinGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
-            ));
+            member.tally("static.instance").fail(|| {
+                evidence(
+                    seen,
+                    member_id,
+                    None,
+                    "JoinGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+                )
+            });
         }
         // timeouts
         if let Some((session, _, _)) = request {
             let (lo, hi) = SESSION_TIMEOUT_BOUNDS_MS;
             if error == ErrorCode::INVALID_SESSION_TIMEOUT {
-                member.tally("timeouts").fail(evidence(
-                    seen,
-                    member_id,
-                    None,
-                    &format!("session timeout {session} ms refused by the broker (INVALID_SESSION_TIMEOUT)"),
-                ));
+                member.tally("timeouts").fail(|| {
+                    evidence(
+                        seen,
+                        member_id,
+                        None,
+                        &format!("session timeout {session} ms refused by the broker (INVALID_SESSION_TIMEOUT)"),
+                    )
+                });
             } else if error == ErrorCode::NONE {
                 let note = if (lo..=hi).contains(&session) {
                     String::new()
                 } else {
                     format!(", outside the default bounds {lo}..={hi} ms but accepted by this broker")
                 };
-                member.tally("timeouts").pass(evidence(
-                    seen,
-                    member_id,
-                    Some(generation),
-                    &format!("session timeout {session} ms{note}"),
-                ));
+                member.tally("timeouts").pass(|| {
+                    evidence(seen, member_id, Some(generation), &format!("session timeout {session} ms{note}"))
+                });
             }
         }
         if error != ErrorCode::NONE || members.is_empty() {
@@ -877,17 +903,19 @@ impl Checker {
                     let claims = joined.as_ref().map(|j| &j.owned);
                     judge_rejoin(m, &revocation, seen, &id, claims, false);
                 }
-                None => m.tally("cooperative.revoke").unknown(evidence(
-                    seen,
-                    &id,
-                    Some(generation),
-                    &format!(
-                        "revoked {} at generation {} and is not in this round: it left or was removed before \
+                None => m.tally("cooperative.revoke").unknown(|| {
+                    evidence(
+                        seen,
+                        &id,
+                        Some(generation),
+                        &format!(
+                            "revoked {} at generation {} and is not in this round: it left or was removed before \
                          rejoining",
-                        list_set(&revocation.revoked),
-                        revocation.generation
-                    ),
-                )),
+                            list_set(&revocation.revoked),
+                            revocation.generation
+                        ),
+                    )
+                }),
             }
         }
         // protocol.names across the group: a protocol every member offers.
@@ -902,27 +930,20 @@ impl Checker {
             let common: Vec<&String> =
                 offered[0].1.iter().filter(|n| offered.iter().all(|(_, o)| o.contains(n))).collect();
             if common.is_empty() {
-                group.rules.entry("protocol.names").or_default().fail(evidence(
-                    seen,
-                    leader,
-                    Some(generation),
-                    &format!("the members share no protocol: {offered:?}"),
-                ));
+                group.rules.entry("protocol.names").or_default().fail(|| {
+                    evidence(seen, leader, Some(generation), &format!("the members share no protocol: {offered:?}"))
+                });
             } else {
-                group.rules.entry("protocol.names").or_default().pass(evidence(
-                    seen,
-                    leader,
-                    Some(generation),
-                    &format!("{} members share {:?}", offered.len(), common),
-                ));
+                group.rules.entry("protocol.names").or_default().pass(|| {
+                    evidence(seen, leader, Some(generation), &format!("{} members share {:?}", offered.len(), common))
+                });
             }
         } else {
-            group.rules.entry("protocol.names").or_default().unknown(evidence(
-                seen,
-                leader,
-                Some(generation),
-                "the JoinGroup of some members was not captured",
-            ));
+            group
+                .rules
+                .entry("protocol.names")
+                .or_default()
+                .unknown(|| evidence(seen, leader, Some(generation), "the JoinGroup of some members was not captured"));
         }
         group.rounds.insert(generation, round);
         // Only the latest few rounds are needed to judge the leader's SyncGroup.
@@ -947,19 +968,24 @@ impl Checker {
         for a in &request.assignments {
             match &a.assignment {
                 Payload::Assignment(x) => {
-                    let ctx = evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
+                    let ctx = || evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
                     judge_payload_into(member_tally(group, leader, "payload.strict"), x.as_bytes(), false, ctx);
                     if x.view().user_data().is_some_and(|u| !u.is_empty()) {
-                        member_tally(group, leader, "userdata").fail(evidence(
-                            seen,
-                            leader,
-                            Some(gen),
-                            &format!("the assignment to {} carries userData (a KIP-848 upgrade blocker)", a.member_id),
-                        ));
+                        member_tally(group, leader, "userdata").fail(|| {
+                            evidence(
+                                seen,
+                                leader,
+                                Some(gen),
+                                &format!(
+                                    "the assignment to {} carries userData (a KIP-848 upgrade blocker)",
+                                    a.member_id
+                                ),
+                            )
+                        });
                     }
                 }
                 Payload::Invalid { bytes, .. } => {
-                    let ctx = evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
+                    let ctx = || evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
                     judge_payload_into(member_tally(group, leader, "payload.strict"), bytes, false, ctx);
                 }
                 _ => {}
@@ -967,24 +993,21 @@ impl Checker {
         }
         let tally_ref = group.rules.entry("leader.assignment").or_default();
         let Some(round) = group.rounds.get(&gen) else {
-            tally_ref.unknown(evidence(seen, leader, Some(gen), "the leader's JoinGroup response was not captured"));
+            tally_ref.unknown(|| evidence(seen, leader, Some(gen), "the leader's JoinGroup response was not captured"));
             return;
         };
         if round.leader != leader {
-            tally_ref.unknown(evidence(
-                seen,
-                leader,
-                Some(gen),
-                "a member other than the round's leader sent assignments",
-            ));
+            tally_ref.unknown(|| {
+                evidence(seen, leader, Some(gen), "a member other than the round's leader sent assignments")
+            });
             return;
         }
         let verdict = judge_round(round, request, self.metadata.as_ref());
         let tally = group.rules.entry("leader.assignment").or_default();
         match verdict {
-            Verdict::Pass(what) => tally.pass(evidence(seen, leader, Some(gen), &what)),
-            Verdict::Fail(what) => tally.fail(evidence(seen, leader, Some(gen), &what)),
-            Verdict::Unknown(what) => tally.unknown(evidence(seen, leader, Some(gen), &what)),
+            Verdict::Pass(what) => tally.pass(|| evidence(seen, leader, Some(gen), &what)),
+            Verdict::Fail(what) => tally.fail(|| evidence(seen, leader, Some(gen), &what)),
+            Verdict::Unknown(what) => tally.unknown(|| evidence(seen, leader, Some(gen), &what)),
         }
     }
 
@@ -1005,12 +1028,14 @@ impl Checker {
             member.client_id = seen.client_id.clone();
         }
         if error == ErrorCode::FENCED_INSTANCE_ID {
-            member.tally("static.instance").fail(evidence(
-                seen,
-                member_id,
-                Some(generation),
-                "SyncGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
-            ));
+            member.tally("static.instance").fail(|| {
+                evidence(
+                    seen,
+                    member_id,
+                    Some(generation),
+                    "SyncGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+                )
+            });
         }
         if error != ErrorCode::NONE {
             return;
@@ -1093,57 +1118,67 @@ impl Checker {
             member.client_id = Some(m.client_id.clone());
             member.joined = true;
             for rule in ["cooperative.owned", "cooperative.generation", "cooperative.revoke", "rack", "timeouts"] {
-                member.tally(rule).unknown(evidence(
-                    &at,
-                    id,
-                    None,
-                    "a live group's description shows one moment: this rule needs the sequence of JoinGroup and \
+                member.tally(rule).unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        "a live group's description shows one moment: this rule needs the sequence of JoinGroup and \
                      SyncGroup requests (judge a capture)",
-                ));
+                    )
+                });
             }
             if let Some(instance) = &m.group_instance_id {
-                member.tally("static.instance").unknown(evidence(
-                    &at,
-                    id,
-                    None,
-                    &format!(
-                        "static member {instance:?}; whether it keeps it across restarts, or shares it with \
+                member.tally("static.instance").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "static member {instance:?}; whether it keeps it across restarts, or shares it with \
                          another process, needs the sequence of joins (judge a capture)"
-                    ),
-                ));
+                        ),
+                    )
+                });
             }
             if !consumer || !stable || m.member_metadata.is_empty() {
-                member.tally("payload.strict").unknown(evidence(
-                    &at,
-                    id,
-                    None,
-                    &format!(
-                        "group {} with protocol type {:?}: the broker sends consumer payloads only while Stable",
-                        described.state, described.protocol_type
-                    ),
-                ));
+                member.tally("payload.strict").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "group {} with protocol type {:?}: the broker sends consumer payloads only while Stable",
+                            described.state, described.protocol_type
+                        ),
+                    )
+                });
                 continue;
             }
             if JAVA_NAMES.contains(&protocol) {
-                member.tally("protocol.names").pass(evidence(&at, id, None, &format!("runs {protocol:?}")));
+                member.tally("protocol.names").pass(|| evidence(&at, id, None, &format!("runs {protocol:?}")));
             } else if let Some(java) = java_name_for(protocol) {
-                member.tally("protocol.names").fail(evidence(
-                    &at,
-                    id,
-                    None,
-                    &format!("runs {protocol:?} for the assignor Java and librdkafka call {java:?}"),
-                ));
+                member.tally("protocol.names").fail(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!("runs {protocol:?} for the assignor Java and librdkafka call {java:?}"),
+                    )
+                });
             } else {
-                member.tally("protocol.names").unknown(evidence(
-                    &at,
-                    id,
-                    None,
-                    &format!("runs the custom protocol {protocol:?} (no Java counterpart to compare with)"),
-                ));
+                member.tally("protocol.names").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!("runs the custom protocol {protocol:?} (no Java counterpart to compare with)"),
+                    )
+                });
             }
-            let context = evidence(&at, id, None, &format!("protocol {protocol:?}"));
+            let context = || evidence(&at, id, None, &format!("protocol {protocol:?}"));
             judge_payload_into(member.tally("payload.strict"), &m.member_metadata, true, context);
-            let context = evidence(&at, id, None, "its assignment");
+            let context = || evidence(&at, id, None, "its assignment");
             judge_payload_into(member.tally("payload.strict"), &m.member_assignment, false, context);
             let subscription = SubscriptionBuf::decode(m.member_metadata.clone()).ok();
             if let Some(sub) = &subscription {
@@ -1152,26 +1187,25 @@ impl Checker {
                 let claimed = PartitionSet::from_list(view.owned_partitions());
                 if is_cooperative(&[protocol.to_owned()]) == Some(false) {
                     if claimed.is_empty() {
-                        member.tally("eager.claims").pass(evidence(&at, id, None, "an eager member claims nothing"));
+                        member.tally("eager.claims").pass(|| evidence(&at, id, None, "an eager member claims nothing"));
                     } else {
-                        member.tally("eager.claims").fail(evidence(
-                            &at,
-                            id,
-                            None,
-                            &format!("runs the eager {protocol:?} yet claims {}", list_set(&claimed)),
-                        ));
+                        member.tally("eager.claims").fail(|| {
+                            evidence(
+                                &at,
+                                id,
+                                None,
+                                &format!("runs the eager {protocol:?} yet claims {}", list_set(&claimed)),
+                            )
+                        });
                     }
                 }
             }
             let assignment = match AssignmentBuf::decode(m.member_assignment.clone()) {
                 Ok(a) => {
                     if a.view().user_data().is_some_and(|u| !u.is_empty()) {
-                        member.tally("userdata").fail(evidence(
-                            &at,
-                            id,
-                            None,
-                            "its assignment carries userData (a KIP-848 upgrade blocker)",
-                        ));
+                        member.tally("userdata").fail(|| {
+                            evidence(&at, id, None, "its assignment carries userData (a KIP-848 upgrade blocker)")
+                        });
                     }
                     Payload::Assignment(a)
                 }
@@ -1193,13 +1227,15 @@ impl Checker {
         let at = Seen { time: seen.time, client_id: None };
         if !consumer || !stable || round.members.is_empty() {
             for rule in GROUP_RULES {
-                group.rules.entry(rule).or_default().unknown(described_evidence(
-                    &at,
-                    &format!(
-                        "group {} of protocol type {:?}: judged only when Stable",
-                        described.state, described.protocol_type
-                    ),
-                ));
+                group.rules.entry(rule).or_default().unknown(|| {
+                    described_evidence(
+                        &at,
+                        &format!(
+                            "group {} of protocol type {:?}: judged only when Stable",
+                            described.state, described.protocol_type
+                        ),
+                    )
+                });
             }
             return;
         }
@@ -1207,7 +1243,7 @@ impl Checker {
             .rules
             .entry("protocol.names")
             .or_default()
-            .pass(described_evidence(&at, &format!("{} members run {protocol:?}", round.members.len())));
+            .pass(|| described_evidence(&at, &format!("{} members run {protocol:?}", round.members.len())));
         let request = SyncGroupRequest {
             group_id: described.group_id.clone(),
             generation_id: -1,
@@ -1220,9 +1256,9 @@ impl Checker {
         let tally = group.rules.entry("leader.assignment").or_default();
         let what = |w: String| format!("the described assignment: {w}");
         match judge_round(&round, &request, self.metadata.as_ref()) {
-            Verdict::Pass(w) => tally.pass(described_evidence(&at, &what(w))),
-            Verdict::Fail(w) => tally.fail(described_evidence(&at, &what(w))),
-            Verdict::Unknown(w) => tally.unknown(described_evidence(&at, &what(w))),
+            Verdict::Pass(w) => tally.pass(|| described_evidence(&at, &what(w))),
+            Verdict::Fail(w) => tally.fail(|| described_evidence(&at, &what(w))),
+            Verdict::Unknown(w) => tally.unknown(|| described_evidence(&at, &what(w))),
         }
     }
 
@@ -1280,7 +1316,7 @@ fn judge_user_data(member: &mut MemberState, seen: &Seen, id: &str, protocol: &s
     let Some(data) = user_data.filter(|d| !d.is_empty()) else {
         // Java reads empty userData as no history (DEFAULT_GENERATION), as it reads none.
         if protocol == "sticky" || protocol == "cooperative-sticky" {
-            member.tally("userdata").pass(evidence(seen, id, None, &format!("{protocol}: no userData")));
+            member.tally("userdata").pass(|| evidence(seen, id, None, &format!("{protocol}: no userData")));
         }
         return;
     };
@@ -1288,36 +1324,39 @@ fn judge_user_data(member: &mut MemberState, seen: &Seen, id: &str, protocol: &s
         "cooperative-sticky" => {
             // Java writes the generation (4 bytes); librdkafka writes the sticky layout.
             if crate::CooperativeStickyUserData::decode(data).is_ok() {
-                member.tally("userdata").pass(evidence(seen, id, None, "cooperative-sticky userData: Java's layout"));
+                member
+                    .tally("userdata")
+                    .pass(|| evidence(seen, id, None, "cooperative-sticky userData: Java's layout"));
             } else if StickyUserData::decode_v1(data).is_ok() || StickyUserData::decode_v0(data).is_ok() {
-                member.tally("userdata").pass(evidence(
-                    seen,
-                    id,
-                    None,
-                    "cooperative-sticky userData: librdkafka's sticky layout",
-                ));
+                member
+                    .tally("userdata")
+                    .pass(|| evidence(seen, id, None, "cooperative-sticky userData: librdkafka's sticky layout"));
             } else {
-                member.tally("userdata").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!(
-                        "cooperative-sticky userData of {} bytes reads as neither Java's nor librdkafka's layout",
-                        data.len()
-                    ),
-                ));
+                member.tally("userdata").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!(
+                            "cooperative-sticky userData of {} bytes reads as neither Java's nor librdkafka's layout",
+                            data.len()
+                        ),
+                    )
+                });
             }
         }
         "sticky" => match StickyUserData::decode_java(data).1 {
             StickyUserDataFormat::V1 | StickyUserDataFormat::V0 => {
-                member.tally("userdata").pass(evidence(seen, id, None, "sticky userData reads as Java's layout"))
+                member.tally("userdata").pass(|| evidence(seen, id, None, "sticky userData reads as Java's layout"))
             }
-            _ => member.tally("userdata").fail(evidence(
-                seen,
-                id,
-                None,
-                &format!("sticky userData of {} bytes reads as neither of Java's layouts", data.len()),
-            )),
+            _ => member.tally("userdata").fail(|| {
+                evidence(
+                    seen,
+                    id,
+                    None,
+                    &format!("sticky userData of {} bytes reads as neither of Java's layouts", data.len()),
+                )
+            }),
         },
         _ => {}
     }
@@ -1333,47 +1372,52 @@ fn judge_cooperative(
     fresh: bool,
 ) {
     if version < 1 {
-        member.tally("cooperative.owned").fail(evidence(
-            seen,
-            id,
-            None,
-            &format!("a cooperative member sends a v{version} subscription, which cannot carry owned partitions"),
-        ));
+        member.tally("cooperative.owned").fail(|| {
+            evidence(
+                seen,
+                id,
+                None,
+                &format!("a cooperative member sends a v{version} subscription, which cannot carry owned partitions"),
+            )
+        });
         return;
     }
     let synced = member.synced.clone();
     match (&synced, fresh) {
-        (_, true) | (None, _) if claimed.is_empty() => member.tally("cooperative.owned").pass(evidence(
-            seen,
-            id,
-            None,
-            "claims nothing (no assignment seen before)",
-        )),
-        (None, _) | (_, true) => member.tally("cooperative.owned").unknown(evidence(
-            seen,
-            id,
-            None,
-            &format!(
-                "claims {} but its last assignment was not captured",
-                list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
-            ),
-        )),
+        (_, true) | (None, _) if claimed.is_empty() => member
+            .tally("cooperative.owned")
+            .pass(|| evidence(seen, id, None, "claims nothing (no assignment seen before)")),
+        (None, _) | (_, true) => member.tally("cooperative.owned").unknown(|| {
+            evidence(
+                seen,
+                id,
+                None,
+                &format!(
+                    "claims {} but its last assignment was not captured",
+                    list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
+                ),
+            )
+        }),
         (Some((gen, assigned)), false) => {
             let extra: Vec<(String, i32)> = claimed.difference(assigned).map(|(t, p)| (t.to_owned(), p)).collect();
             if extra.is_empty() {
-                member.tally("cooperative.owned").pass(evidence(
-                    seen,
-                    id,
-                    Some(*gen),
-                    &format!("claims {} of the {} partitions last assigned", claimed.len(), assigned.len()),
-                ));
+                member.tally("cooperative.owned").pass(|| {
+                    evidence(
+                        seen,
+                        id,
+                        Some(*gen),
+                        &format!("claims {} of the {} partitions last assigned", claimed.len(), assigned.len()),
+                    )
+                });
             } else {
-                member.tally("cooperative.owned").fail(evidence(
-                    seen,
-                    id,
-                    Some(*gen),
-                    &format!("claims {} that generation {gen} did not assign to it", list(extra)),
-                ));
+                member.tally("cooperative.owned").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        Some(*gen),
+                        &format!("claims {} that generation {gen} did not assign to it", list(extra)),
+                    )
+                });
             }
         }
     }
@@ -1381,31 +1425,24 @@ fn judge_cooperative(
         return;
     }
     match &synced {
-        Some((gen, _)) if !fresh && generation == *gen => member.tally("cooperative.generation").pass(evidence(
-            seen,
-            id,
-            Some(generation),
-            "sends the generation it last synced",
-        )),
+        Some((gen, _)) if !fresh && generation == *gen => member
+            .tally("cooperative.generation")
+            .pass(|| evidence(seen, id, Some(generation), "sends the generation it last synced")),
         // Java resets to -1 after losing its partitions; it then claims nothing.
-        _ if generation == -1 && claimed.is_empty() => member.tally("cooperative.generation").pass(evidence(
-            seen,
-            id,
-            Some(generation),
-            "no generation and no claims",
-        )),
-        Some((gen, _)) if !fresh => member.tally("cooperative.generation").fail(evidence(
-            seen,
-            id,
-            Some(generation),
-            &format!("sends generation {generation} but last synced generation {gen}"),
-        )),
-        _ => member.tally("cooperative.generation").unknown(evidence(
-            seen,
-            id,
-            Some(generation),
-            "sends a generation but its last sync was not captured",
-        )),
+        _ if generation == -1 && claimed.is_empty() => member
+            .tally("cooperative.generation")
+            .pass(|| evidence(seen, id, Some(generation), "no generation and no claims")),
+        Some((gen, _)) if !fresh => member.tally("cooperative.generation").fail(|| {
+            evidence(
+                seen,
+                id,
+                Some(generation),
+                &format!("sends generation {generation} but last synced generation {gen}"),
+            )
+        }),
+        _ => member
+            .tally("cooperative.generation")
+            .unknown(|| evidence(seen, id, Some(generation), "sends a generation but its last sync was not captured")),
     }
 }
 
@@ -1442,49 +1479,54 @@ fn judge_rejoin(
     let when = if exact { "rejoins" } else { "is in the leader's next round" };
     let what = format!("revoked {revoked} at {} and {when} {} ms later", revocation.seen.at(), millis(waited));
     if !still.is_empty() {
-        return member.tally("cooperative.revoke").fail(evidence(
-            at,
-            id,
-            gen,
-            &format!("{what} still claiming {} (KIP-429: a revoked partition is no longer owned)", list(still)),
-        ));
+        return member.tally("cooperative.revoke").fail(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("{what} still claiming {} (KIP-429: a revoked partition is no longer owned)", list(still)),
+            )
+        });
     }
     let Some(bound) = revocation.bound_ms else {
-        return member.tally("cooperative.revoke").unknown(evidence(
-            at,
-            id,
-            gen,
-            &format!(
-                "{what}; its rebalance timeout was not captured, so the delay is not judged (Java's default \
+        return member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "{what}; its rebalance timeout was not captured, so the delay is not judged (Java's default \
                  is {JAVA_DEFAULT_REBALANCE_TIMEOUT_MS} ms)"
-            ),
-        ));
+                ),
+            )
+        });
     };
     let claimed = if claims.is_some() { ", claiming none of them" } else { "" };
     if waited <= Duration::from_millis(bound.max(0) as u64) {
-        member.tally("cooperative.revoke").pass(evidence(
-            at,
-            id,
-            gen,
-            &format!("{what}{claimed}, within its rebalance timeout of {bound} ms"),
-        ));
+        member
+            .tally("cooperative.revoke")
+            .pass(|| evidence(at, id, gen, &format!("{what}{claimed}, within its rebalance timeout of {bound} ms")));
     } else if exact {
-        member.tally("cooperative.revoke").fail(evidence(
-            at,
-            id,
-            gen,
-            &format!(
-                "{what}, beyond its rebalance timeout of {bound} ms (Java rejoins on the first poll after \
+        member.tally("cooperative.revoke").fail(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "{what}, beyond its rebalance timeout of {bound} ms (Java rejoins on the first poll after \
                  onPartitionsRevoked, and polls within max.poll.interval.ms)"
-            ),
-        ));
+                ),
+            )
+        });
     } else {
-        member.tally("cooperative.revoke").unknown(evidence(
-            at,
-            id,
-            gen,
-            &format!("{what}{claimed}; its own JoinGroup was not captured, so when it rejoined is not known"),
-        ));
+        member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("{what}{claimed}; its own JoinGroup was not captured, so when it rejoined is not known"),
+            )
+        });
     }
 }
 
@@ -1501,43 +1543,51 @@ fn judge_no_rejoin(
     let revoked = list_set(&revocation.revoked);
     let after = latest.saturating_sub(at.time);
     if fresh_joins.get(&at.client_id).is_some_and(|t| *t > at.time) {
-        return member.tally("cooperative.revoke").unknown(evidence(
-            at,
-            id,
-            gen,
-            &format!(
-                "revoked {revoked}; later a member with its client id joins with a new member id (it lost its id?)"
-            ),
-        ));
-    }
-    match revocation.bound_ms {
-        Some(bound) if after > Duration::from_millis(bound.max(0) as u64) => {
-            member.tally("cooperative.revoke").fail(evidence(
+        return member.tally("cooperative.revoke").unknown(|| {
+            evidence(
                 at,
                 id,
                 gen,
                 &format!(
-                    "revoked {revoked} and sent no JoinGroup within its rebalance timeout of {bound} ms (the \
+                    "revoked {revoked}; later a member with its client id joins with a new member id (it lost its id?)"
+                ),
+            )
+        });
+    }
+    match revocation.bound_ms {
+        Some(bound) if after > Duration::from_millis(bound.max(0) as u64) => {
+            member.tally("cooperative.revoke").fail(|| {
+                evidence(
+                    at,
+                    id,
+                    gen,
+                    &format!(
+                        "revoked {revoked} and sent no JoinGroup within its rebalance timeout of {bound} ms (the \
                      capture goes on {} ms after); Java rejoins on the first poll after onPartitionsRevoked",
+                        millis(after)
+                    ),
+                )
+            })
+        }
+        Some(bound) => member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "revoked {revoked}; the capture ends {} ms later, within its rebalance timeout of {bound} ms",
                     millis(after)
                 ),
-            ))
-        }
-        Some(bound) => member.tally("cooperative.revoke").unknown(evidence(
-            at,
-            id,
-            gen,
-            &format!(
-                "revoked {revoked}; the capture ends {} ms later, within its rebalance timeout of {bound} ms",
-                millis(after)
-            ),
-        )),
-        None => member.tally("cooperative.revoke").unknown(evidence(
-            at,
-            id,
-            gen,
-            &format!("revoked {revoked}; no rejoin captured and its rebalance timeout is not known"),
-        )),
+            )
+        }),
+        None => member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("revoked {revoked}; no rejoin captured and its rebalance timeout is not known"),
+            )
+        }),
     }
 }
 
