@@ -27,19 +27,23 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::assignor::{ClusterMetadata, GroupMember};
-use crate::group_api::{ErrorCode, JoinGroupMember, JoinGroupRequest, SyncGroupRequest};
+use crate::group_api::{ErrorCode, JoinGroupMember, JoinGroupRequest, SyncGroupAssignment, SyncGroupRequest};
 use crate::pcap::{GroupBody, GroupMessage, MessageDirection, Payload};
-use crate::{AssignmentView, DecodeOptions, PartitionSet, StickyUserData, StickyUserDataFormat, SubscriptionView};
+use crate::{
+    AssignmentBuf, AssignmentView, DecodeOptions, PartitionSet, StickyUserData, StickyUserDataFormat, SubscriptionBuf,
+    SubscriptionView,
+};
 
 #[cfg(test)]
 mod tests;
 
 /// The stable rule names, in report order.
-pub const RULES: [&str; 10] = [
+pub const RULES: [&str; 11] = [
     "payload.strict",
     "protocol.names",
     "cooperative.owned",
     "cooperative.generation",
+    "cooperative.revoke",
     "eager.claims",
     "leader.assignment",
     "userdata",
@@ -53,11 +57,12 @@ pub const GROUP_RULES: [&str; 2] = ["protocol.names", "leader.assignment"];
 
 /// The rules judged per member: every rule but `leader.assignment` (`protocol.names` is judged
 /// both per member, for its names, and per group).
-pub const MEMBER_RULES: [&str; 9] = [
+pub const MEMBER_RULES: [&str; 10] = [
     "payload.strict",
     "protocol.names",
     "cooperative.owned",
     "cooperative.generation",
+    "cooperative.revoke",
     "eager.claims",
     "userdata",
     "static.instance",
@@ -71,6 +76,12 @@ pub const JAVA_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative
 /// The broker's default session timeout bounds (`group.min.session.timeout.ms`,
 /// `group.max.session.timeout.ms`).
 pub const SESSION_TIMEOUT_BOUNDS_MS: (i32, i32) = (6_000, 1_800_000);
+
+/// A member's rebalance timeout when none of its JoinGroup requests was captured: none is
+/// assumed (`cooperative.revoke` then judges no delay), this names Java's default for the text.
+const JAVA_DEFAULT_REBALANCE_TIMEOUT_MS: i32 = 300_000;
+/// `(host, client id)` pairs remembered per group to follow static members across restarts.
+const MAX_CLIENTS: usize = 10_000;
 
 /// At most this many pieces of evidence are kept per rule (the counts are kept whole).
 const MAX_EVIDENCE: usize = 5;
@@ -145,6 +156,10 @@ fn consequence(rule: &str) -> &'static str {
             "Java's leader discards or prefers claims by generation: a wrong generation makes it drop the \
              member's partitions (extra movement) or keep stale ones (double ownership)"
         }
+        "cooperative.revoke" => {
+            "the partitions it revoked stay unassigned until another rebalance (nobody consumes them), or, \
+             claimed again, the leader keeps them from their new owner for another round"
+        }
         "eager.claims" => {
             "an eager member has revoked everything before it joins: claims make a cooperative leader keep \
              partitions away from others for a round (Java's leader treats them as still owned)"
@@ -158,7 +173,9 @@ fn consequence(rule: &str) -> &'static str {
              assignment userData blocks the classic-to-consumer upgrade (KAFKA-18134)"
         }
         "static.instance" => {
-            "the broker fences one of the two processes (FENCED_INSTANCE_ID) or rebalances on every restart"
+            "two processes sharing an instance id fence each other in turn (FENCED_INSTANCE_ID): each \
+             loses its partitions and rejoins, so neither consumes steadily; an instance id that changes \
+             across restarts makes every restart a rebalance"
         }
         "rack" => "rack-aware assignment moves partitions whenever the rack changes",
         "timeouts" => "the broker refuses the join (INVALID_SESSION_TIMEOUT)",
@@ -177,22 +194,24 @@ struct Tally {
 }
 
 impl Tally {
-    fn pass(&mut self, evidence: String) {
+    // The evidence is built only when it is kept: a long capture makes millions of observations
+    // and keeps a handful.
+    fn pass(&mut self, evidence: impl FnOnce() -> String) {
         self.passes += 1;
         if self.other_evidence.len() < MAX_EVIDENCE && self.passes == 1 {
-            self.other_evidence.push(evidence);
+            self.other_evidence.push(evidence());
         }
     }
-    fn fail(&mut self, evidence: String) {
+    fn fail(&mut self, evidence: impl FnOnce() -> String) {
         self.fails += 1;
         if self.fail_evidence.len() < MAX_EVIDENCE {
-            self.fail_evidence.push(evidence);
+            self.fail_evidence.push(evidence());
         }
     }
-    fn unknown(&mut self, evidence: String) {
+    fn unknown(&mut self, evidence: impl FnOnce() -> String) {
         self.unknowns += 1;
         if self.other_evidence.len() < MAX_EVIDENCE {
-            self.other_evidence.push(evidence);
+            self.other_evidence.push(evidence());
         }
     }
     fn result(&self, rule: &'static str) -> RuleResult {
@@ -224,31 +243,41 @@ impl Tally {
 /// it, saying what a lenient peer makes of it; passes otherwise, naming trailing bytes.
 pub fn judge_subscription(bytes: &[u8]) -> RuleResult {
     let mut tally = Tally::default();
-    judge_payload_into(&mut tally, bytes, true, String::new());
+    judge_payload_into(&mut tally, bytes, true, String::new);
     tally.result("payload.strict")
 }
 
 /// Judges one Assignment's bytes (rule `payload.strict`), as [`judge_subscription`].
 pub fn judge_assignment(bytes: &[u8]) -> RuleResult {
     let mut tally = Tally::default();
-    judge_payload_into(&mut tally, bytes, false, String::new());
+    judge_payload_into(&mut tally, bytes, false, String::new);
     tally.result("payload.strict")
 }
 
-fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, context: String) {
+fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, context: impl FnOnce() -> String) {
     let what = if subscription { "subscription" } else { "assignment" };
-    let prefix = if context.is_empty() { String::new() } else { format!("{context}: ") };
+    let prefix = move || {
+        let context = context();
+        if context.is_empty() {
+            context
+        } else {
+            format!("{context}: ")
+        }
+    };
     let java = if subscription {
         SubscriptionView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
     } else {
         AssignmentView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
     };
     match java {
-        Ok((version, 0)) => tally.pass(format!("{prefix}{what} v{version} decodes with Java's reader")),
-        Ok((version, trailing)) => tally.pass(format!(
-            "{prefix}{what} v{version} decodes with Java's reader, which ignores its {trailing} trailing bytes \
-             (so does the KIP-848 conversion)"
-        )),
+        Ok((version, 0)) => tally.pass(|| format!("{}{what} v{version} decodes with Java's reader", prefix())),
+        Ok((version, trailing)) => tally.pass(|| {
+            format!(
+                "{}{what} v{version} decodes with Java's reader, which ignores its {trailing} trailing bytes \
+             (so does the KIP-848 conversion)",
+                prefix()
+            )
+        }),
         Err(error) => {
             let lenient = DecodeOptions::new().lenient(true);
             let peer = if subscription {
@@ -260,10 +289,13 @@ fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, conte
                 Some(repair) => format!("a lenient peer (Sarama, franz-go) reads it: {repair}"),
                 None => "no lenient peer reads it either".to_owned(),
             };
-            tally.fail(format!(
-                "{prefix}{what} refused by Java's reader ({error}); a strict broker (KIP-848 conversion) refuses \
-                 it; {peer}"
-            ));
+            tally.fail(|| {
+                format!(
+                    "{}{what} refused by Java's reader ({error}); a strict broker (KIP-848 conversion) refuses \
+                 it; {peer}",
+                    prefix()
+                )
+            });
         }
     }
 }
@@ -295,7 +327,27 @@ struct MemberState {
     rack: Option<Option<String>>,
     /// The generation and partitions of the last successful SyncGroup.
     synced: Option<(i32, PartitionSet)>,
+    /// Whether its offered protocols run cooperative (`None`: custom names, cannot tell).
+    cooperative: Option<bool>,
+    /// The partitions its latest cooperative JoinGroup claimed (taken by the next SyncGroup).
+    claims: Option<PartitionSet>,
+    /// The rebalance timeout of its latest JoinGroup.
+    rebalance_timeout_ms: Option<i32>,
+    /// A revocation whose rejoin is still awaited.
+    revocation: Option<Revocation>,
     rules: BTreeMap<&'static str, Tally>,
+}
+
+/// A SyncGroup response that took partitions away from a cooperative member: it must stop
+/// claiming them and rejoin at once (KIP-429).
+#[derive(Debug, Clone)]
+struct Revocation {
+    seen: Seen,
+    generation: i32,
+    revoked: PartitionSet,
+    /// The member's rebalance timeout (`max.poll.interval.ms` in Java and librdkafka): Java
+    /// rejoins on the first poll after `onPartitionsRevoked`, and a poll comes within it.
+    bound_ms: Option<i32>,
 }
 
 impl MemberState {
@@ -309,6 +361,12 @@ struct GroupState {
     members: BTreeMap<String, MemberState>,
     rounds: BTreeMap<i32, Round>,
     rules: BTreeMap<&'static str, Tally>,
+    /// The latest first join (no member id) of each client id: a member that lost its id.
+    fresh_joins: BTreeMap<Option<String>, Duration>,
+    /// Each static instance id's connections: the last one and the one before it.
+    instance_connections: BTreeMap<String, (SocketAddr, Option<SocketAddr>)>,
+    /// The instance id each `(client host, client id)` last joined with.
+    client_instances: BTreeMap<(std::net::IpAddr, String), Option<String>>,
 }
 
 /// A JoinGroup request waiting for its response (its member id may be empty).
@@ -363,6 +421,10 @@ pub struct Checker {
     groups: BTreeMap<String, GroupState>,
     pending: HashMap<(SocketAddr, SocketAddr, i32), PendingJoin>,
     metadata: Option<ClusterMetadata>,
+    /// Topics whose counts were given ([`Checker::with_metadata`]): learned counts do not replace them.
+    given: BTreeSet<String>,
+    /// The latest time seen: how far the capture goes.
+    latest: Duration,
 }
 
 fn evidence(seen: &Seen, member: &str, generation: Option<i32>, what: &str) -> String {
@@ -402,15 +464,66 @@ impl Checker {
     }
 
     /// A checker that knows the topics' partition counts, so `leader.assignment` also checks
-    /// that every subscribed partition is assigned.
+    /// that every subscribed partition is assigned, Java's answer (range, roundrobin) and
+    /// balance (sticky, cooperative-sticky). Counts given here win over learned ones.
     pub fn with_metadata(metadata: ClusterMetadata) -> Self {
-        Checker { metadata: Some(metadata), ..Self::default() }
+        let given = metadata.topics.keys().cloned().collect();
+        Checker { metadata: Some(metadata), given, ..Self::default() }
+    }
+
+    /// Learns a topic's partition count (from a captured Metadata response: see
+    /// [`GroupReader::partition_counts`](crate::pcap::GroupReader::partition_counts)), unless
+    /// it was given to [`Checker::with_metadata`]. Rules that need counts judge only rounds
+    /// whose every subscribed topic has one; the others are `unknown`.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::conform::Checker;
+    /// let mut checker = Checker::new();
+    /// checker.learn_partition_count("orders", 12);
+    /// assert!(checker.finish().groups.is_empty());
+    /// ```
+    pub fn learn_partition_count(&mut self, topic: &str, partitions: i32) {
+        if partitions < 1 || self.given.contains(topic) {
+            return;
+        }
+        let metadata = self.metadata.get_or_insert_with(ClusterMetadata::default);
+        let info = metadata.topics.entry(topic.to_owned()).or_default();
+        if info.partitions != partitions {
+            info.partitions = partitions;
+            info.partition_racks.clear();
+        }
+    }
+
+    /// Judges a whole capture: every group message in order, with the partition counts its
+    /// Metadata responses give (and `metadata`'s, which win). `kcp conform --pcap` runs this.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::conform::Checker;
+    /// use kafka_consumer_protocol::pcap::{GroupReader, ReaderOptions};
+    /// let bytes = std::fs::read("testdata/pcap/java-cooperative-sticky.pcap").unwrap();
+    /// let mut reader = GroupReader::new(&bytes[..], ReaderOptions::default()).unwrap();
+    /// let report = Checker::new().check_capture(&mut reader);
+    /// assert!(!report.has_failure());
+    /// ```
+    pub fn check_capture(mut self, reader: &mut crate::pcap::GroupReader<'_>) -> Report {
+        let mut updates = 0;
+        while let Some(message) = reader.next() {
+            if reader.partition_count_updates() != updates {
+                updates = reader.partition_count_updates();
+                for (topic, &n) in reader.partition_counts() {
+                    self.learn_partition_count(topic, n);
+                }
+            }
+            self.observe(&message);
+        }
+        self.finish()
     }
 
     /// Feeds one captured message.
     pub fn observe(&mut self, message: &GroupMessage) {
         let f = &message.frame;
         let seen = Seen { time: message.timestamp, client_id: f.client_id.clone() };
+        self.latest = self.latest.max(message.timestamp);
         match (&f.body, f.direction) {
             (GroupBody::JoinGroupRequest(b), _) => {
                 if self.pending.len() >= MAX_PENDING {
@@ -424,7 +537,7 @@ impl Checker {
                         protocols: b.protocols.iter().map(|p| p.name.clone()).collect(),
                     },
                 );
-                self.join_request(&seen, b);
+                self.join_request_from(&seen, Some(message.src), b);
             }
             (GroupBody::JoinGroupResponse(b), _) => {
                 let pending = self.pending.remove(&(message.dst, message.src, f.correlation_id));
@@ -456,7 +569,18 @@ impl Checker {
 
     /// A JoinGroup request (its member id is empty on a first join).
     pub fn join_request(&mut self, seen: &Seen, request: &JoinGroupRequest<Payload>) {
+        self.join_request_from(seen, None, request)
+    }
+
+    /// A JoinGroup request sent from `from` (the client's address and port): with it,
+    /// `static.instance` also follows an instance id across restarts (a new member id from the
+    /// same host and client id) and finds two live processes sharing one instance id.
+    pub fn join_request_from(&mut self, seen: &Seen, from: Option<SocketAddr>, request: &JoinGroupRequest<Payload>) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(request.group_id.clone()).or_default();
+        if request.member_id.is_empty() {
+            group.fresh_joins.insert(seen.client_id.clone(), seen.time);
+        }
         let fresh = request.member_id.is_empty();
         let mut scratch = MemberState::default();
         let member: &mut MemberState =
@@ -471,35 +595,41 @@ impl Checker {
         for p in &request.protocols {
             let name = p.name.as_str();
             if JAVA_NAMES.contains(&name) {
-                member.tally("protocol.names").pass(evidence(seen, id, None, &format!("offers {name:?}")));
+                member.tally("protocol.names").pass(|| evidence(seen, id, None, &format!("offers {name:?}")));
             } else if let Some(java) = java_name_for(name) {
-                member.tally("protocol.names").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("offers {name:?} for the assignor Java and librdkafka call {java:?}"),
-                ));
+                member.tally("protocol.names").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("offers {name:?} for the assignor Java and librdkafka call {java:?}"),
+                    )
+                });
             } else {
-                member.tally("protocol.names").unknown(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("offers the custom protocol {name:?} (no Java counterpart to compare with)"),
-                ));
+                member.tally("protocol.names").unknown(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("offers the custom protocol {name:?} (no Java counterpart to compare with)"),
+                    )
+                });
             }
         }
         // payload.strict, userdata, claims, generation, rack: from each subscription.
         let cooperative = is_cooperative(&member.offered);
+        member.cooperative = cooperative;
+        member.claims = None;
         let offered = member.offered.clone();
         let mut judged_claims = false;
         for p in &request.protocols {
-            let context = evidence(seen, id, None, &format!("protocol {:?}", p.name));
+            let context = || evidence(seen, id, None, &format!("protocol {:?}", p.name));
             match &p.metadata {
                 Payload::Subscription(s) => {
-                    judge_payload_into(member.tally("payload.strict"), s.as_bytes(), true, context.clone())
+                    judge_payload_into(member.tally("payload.strict"), s.as_bytes(), true, context)
                 }
                 Payload::Invalid { bytes, .. } => {
-                    judge_payload_into(member.tally("payload.strict"), bytes, true, context.clone())
+                    judge_payload_into(member.tally("payload.strict"), bytes, true, context)
                 }
                 Payload::Raw(_) | Payload::Empty | Payload::Assignment(_) => continue,
             }
@@ -510,15 +640,12 @@ impl Checker {
             // A rack as a person reads it: its name, or "none".
             let shown = |r: &Option<String>| r.as_deref().map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
             match member.rack.clone() {
-                Some(before) if before != rack && view.version() >= 3 => member.tally("rack").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("rack changed from {} to {}", shown(&before), shown(&rack)),
-                )),
+                Some(before) if before != rack && view.version() >= 3 => member.tally("rack").fail(|| {
+                    evidence(seen, id, None, &format!("rack changed from {} to {}", shown(&before), shown(&rack)))
+                }),
                 _ if view.version() >= 3 => {
                     member.rack = Some(rack.clone());
-                    member.tally("rack").pass(evidence(seen, id, None, &format!("rack {}", shown(&rack))));
+                    member.tally("rack").pass(|| evidence(seen, id, None, &format!("rack {}", shown(&rack))));
                 }
                 _ => {}
             }
@@ -532,58 +659,121 @@ impl Checker {
             match cooperative {
                 Some(false) => {
                     if claimed.is_empty() {
-                        member.tally("eager.claims").pass(evidence(seen, id, None, "an eager member claims nothing"));
+                        member
+                            .tally("eager.claims")
+                            .pass(|| evidence(seen, id, None, "an eager member claims nothing"));
                     } else {
-                        member.tally("eager.claims").fail(evidence(
-                            seen,
-                            id,
-                            None,
-                            &format!(
-                                "offers only eager-capable protocols {:?} yet claims {}",
-                                offered,
-                                list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
-                            ),
-                        ));
+                        member.tally("eager.claims").fail(|| {
+                            evidence(
+                                seen,
+                                id,
+                                None,
+                                &format!(
+                                    "offers only eager-capable protocols {:?} yet claims {}",
+                                    offered,
+                                    list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
+                                ),
+                            )
+                        });
                     }
                 }
                 Some(true) => {
                     judge_cooperative(member, seen, id, version, generation, &claimed, fresh);
+                    if version >= 1 {
+                        member.claims = Some(claimed);
+                    }
                 }
-                None => member.tally("eager.claims").unknown(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("custom protocols {offered:?}: eager or cooperative cannot be told"),
-                )),
+                None => member.tally("eager.claims").unknown(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("custom protocols {offered:?}: eager or cooperative cannot be told"),
+                    )
+                }),
             }
         }
+        // cooperative.revoke: the rejoin after a revocation.
+        if let Some(revocation) = member.revocation.take() {
+            let claims = if member.cooperative == Some(true) { member.claims.clone() } else { None };
+            judge_rejoin(member, &revocation, seen, id, claims.as_ref(), true);
+        }
+        member.rebalance_timeout_ms = Some(request.rebalance_timeout_ms);
         // static.instance
-        if !fresh {
-            let instance = request.group_instance_id.clone();
-            match member.instance.clone() {
-                Some(before) if before != instance => member.tally("static.instance").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!("instance id changed from {before:?} to {instance:?} under the same member id"),
-                )),
-                _ => {
-                    member.instance = Some(instance.clone());
-                    if instance.is_some() {
-                        member.tally("static.instance").pass(evidence(
+        if let (Some(instance), Some(from)) = (&request.group_instance_id, from) {
+            match group.instance_connections.get(instance).copied() {
+                Some((last, Some(before))) if last != from && before == from => {
+                    member.tally("static.instance").fail(|| {
+                        evidence(
                             seen,
                             id,
                             None,
-                            &format!("instance {instance:?}"),
-                        ));
+                            &format!(
+                                "instance {instance:?} joins from {from} again after {last} joined with it: two live \
+                             processes share the instance id and fence each other in turn"
+                            ),
+                        )
+                    })
+                }
+                _ => {}
+            }
+            let entry = group.instance_connections.entry(instance.clone()).or_insert((from, None));
+            if entry.0 != from {
+                *entry = (from, Some(entry.0));
+            }
+        }
+        if let (true, Some(from), Some(client)) = (fresh, from, seen.client_id.as_ref()) {
+            let key = (from.ip(), client.clone());
+            let instance = request.group_instance_id.clone();
+            match group.client_instances.get(&key) {
+                Some(Some(before)) if Some(before) == instance.as_ref() => member.tally("static.instance").pass(|| {
+                    evidence(seen, id, None, &format!("rejoins with a new member id and keeps instance {before:?}"))
+                }),
+                Some(before) if before.is_some() || instance.is_some() => {
+                    member.tally("static.instance").unknown(|| {
+                        evidence(
+                            seen,
+                            id,
+                            None,
+                            &format!(
+                                "joins anew from host {} with instance {instance:?} where the last join of this host \
+                             and client id used {before:?}: a restart that changed its instance id, or another \
+                             consumer sharing the client id",
+                                from.ip()
+                            ),
+                        )
+                    })
+                }
+                _ => {}
+            }
+            if group.client_instances.len() < MAX_CLIENTS || group.client_instances.contains_key(&key) {
+                group.client_instances.insert(key, instance);
+            }
+        }
+        if !fresh {
+            let instance = request.group_instance_id.clone();
+            match member.instance.clone() {
+                Some(before) if before != instance => member.tally("static.instance").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!("instance id changed from {before:?} to {instance:?} under the same member id"),
+                    )
+                }),
+                _ => {
+                    member.instance = Some(instance.clone());
+                    if instance.is_some() {
+                        member
+                            .tally("static.instance")
+                            .pass(|| evidence(seen, id, None, &format!("instance {instance:?}")));
                     }
                 }
             }
         }
         if fresh {
             // What a first join said is kept under the member id its response gives.
-            let pending = std::mem::take(&mut scratch.rules);
-            group.members.entry(format!("\u{0}fresh:{}", seen.at())).or_default().rules = pending;
+            group.members.insert(format!("\u{0}fresh:{}", seen.at()), scratch);
         }
     }
 
@@ -602,6 +792,7 @@ impl Checker {
         request: Option<(i32, &[String], &Seen)>,
         members: &[JoinGroupMember<Payload>],
     ) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(group_id.to_owned()).or_default();
         // Fold what a first join said (kept under a placeholder) into the member it became.
         if let Some((_, offered, req_seen)) = request {
@@ -616,6 +807,9 @@ impl Checker {
                     if m.client_id.is_none() {
                         m.client_id = req_seen.client_id.clone();
                     }
+                    m.cooperative = m.cooperative.or(fresh.cooperative);
+                    m.claims = m.claims.take().or(fresh.claims);
+                    m.rebalance_timeout_ms = m.rebalance_timeout_ms.or(fresh.rebalance_timeout_ms);
                     for (rule, t) in fresh.rules {
                         let into = m.tally(rule);
                         into.passes += t.passes;
@@ -642,28 +836,37 @@ impl Checker {
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
         }
+        if error == ErrorCode::FENCED_INSTANCE_ID {
+            member.tally("static.instance").fail(|| {
+                evidence(
+                    seen,
+                    member_id,
+                    None,
+                    "JoinGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+                )
+            });
+        }
         // timeouts
         if let Some((session, _, _)) = request {
             let (lo, hi) = SESSION_TIMEOUT_BOUNDS_MS;
             if error == ErrorCode::INVALID_SESSION_TIMEOUT {
-                member.tally("timeouts").fail(evidence(
-                    seen,
-                    member_id,
-                    None,
-                    &format!("session timeout {session} ms refused by the broker (INVALID_SESSION_TIMEOUT)"),
-                ));
+                member.tally("timeouts").fail(|| {
+                    evidence(
+                        seen,
+                        member_id,
+                        None,
+                        &format!("session timeout {session} ms refused by the broker (INVALID_SESSION_TIMEOUT)"),
+                    )
+                });
             } else if error == ErrorCode::NONE {
                 let note = if (lo..=hi).contains(&session) {
                     String::new()
                 } else {
                     format!(", outside the default bounds {lo}..={hi} ms but accepted by this broker")
                 };
-                member.tally("timeouts").pass(evidence(
-                    seen,
-                    member_id,
-                    Some(generation),
-                    &format!("session timeout {session} ms{note}"),
-                ));
+                member.tally("timeouts").pass(|| {
+                    evidence(seen, member_id, Some(generation), &format!("session timeout {session} ms{note}"))
+                });
             }
         }
         if error != ErrorCode::NONE || members.is_empty() {
@@ -685,6 +888,36 @@ impl Checker {
             });
             round.members.insert(m.member_id.clone(), rm);
         }
+        // cooperative.revoke: a later round shows whether a member that revoked rejoined.
+        let awaited: Vec<String> = group
+            .members
+            .iter()
+            .filter(|(_, m)| m.revocation.as_ref().is_some_and(|r| r.generation < generation))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in awaited {
+            let Some(m) = group.members.get_mut(&id) else { continue };
+            let Some(revocation) = m.revocation.take() else { continue };
+            match round.members.get(&id) {
+                Some(joined) => {
+                    let claims = joined.as_ref().map(|j| &j.owned);
+                    judge_rejoin(m, &revocation, seen, &id, claims, false);
+                }
+                None => m.tally("cooperative.revoke").unknown(|| {
+                    evidence(
+                        seen,
+                        &id,
+                        Some(generation),
+                        &format!(
+                            "revoked {} at generation {} and is not in this round: it left or was removed before \
+                         rejoining",
+                            list_set(&revocation.revoked),
+                            revocation.generation
+                        ),
+                    )
+                }),
+            }
+        }
         // protocol.names across the group: a protocol every member offers.
         let offered: Vec<(&String, &[String])> = round
             .members
@@ -697,27 +930,20 @@ impl Checker {
             let common: Vec<&String> =
                 offered[0].1.iter().filter(|n| offered.iter().all(|(_, o)| o.contains(n))).collect();
             if common.is_empty() {
-                group.rules.entry("protocol.names").or_default().fail(evidence(
-                    seen,
-                    leader,
-                    Some(generation),
-                    &format!("the members share no protocol: {offered:?}"),
-                ));
+                group.rules.entry("protocol.names").or_default().fail(|| {
+                    evidence(seen, leader, Some(generation), &format!("the members share no protocol: {offered:?}"))
+                });
             } else {
-                group.rules.entry("protocol.names").or_default().pass(evidence(
-                    seen,
-                    leader,
-                    Some(generation),
-                    &format!("{} members share {:?}", offered.len(), common),
-                ));
+                group.rules.entry("protocol.names").or_default().pass(|| {
+                    evidence(seen, leader, Some(generation), &format!("{} members share {:?}", offered.len(), common))
+                });
             }
         } else {
-            group.rules.entry("protocol.names").or_default().unknown(evidence(
-                seen,
-                leader,
-                Some(generation),
-                "the JoinGroup of some members was not captured",
-            ));
+            group
+                .rules
+                .entry("protocol.names")
+                .or_default()
+                .unknown(|| evidence(seen, leader, Some(generation), "the JoinGroup of some members was not captured"));
         }
         group.rounds.insert(generation, round);
         // Only the latest few rounds are needed to judge the leader's SyncGroup.
@@ -728,6 +954,7 @@ impl Checker {
 
     /// A SyncGroup request; the leader's carries the assignment (rule `leader.assignment`).
     pub fn sync_request(&mut self, seen: &Seen, request: &SyncGroupRequest<Payload>) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(request.group_id.clone()).or_default();
         let member = group.members.entry(request.member_id.clone()).or_default();
         if member.client_id.is_none() {
@@ -741,19 +968,24 @@ impl Checker {
         for a in &request.assignments {
             match &a.assignment {
                 Payload::Assignment(x) => {
-                    let ctx = evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
+                    let ctx = || evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
                     judge_payload_into(member_tally(group, leader, "payload.strict"), x.as_bytes(), false, ctx);
                     if x.view().user_data().is_some_and(|u| !u.is_empty()) {
-                        member_tally(group, leader, "userdata").fail(evidence(
-                            seen,
-                            leader,
-                            Some(gen),
-                            &format!("the assignment to {} carries userData (a KIP-848 upgrade blocker)", a.member_id),
-                        ));
+                        member_tally(group, leader, "userdata").fail(|| {
+                            evidence(
+                                seen,
+                                leader,
+                                Some(gen),
+                                &format!(
+                                    "the assignment to {} carries userData (a KIP-848 upgrade blocker)",
+                                    a.member_id
+                                ),
+                            )
+                        });
                     }
                 }
                 Payload::Invalid { bytes, .. } => {
-                    let ctx = evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
+                    let ctx = || evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
                     judge_payload_into(member_tally(group, leader, "payload.strict"), bytes, false, ctx);
                 }
                 _ => {}
@@ -761,24 +993,21 @@ impl Checker {
         }
         let tally_ref = group.rules.entry("leader.assignment").or_default();
         let Some(round) = group.rounds.get(&gen) else {
-            tally_ref.unknown(evidence(seen, leader, Some(gen), "the leader's JoinGroup response was not captured"));
+            tally_ref.unknown(|| evidence(seen, leader, Some(gen), "the leader's JoinGroup response was not captured"));
             return;
         };
         if round.leader != leader {
-            tally_ref.unknown(evidence(
-                seen,
-                leader,
-                Some(gen),
-                "a member other than the round's leader sent assignments",
-            ));
+            tally_ref.unknown(|| {
+                evidence(seen, leader, Some(gen), "a member other than the round's leader sent assignments")
+            });
             return;
         }
         let verdict = judge_round(round, request, self.metadata.as_ref());
         let tally = group.rules.entry("leader.assignment").or_default();
         match verdict {
-            Ok(what) => tally.pass(evidence(seen, leader, Some(gen), &what)),
-            Err(Some(what)) => tally.fail(evidence(seen, leader, Some(gen), &what)),
-            Err(None) => tally.unknown(evidence(seen, leader, Some(gen), "some subscriptions did not decode")),
+            Verdict::Pass(what) => tally.pass(|| evidence(seen, leader, Some(gen), &what)),
+            Verdict::Fail(what) => tally.fail(|| evidence(seen, leader, Some(gen), &what)),
+            Verdict::Unknown(what) => tally.unknown(|| evidence(seen, leader, Some(gen), &what)),
         }
     }
 
@@ -792,10 +1021,21 @@ impl Checker {
         error: ErrorCode,
         assignment: &Payload,
     ) {
+        self.latest = self.latest.max(seen.time);
         let group = self.groups.entry(group_id.to_owned()).or_default();
         let member = group.members.entry(member_id.to_owned()).or_default();
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
+        }
+        if error == ErrorCode::FENCED_INSTANCE_ID {
+            member.tally("static.instance").fail(|| {
+                evidence(
+                    seen,
+                    member_id,
+                    Some(generation),
+                    "SyncGroup refused with FENCED_INSTANCE_ID: another process joined with its instance id",
+                )
+            });
         }
         if error != ErrorCode::NONE {
             return;
@@ -805,16 +1045,233 @@ impl Checker {
             Payload::Empty => PartitionSet::new(),
             _ => {
                 member.synced = None;
+                member.claims = None;
                 return;
             }
         };
+        // cooperative.revoke: what it owned (its claims, else its last assignment) and lost.
+        let owned = member.claims.take().or_else(|| member.synced.as_ref().map(|(_, s)| s.clone()));
+        if let (Some(true), Some(owned)) = (member.cooperative, owned) {
+            let mut revoked = PartitionSet::new();
+            for (t, p) in owned.difference(&partitions) {
+                revoked.insert(t, p);
+            }
+            if !revoked.is_empty() {
+                member.revocation =
+                    Some(Revocation { seen: seen.clone(), generation, revoked, bound_ms: member.rebalance_timeout_ms });
+            }
+        }
         member.synced = Some((generation, partitions));
+    }
+
+    /// A live group as DescribeGroups describes it (`kcp conform --bootstrap-server --group`):
+    /// each member's Subscription (the one of its latest JoinGroup) and Assignment (the
+    /// leader's, same generation) are judged as a capture's would be (`payload.strict`,
+    /// `protocol.names` for the chosen protocol, `eager.claims`, `userdata`, and
+    /// `leader.assignment` over all members: the description is one round). What needs the
+    /// sequence of requests (`cooperative.owned`, `cooperative.generation`, `cooperative.revoke`,
+    /// `rack`, `timeouts`, fencing) is `unknown`; so is everything while the group is not
+    /// `Stable` (the broker then sends no payloads).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_consumer_protocol::conform::{Checker, Outcome, Seen};
+    /// use kafka_consumer_protocol::group_api::DescribedGroupMember;
+    /// use kafka_consumer_protocol::inspect::ClassicGroup;
+    /// use kafka_consumer_protocol::{Assignment, Subscription, TopicPartitions, Version};
+    ///
+    /// let member = |id: &str, parts: Vec<i32>| DescribedGroupMember {
+    ///     member_id: id.into(),
+    ///     group_instance_id: None,
+    ///     client_id: "c".into(),
+    ///     client_host: "/127.0.0.1".into(),
+    ///     member_metadata: Bytes::from(Subscription::new(["t"]).encode(Version::V3).unwrap()),
+    ///     member_assignment: Bytes::from(
+    ///         Assignment::new(vec![TopicPartitions::new("t", parts)]).encode(Version::V3).unwrap(),
+    ///     ),
+    /// };
+    /// let group = ClassicGroup {
+    ///     group_id: "g".into(),
+    ///     state: "Stable".into(),
+    ///     protocol_type: "consumer".into(),
+    ///     protocol: "range".into(),
+    ///     members: vec![member("m1", vec![0, 1]), member("m2", vec![1])],
+    /// };
+    /// let mut checker = Checker::new();
+    /// checker.described_group(&Seen::default(), &group);
+    /// let report = checker.finish();
+    /// let leader = report.groups[0].rules.iter().find(|r| r.rule == "leader.assignment").unwrap();
+    /// assert_eq!(leader.result, Outcome::Fail); // t-1 given twice
+    /// ```
+    pub fn described_group(&mut self, seen: &Seen, described: &crate::inspect::ClassicGroup) {
+        self.latest = self.latest.max(seen.time);
+        let group = self.groups.entry(described.group_id.clone()).or_default();
+        let protocol = described.protocol.as_str();
+        let stable = described.state == "Stable";
+        let consumer = described.protocol_type == "consumer";
+        let mut round = Round { protocol: Some(protocol.to_owned()), leader: String::new(), members: BTreeMap::new() };
+        let mut assignments = Vec::new();
+        for m in &described.members {
+            let at = Seen { time: seen.time, client_id: Some(m.client_id.clone()) };
+            let id = m.member_id.as_str();
+            let member = group.members.entry(m.member_id.clone()).or_default();
+            member.client_id = Some(m.client_id.clone());
+            member.joined = true;
+            for rule in ["cooperative.owned", "cooperative.generation", "cooperative.revoke", "rack", "timeouts"] {
+                member.tally(rule).unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        "a live group's description shows one moment: this rule needs the sequence of JoinGroup and \
+                     SyncGroup requests (judge a capture)",
+                    )
+                });
+            }
+            if let Some(instance) = &m.group_instance_id {
+                member.tally("static.instance").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "static member {instance:?}; whether it keeps it across restarts, or shares it with \
+                         another process, needs the sequence of joins (judge a capture)"
+                        ),
+                    )
+                });
+            }
+            if !consumer || !stable || m.member_metadata.is_empty() {
+                member.tally("payload.strict").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "group {} with protocol type {:?}: the broker sends consumer payloads only while Stable",
+                            described.state, described.protocol_type
+                        ),
+                    )
+                });
+                continue;
+            }
+            if JAVA_NAMES.contains(&protocol) {
+                member.tally("protocol.names").pass(|| evidence(&at, id, None, &format!("runs {protocol:?}")));
+            } else if let Some(java) = java_name_for(protocol) {
+                member.tally("protocol.names").fail(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!("runs {protocol:?} for the assignor Java and librdkafka call {java:?}"),
+                    )
+                });
+            } else {
+                member.tally("protocol.names").unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!("runs the custom protocol {protocol:?} (no Java counterpart to compare with)"),
+                    )
+                });
+            }
+            let context = || evidence(&at, id, None, &format!("protocol {protocol:?}"));
+            judge_payload_into(member.tally("payload.strict"), &m.member_metadata, true, context);
+            let context = || evidence(&at, id, None, "its assignment");
+            judge_payload_into(member.tally("payload.strict"), &m.member_assignment, false, context);
+            let subscription = SubscriptionBuf::decode(m.member_metadata.clone()).ok();
+            if let Some(sub) = &subscription {
+                let view = sub.view();
+                judge_user_data(member, &at, id, protocol, view.user_data());
+                let claimed = PartitionSet::from_list(view.owned_partitions());
+                if is_cooperative(&[protocol.to_owned()]) == Some(false) {
+                    if claimed.is_empty() {
+                        member.tally("eager.claims").pass(|| evidence(&at, id, None, "an eager member claims nothing"));
+                    } else {
+                        member.tally("eager.claims").fail(|| {
+                            evidence(
+                                &at,
+                                id,
+                                None,
+                                &format!("runs the eager {protocol:?} yet claims {}", list_set(&claimed)),
+                            )
+                        });
+                    }
+                }
+            }
+            let assignment = match AssignmentBuf::decode(m.member_assignment.clone()) {
+                Ok(a) => {
+                    if a.view().user_data().is_some_and(|u| !u.is_empty()) {
+                        member.tally("userdata").fail(|| {
+                            evidence(&at, id, None, "its assignment carries userData (a KIP-848 upgrade blocker)")
+                        });
+                    }
+                    Payload::Assignment(a)
+                }
+                Err(_) => Payload::Raw(m.member_assignment.clone()),
+            };
+            assignments.push(SyncGroupAssignment { member_id: m.member_id.clone(), assignment });
+            let joined = subscription.map(|s| {
+                let v = s.view();
+                RoundMember {
+                    instance: m.group_instance_id.clone(),
+                    topics: v.topics().iter().map(str::to_owned).collect(),
+                    owned: PartitionSet::from_list(v.owned_partitions()),
+                    generation: v.generation_id(),
+                    subscription: Some(v.to_owned()),
+                }
+            });
+            round.members.insert(m.member_id.clone(), joined);
+        }
+        let at = Seen { time: seen.time, client_id: None };
+        if !consumer || !stable || round.members.is_empty() {
+            for rule in GROUP_RULES {
+                group.rules.entry(rule).or_default().unknown(|| {
+                    described_evidence(
+                        &at,
+                        &format!(
+                            "group {} of protocol type {:?}: judged only when Stable",
+                            described.state, described.protocol_type
+                        ),
+                    )
+                });
+            }
+            return;
+        }
+        group
+            .rules
+            .entry("protocol.names")
+            .or_default()
+            .pass(|| described_evidence(&at, &format!("{} members run {protocol:?}", round.members.len())));
+        let request = SyncGroupRequest {
+            group_id: described.group_id.clone(),
+            generation_id: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+            protocol_type: Some(described.protocol_type.clone()),
+            protocol_name: Some(protocol.to_owned()),
+            assignments,
+        };
+        let tally = group.rules.entry("leader.assignment").or_default();
+        let what = |w: String| format!("the described assignment: {w}");
+        match judge_round(&round, &request, self.metadata.as_ref()) {
+            Verdict::Pass(w) => tally.pass(|| described_evidence(&at, &what(w))),
+            Verdict::Fail(w) => tally.fail(|| described_evidence(&at, &what(w))),
+            Verdict::Unknown(w) => tally.unknown(|| described_evidence(&at, &what(w))),
+        }
     }
 
     /// The report of everything observed.
     pub fn finish(self) -> Report {
+        let latest = self.latest;
         let mut groups = Vec::new();
-        for (group_id, g) in self.groups {
+        for (group_id, mut g) in self.groups {
+            for (id, m) in g.members.iter_mut() {
+                if let Some(revocation) = m.revocation.take() {
+                    judge_no_rejoin(m, &revocation, id, latest, &g.fresh_joins);
+                }
+            }
             let rules = GROUP_RULES.iter().map(|r| g.rules.get(r).cloned().unwrap_or_default().result(r)).collect();
             let mut members = Vec::new();
             for (member_id, m) in g.members {
@@ -859,7 +1316,7 @@ fn judge_user_data(member: &mut MemberState, seen: &Seen, id: &str, protocol: &s
     let Some(data) = user_data.filter(|d| !d.is_empty()) else {
         // Java reads empty userData as no history (DEFAULT_GENERATION), as it reads none.
         if protocol == "sticky" || protocol == "cooperative-sticky" {
-            member.tally("userdata").pass(evidence(seen, id, None, &format!("{protocol}: no userData")));
+            member.tally("userdata").pass(|| evidence(seen, id, None, &format!("{protocol}: no userData")));
         }
         return;
     };
@@ -867,36 +1324,39 @@ fn judge_user_data(member: &mut MemberState, seen: &Seen, id: &str, protocol: &s
         "cooperative-sticky" => {
             // Java writes the generation (4 bytes); librdkafka writes the sticky layout.
             if crate::CooperativeStickyUserData::decode(data).is_ok() {
-                member.tally("userdata").pass(evidence(seen, id, None, "cooperative-sticky userData: Java's layout"));
+                member
+                    .tally("userdata")
+                    .pass(|| evidence(seen, id, None, "cooperative-sticky userData: Java's layout"));
             } else if StickyUserData::decode_v1(data).is_ok() || StickyUserData::decode_v0(data).is_ok() {
-                member.tally("userdata").pass(evidence(
-                    seen,
-                    id,
-                    None,
-                    "cooperative-sticky userData: librdkafka's sticky layout",
-                ));
+                member
+                    .tally("userdata")
+                    .pass(|| evidence(seen, id, None, "cooperative-sticky userData: librdkafka's sticky layout"));
             } else {
-                member.tally("userdata").fail(evidence(
-                    seen,
-                    id,
-                    None,
-                    &format!(
-                        "cooperative-sticky userData of {} bytes reads as neither Java's nor librdkafka's layout",
-                        data.len()
-                    ),
-                ));
+                member.tally("userdata").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        None,
+                        &format!(
+                            "cooperative-sticky userData of {} bytes reads as neither Java's nor librdkafka's layout",
+                            data.len()
+                        ),
+                    )
+                });
             }
         }
         "sticky" => match StickyUserData::decode_java(data).1 {
             StickyUserDataFormat::V1 | StickyUserDataFormat::V0 => {
-                member.tally("userdata").pass(evidence(seen, id, None, "sticky userData reads as Java's layout"))
+                member.tally("userdata").pass(|| evidence(seen, id, None, "sticky userData reads as Java's layout"))
             }
-            _ => member.tally("userdata").fail(evidence(
-                seen,
-                id,
-                None,
-                &format!("sticky userData of {} bytes reads as neither of Java's layouts", data.len()),
-            )),
+            _ => member.tally("userdata").fail(|| {
+                evidence(
+                    seen,
+                    id,
+                    None,
+                    &format!("sticky userData of {} bytes reads as neither of Java's layouts", data.len()),
+                )
+            }),
         },
         _ => {}
     }
@@ -912,47 +1372,52 @@ fn judge_cooperative(
     fresh: bool,
 ) {
     if version < 1 {
-        member.tally("cooperative.owned").fail(evidence(
-            seen,
-            id,
-            None,
-            &format!("a cooperative member sends a v{version} subscription, which cannot carry owned partitions"),
-        ));
+        member.tally("cooperative.owned").fail(|| {
+            evidence(
+                seen,
+                id,
+                None,
+                &format!("a cooperative member sends a v{version} subscription, which cannot carry owned partitions"),
+            )
+        });
         return;
     }
     let synced = member.synced.clone();
     match (&synced, fresh) {
-        (_, true) | (None, _) if claimed.is_empty() => member.tally("cooperative.owned").pass(evidence(
-            seen,
-            id,
-            None,
-            "claims nothing (no assignment seen before)",
-        )),
-        (None, _) | (_, true) => member.tally("cooperative.owned").unknown(evidence(
-            seen,
-            id,
-            None,
-            &format!(
-                "claims {} but its last assignment was not captured",
-                list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
-            ),
-        )),
+        (_, true) | (None, _) if claimed.is_empty() => member
+            .tally("cooperative.owned")
+            .pass(|| evidence(seen, id, None, "claims nothing (no assignment seen before)")),
+        (None, _) | (_, true) => member.tally("cooperative.owned").unknown(|| {
+            evidence(
+                seen,
+                id,
+                None,
+                &format!(
+                    "claims {} but its last assignment was not captured",
+                    list(claimed.iter().map(|(t, p)| (t.to_owned(), p)))
+                ),
+            )
+        }),
         (Some((gen, assigned)), false) => {
             let extra: Vec<(String, i32)> = claimed.difference(assigned).map(|(t, p)| (t.to_owned(), p)).collect();
             if extra.is_empty() {
-                member.tally("cooperative.owned").pass(evidence(
-                    seen,
-                    id,
-                    Some(*gen),
-                    &format!("claims {} of the {} partitions last assigned", claimed.len(), assigned.len()),
-                ));
+                member.tally("cooperative.owned").pass(|| {
+                    evidence(
+                        seen,
+                        id,
+                        Some(*gen),
+                        &format!("claims {} of the {} partitions last assigned", claimed.len(), assigned.len()),
+                    )
+                });
             } else {
-                member.tally("cooperative.owned").fail(evidence(
-                    seen,
-                    id,
-                    Some(*gen),
-                    &format!("claims {} that generation {gen} did not assign to it", list(extra)),
-                ));
+                member.tally("cooperative.owned").fail(|| {
+                    evidence(
+                        seen,
+                        id,
+                        Some(*gen),
+                        &format!("claims {} that generation {gen} did not assign to it", list(extra)),
+                    )
+                });
             }
         }
     }
@@ -960,45 +1425,225 @@ fn judge_cooperative(
         return;
     }
     match &synced {
-        Some((gen, _)) if !fresh && generation == *gen => member.tally("cooperative.generation").pass(evidence(
-            seen,
-            id,
-            Some(generation),
-            "sends the generation it last synced",
-        )),
+        Some((gen, _)) if !fresh && generation == *gen => member
+            .tally("cooperative.generation")
+            .pass(|| evidence(seen, id, Some(generation), "sends the generation it last synced")),
         // Java resets to -1 after losing its partitions; it then claims nothing.
-        _ if generation == -1 && claimed.is_empty() => member.tally("cooperative.generation").pass(evidence(
-            seen,
-            id,
-            Some(generation),
-            "no generation and no claims",
-        )),
-        Some((gen, _)) if !fresh => member.tally("cooperative.generation").fail(evidence(
-            seen,
-            id,
-            Some(generation),
-            &format!("sends generation {generation} but last synced generation {gen}"),
-        )),
-        _ => member.tally("cooperative.generation").unknown(evidence(
-            seen,
-            id,
-            Some(generation),
-            "sends a generation but its last sync was not captured",
-        )),
+        _ if generation == -1 && claimed.is_empty() => member
+            .tally("cooperative.generation")
+            .pass(|| evidence(seen, id, Some(generation), "no generation and no claims")),
+        Some((gen, _)) if !fresh => member.tally("cooperative.generation").fail(|| {
+            evidence(
+                seen,
+                id,
+                Some(generation),
+                &format!("sends generation {generation} but last synced generation {gen}"),
+            )
+        }),
+        _ => member
+            .tally("cooperative.generation")
+            .unknown(|| evidence(seen, id, Some(generation), "sends a generation but its last sync was not captured")),
     }
 }
 
-/// `Ok(summary)`, `Err(Some(failure))` or `Err(None)` when it cannot be judged.
-fn judge_round(
-    round: &Round,
-    request: &SyncGroupRequest<Payload>,
-    metadata: Option<&ClusterMetadata>,
-) -> Result<String, Option<String>> {
+/// Group-level evidence of a described (live) group.
+fn described_evidence(at: &Seen, what: &str) -> String {
+    format!("{} described group: {what}", at.at())
+}
+
+fn list_set(set: &PartitionSet) -> String {
+    list(set.iter().map(|(t, p)| (t.to_owned(), p)))
+}
+
+fn millis(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+/// `cooperative.revoke` on the member's next JoinGroup after a revocation, seen at `at`:
+/// `exact` when that is its own request, else the leader's round that includes it (an upper
+/// bound on when it joined). `claims`: what it claims there, when known.
+fn judge_rejoin(
+    member: &mut MemberState,
+    revocation: &Revocation,
+    at: &Seen,
+    id: &str,
+    claims: Option<&PartitionSet>,
+    exact: bool,
+) {
+    let revoked = list_set(&revocation.revoked);
+    let waited = at.time.saturating_sub(revocation.seen.time);
+    let gen = Some(revocation.generation);
+    let still: Vec<(String, i32)> = claims
+        .map(|c| c.intersection(&revocation.revoked).map(|(t, p)| (t.to_owned(), p)).collect())
+        .unwrap_or_default();
+    let when = if exact { "rejoins" } else { "is in the leader's next round" };
+    let what = format!("revoked {revoked} at {} and {when} {} ms later", revocation.seen.at(), millis(waited));
+    if !still.is_empty() {
+        return member.tally("cooperative.revoke").fail(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("{what} still claiming {} (KIP-429: a revoked partition is no longer owned)", list(still)),
+            )
+        });
+    }
+    let Some(bound) = revocation.bound_ms else {
+        return member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "{what}; its rebalance timeout was not captured, so the delay is not judged (Java's default \
+                 is {JAVA_DEFAULT_REBALANCE_TIMEOUT_MS} ms)"
+                ),
+            )
+        });
+    };
+    let claimed = if claims.is_some() { ", claiming none of them" } else { "" };
+    if waited <= Duration::from_millis(bound.max(0) as u64) {
+        member
+            .tally("cooperative.revoke")
+            .pass(|| evidence(at, id, gen, &format!("{what}{claimed}, within its rebalance timeout of {bound} ms")));
+    } else if exact {
+        member.tally("cooperative.revoke").fail(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "{what}, beyond its rebalance timeout of {bound} ms (Java rejoins on the first poll after \
+                 onPartitionsRevoked, and polls within max.poll.interval.ms)"
+                ),
+            )
+        });
+    } else {
+        member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("{what}{claimed}; its own JoinGroup was not captured, so when it rejoined is not known"),
+            )
+        });
+    }
+}
+
+/// `cooperative.revoke` for a revocation no rejoin followed before the capture ended.
+fn judge_no_rejoin(
+    member: &mut MemberState,
+    revocation: &Revocation,
+    id: &str,
+    latest: Duration,
+    fresh_joins: &BTreeMap<Option<String>, Duration>,
+) {
+    let at = &revocation.seen;
+    let gen = Some(revocation.generation);
+    let revoked = list_set(&revocation.revoked);
+    let after = latest.saturating_sub(at.time);
+    if fresh_joins.get(&at.client_id).is_some_and(|t| *t > at.time) {
+        return member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "revoked {revoked}; later a member with its client id joins with a new member id (it lost its id?)"
+                ),
+            )
+        });
+    }
+    match revocation.bound_ms {
+        Some(bound) if after > Duration::from_millis(bound.max(0) as u64) => {
+            member.tally("cooperative.revoke").fail(|| {
+                evidence(
+                    at,
+                    id,
+                    gen,
+                    &format!(
+                        "revoked {revoked} and sent no JoinGroup within its rebalance timeout of {bound} ms (the \
+                     capture goes on {} ms after); Java rejoins on the first poll after onPartitionsRevoked",
+                        millis(after)
+                    ),
+                )
+            })
+        }
+        Some(bound) => member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!(
+                    "revoked {revoked}; the capture ends {} ms later, within its rebalance timeout of {bound} ms",
+                    millis(after)
+                ),
+            )
+        }),
+        None => member.tally("cooperative.revoke").unknown(|| {
+            evidence(
+                at,
+                id,
+                gen,
+                &format!("revoked {revoked}; no rejoin captured and its rebalance timeout is not known"),
+            )
+        }),
+    }
+}
+
+/// A judgement of one leader's round.
+enum Verdict {
+    Pass(String),
+    Fail(String),
+    Unknown(String),
+}
+
+/// Who validly owns each partition before the round, as Java's sticky assignors read it when
+/// subscriptions are equal: only members at the round's highest generation own anything, and a
+/// partition claimed by two of them is owned by neither (cooperative-sticky: the subscription's
+/// owned partitions; sticky: the userData's previous assignment).
+fn valid_owners(protocol: &str, members: &BTreeMap<&String, &RoundMember>) -> BTreeMap<(String, i32), String> {
+    let mut claimed: Vec<(&String, &RoundMember, PartitionSet, i32)> = Vec::new();
+    for (id, m) in members {
+        let (owned, generation) = if protocol == "cooperative-sticky" {
+            (m.owned.clone(), m.generation)
+        } else {
+            let Some(data) = m.subscription.as_ref().and_then(|s| s.user_data.as_ref()).filter(|d| !d.is_empty())
+            else {
+                continue;
+            };
+            let (sticky, format) = StickyUserData::decode_java(data);
+            if !matches!(format, StickyUserDataFormat::V1 | StickyUserDataFormat::V0) {
+                continue;
+            }
+            (PartitionSet::from_groups(&sticky.previous_assignment), sticky.generation.unwrap_or(-1))
+        };
+        claimed.push((id, m, owned, generation));
+    }
+    let newest = claimed.iter().map(|c| c.3).max().unwrap_or(-1);
+    let mut claims: BTreeMap<(String, i32), Vec<&String>> = BTreeMap::new();
+    for (id, m, owned, generation) in &claimed {
+        if *generation != newest {
+            continue;
+        }
+        for (t, p) in owned.iter().filter(|(t, _)| m.topics.contains(*t)) {
+            claims.entry((t.to_owned(), p)).or_default().push(id);
+        }
+    }
+    claims
+        .into_iter()
+        .filter_map(|(k, by)| if let [one] = by.as_slice() { Some((k, (*one).clone())) } else { None })
+        .collect()
+}
+
+fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Option<&ClusterMetadata>) -> Verdict {
     let mut owner: BTreeMap<(String, i32), String> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut assignments: BTreeMap<String, PartitionSet> = BTreeMap::new();
     for a in &request.assignments {
-        let Some(x) = a.assignment.assignment() else { return Err(None) };
+        let Some(x) = a.assignment.assignment() else {
+            return Verdict::Unknown(format!("the assignment to {} did not decode", a.member_id));
+        };
         let set = PartitionSet::from_list(x.view().assigned_partitions());
         let subscribed = round.members.get(&a.member_id);
         for (t, p) in set.iter() {
@@ -1016,57 +1661,97 @@ fn judge_round(
         assignments.insert(a.member_id.clone(), set);
     }
     if round.members.values().any(Option::is_none) {
-        return if problems.is_empty() { Err(None) } else { Err(Some(problems.join("; "))) };
+        return if problems.is_empty() {
+            Verdict::Unknown("some subscriptions did not decode".into())
+        } else {
+            Verdict::Fail(problems.join("; "))
+        };
     }
     let members: BTreeMap<&String, &RoundMember> =
         round.members.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))).collect();
-    if round.protocol.as_deref() == Some("cooperative-sticky") {
-        // Claims the assignor trusts: claimed by one member only, at the round's newest generation.
-        let newest = members.values().map(|m| m.generation).max().unwrap_or(-1);
-        let mut claims: BTreeMap<(String, i32), Vec<&String>> = BTreeMap::new();
-        for (id, m) in &members {
-            if m.generation == newest {
-                for (t, p) in m.owned.iter() {
-                    claims.entry((t.to_owned(), p)).or_default().push(id);
+    let protocol = round.protocol.as_deref().unwrap_or("");
+    let cooperative = protocol == "cooperative-sticky";
+    let sticky = cooperative || protocol == "sticky";
+    let owners = if sticky { valid_owners(protocol, &members) } else { BTreeMap::new() };
+    if cooperative {
+        for ((t, p), holder) in &owners {
+            if let Some(to) = owner.get(&(t.clone(), *p)) {
+                if to != holder {
+                    problems.push(format!(
+                        "{t}-{p} given to {to} while {holder} still owns it (cooperative: it must be revoked first)"
+                    ));
                 }
             }
         }
-        for ((t, p), by) in claims {
-            if let [holder] = by.as_slice() {
-                if let Some(to) = owner.get(&(t.clone(), p)) {
-                    if to != *holder {
-                        problems.push(format!(
-                            "{t}-{p} given to {to} while {holder} still owns it (cooperative: it must be revoked first)"
-                        ));
-                    }
-                }
+    }
+    // Java's sticky assignors, when every member subscribes to the same topics and no rack is
+    // in play (the constrained path), keep a member's own partitions before giving it others.
+    let first_topics = members.values().next().map(|m| &m.topics);
+    let equal = members.values().all(|m| Some(&m.topics) == first_topics);
+    let racks = members.values().any(|m| m.subscription.as_ref().is_some_and(|s| s.rack_id.is_some()));
+    let judge_stickiness = sticky && equal && !racks;
+    if judge_stickiness {
+        for ((t, p), holder) in &owners {
+            let Some(got) = assignments.get(holder) else { continue };
+            if got.contains(t, *p) {
+                continue;
+            }
+            let new: Vec<(String, i32)> = got
+                .iter()
+                .filter(|(gt, gp)| owners.get(&((*gt).to_owned(), *gp)) != Some(holder))
+                .map(|(gt, gp)| (gt.to_owned(), gp))
+                .take(3)
+                .collect();
+            if !new.is_empty() {
+                problems.push(format!(
+                    "{t}-{p} moved away from {holder}, its owner, which gets {} it did not own instead (Java's \
+                     sticky assignor keeps a member's partitions before giving it others)",
+                    list(new)
+                ));
             }
         }
     }
     if !problems.is_empty() {
-        return Err(Some(problems.join("; ")));
+        return Verdict::Fail(problems.join("; "));
     }
-    // Completeness and Java's answer for range/roundrobin need the partition counts.
-    let metadata = match metadata {
-        Some(m) => Some(m.clone()),
-        None => inferred_metadata(&members, &owner),
-    };
-    let protocol = round.protocol.as_deref().unwrap_or("");
-    let Some(metadata) = metadata else {
-        return Ok(format!(
-            "{} partitions given, none twice, none to a non-subscriber (partition counts unknown: completeness not judged)",
-            owner.len()
+    let mut held = format!("{} partitions given, none twice, none to a non-subscriber", owner.len());
+    if cooperative {
+        held.push_str(", none still owned by another");
+    }
+    if judge_stickiness {
+        held.push_str(", no owned partition traded for another");
+    }
+    // Completeness, Java's answer and balance need every subscribed topic's partition count.
+    let subscribed: BTreeSet<&String> = members.values().flat_map(|m| m.topics.iter()).collect();
+    let Some(metadata) = metadata.filter(|m| subscribed.iter().all(|t| m.topics.contains_key(*t))) else {
+        return Verdict::Unknown(format!(
+            "{held}; completeness{} need the partition counts of {} (capture the clients' Metadata responses \
+             or give --partitions)",
+            match protocol {
+                "range" | "roundrobin" => ", Java's answer",
+                "sticky" | "cooperative-sticky" => ", balance",
+                _ => "",
+            },
+            subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
         ));
     };
-    for (id, m) in &members {
-        for t in &m.topics {
-            if let Some(info) = metadata.topics.get(t) {
-                for p in 0..info.partitions {
-                    if !owner.contains_key(&(t.clone(), p)) {
-                        problems.push(format!("{t}-{p}, subscribed by {id}, given to nobody"));
-                    }
-                }
+    let mut total = 0usize;
+    let mut withheld = 0usize;
+    for t in &subscribed {
+        let Some(info) = metadata.topics.get(*t) else { continue };
+        for p in 0..info.partitions {
+            total += 1;
+            if owner.contains_key(&((*t).clone(), p)) {
+                continue;
             }
+            // Cooperative: a partition moving between members is given to nobody for one round.
+            if cooperative && members.values().any(|m| m.owned.contains(t, p)) {
+                withheld += 1;
+                continue;
+            }
+            let by: Vec<&str> =
+                members.iter().filter(|(_, m)| m.topics.contains(*t)).map(|(id, _)| id.as_str()).take(3).collect();
+            problems.push(format!("{t}-{p}, subscribed by {}, given to nobody", by.join(",")));
         }
     }
     if protocol == "range" || protocol == "roundrobin" {
@@ -1081,7 +1766,7 @@ fn judge_round(
                     })
                 })
                 .collect();
-            if let Ok(java) = assignor.assign(&metadata, &group) {
+            if let Ok(java) = assignor.assign(metadata, &group) {
                 for m in &group {
                     let expected = PartitionSet::from_groups(&java.partitions_of(&m.member_id));
                     let got = assignments.get(&m.member_id).cloned().unwrap_or_default();
@@ -1089,44 +1774,55 @@ fn judge_round(
                         problems.push(format!(
                             "{} got {} where Java's {protocol} gives {}",
                             m.member_id,
-                            list(got.iter().map(|(t, p)| (t.to_owned(), p))),
-                            list(expected.iter().map(|(t, p)| (t.to_owned(), p)))
+                            list_set(&got),
+                            list_set(&expected)
                         ));
                     }
                 }
             }
         }
     }
-    if problems.is_empty() {
-        Ok(format!(
-            "{} partitions given, each once, only to subscribers{}",
-            owner.len(),
-            if protocol == "range" || protocol == "roundrobin" { ", equal to Java's answer" } else { "" }
-        ))
-    } else {
-        Err(Some(problems.join("; ")))
-    }
-}
-
-/// The partition counts the leader's answer implies: a topic whose given partitions are exactly
-/// 0..n has n. Any gap leaves the counts unknown (they are then not judged).
-fn inferred_metadata(
-    members: &BTreeMap<&String, &RoundMember>,
-    owner: &BTreeMap<(String, i32), String>,
-) -> Option<ClusterMetadata> {
-    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (t, p) in owner.keys() {
-        let c = counts.entry(t.clone()).or_insert(0);
-        *c = (*c).max(p + 1);
-        *seen.entry(t.clone()).or_default() += 1;
-    }
-    for (t, n) in &counts {
-        if seen.get(t).copied() != Some(*n as usize) {
-            return None;
+    let mut balanced = false;
+    if sticky && equal && !members.is_empty() {
+        // Java's sticky assignors balance equal subscriptions within one partition. Cooperative:
+        // the withheld partitions go to someone next round, so the counts must be able to end
+        // within one partition of each other once they are placed.
+        let n = members.len();
+        let (floor, ceil) = (total / n, total.div_ceil(n));
+        let counts: Vec<(&String, usize)> =
+            members.keys().map(|id| (*id, assignments.get(*id).map_or(0, PartitionSet::len))).collect();
+        let over: Vec<String> =
+            counts.iter().filter(|(_, c)| *c > ceil).map(|(id, c)| format!("{id} has {c}")).collect();
+        let deficit: usize = counts.iter().map(|(_, c)| floor.saturating_sub(*c)).sum();
+        if !over.is_empty() || deficit > withheld {
+            let spread: Vec<String> = counts.iter().map(|(id, c)| format!("{id}:{c}")).collect();
+            problems.push(format!(
+                "unbalanced: {total} partitions over {n} members with equal subscriptions must be {floor} or {ceil} \
+                 each{}; given {}",
+                if withheld > 0 { format!(" once the {withheld} being revoked are placed") } else { String::new() },
+                spread.join(" ")
+            ));
+        } else {
+            balanced = true;
         }
     }
-    // A subscribed topic nobody got: it may not exist or have no metadata; Java skips it too.
-    let _ = members;
-    Some(ClusterMetadata::from_counts(counts))
+    if problems.is_empty() {
+        held.push_str(if withheld > 0 {
+            ", every other subscribed partition given"
+        } else {
+            ", every subscribed partition given"
+        });
+        if withheld > 0 {
+            held.push_str(&format!(" ({withheld} being revoked)"));
+        }
+        if protocol == "range" || protocol == "roundrobin" {
+            held.push_str(", equal to Java's answer");
+        }
+        if balanced {
+            held.push_str(", balanced within one partition");
+        }
+        Verdict::Pass(held)
+    } else {
+        Verdict::Fail(problems.join("; "))
+    }
 }

@@ -20,6 +20,9 @@ use crate::{AssignmentBuf, DecodeOptions, SubscriptionBuf};
 
 const JOIN_GROUP: i16 = 11;
 const SYNC_GROUP: i16 = 14;
+const METADATA: i16 = 3;
+/// Topic partition counts a decoder holds for its reader before they are taken.
+const MAX_LEARNED: usize = 100_000;
 /// Largest frame Kafka accepts by default (`socket.request.max.bytes`).
 pub(crate) const MAX_FRAME: usize = 100 * 1024 * 1024;
 /// Requests remembered per connection while waiting for their responses.
@@ -189,6 +192,8 @@ pub struct ConnectionDecoder {
     /// Protocol type of each group seen in JoinGroup requests on this connection.
     group_types: Vec<(String, String)>,
     counts: FrameCounts,
+    /// Topic partition counts read from Metadata responses, not yet taken.
+    learned: Vec<(String, i32)>,
 }
 
 impl ConnectionDecoder {
@@ -209,7 +214,15 @@ impl ConnectionDecoder {
             pending: VecDeque::new(),
             group_types: Vec::new(),
             counts: FrameCounts::default(),
+            learned: Vec::new(),
         }
+    }
+
+    /// Takes the `(topic, partition count)` pairs read from the Metadata responses decoded
+    /// since the last call (topics without error and with partitions only). Rules that need the
+    /// partition counts (`kcp conform`'s `leader.assignment`) learn them from here.
+    pub fn take_partition_counts(&mut self) -> Vec<(String, i32)> {
+        std::mem::take(&mut self.learned)
     }
 
     /// What was found and skipped so far.
@@ -385,11 +398,19 @@ impl ConnectionDecoder {
                 continue;
             };
             let group = request.context.is_some();
-            if group && size <= self.max_group_frame {
+            let metadata = request.api_key == METADATA && self.learned.len() < MAX_LEARNED;
+            if (group || metadata) && size <= self.max_group_frame {
                 if self.responses.buf.len() < 4 + size {
                     // Wait for the rest: put the request back.
                     self.pending.push_front(request);
                     break;
+                }
+                if metadata {
+                    let counts = metadata_partition_counts(request.api_version, &self.responses.buf[4..4 + size]);
+                    self.learned.extend(counts.into_iter().flatten().take(MAX_LEARNED));
+                    self.responses.buf.drain(..4 + size);
+                    self.counts.responses += 1;
+                    continue;
                 }
                 let frame = Bytes::copy_from_slice(&self.responses.buf[4..4 + size]);
                 self.responses.buf.drain(..4 + size);
@@ -769,6 +790,77 @@ fn check_body(key: i16, v: i16, flexible: bool, request: bool, body: &[u8]) -> O
     (ok.is_some() && c.at == body.len()).then_some(span)
 }
 
+/// The `(topic, partition count)` pairs of a Metadata response frame (after its size: the
+/// header, then the body) of any version 0-13; `None` when it does not walk exactly. Topics
+/// with an error or no partitions are left out. Nothing is allocated by a declared count.
+pub(crate) fn metadata_partition_counts(version: i16, frame: &[u8]) -> Option<Vec<(String, i32)>> {
+    if !(0..=13).contains(&version) {
+        return None;
+    }
+    let flexible = version >= 9;
+    let mut w = Walk { b: frame, at: 0, flexible };
+    w.fixed(4)?; // correlation id
+    w.tags()?; // response header v1 (flexible versions)
+    if version >= 3 {
+        w.fixed(4)?; // throttle_time_ms
+    }
+    for _ in 0..w.array()? {
+        w.fixed(4)?; // node_id
+        w.string()?; // host
+        w.fixed(4)?; // port
+        if version >= 1 {
+            w.string()?; // rack
+        }
+        w.tags()?;
+    }
+    if version >= 2 {
+        w.string()?; // cluster_id
+    }
+    if version >= 1 {
+        w.fixed(4)?; // controller_id
+    }
+    let mut counts = Vec::new();
+    for _ in 0..w.array()? {
+        let error = be_i16(w.b, w.at)?;
+        w.fixed(2)?;
+        let name = w.text()?.map(str::to_owned);
+        if version >= 10 {
+            w.fixed(16)?; // topic_id
+        }
+        if version >= 1 {
+            w.fixed(1)?; // is_internal
+        }
+        let partitions = w.array()?;
+        for _ in 0..partitions {
+            w.fixed(2 + 4 + 4)?; // error_code, partition_index, leader_id
+            if version >= 7 {
+                w.fixed(4)?; // leader_epoch
+            }
+            let arrays = if version >= 5 { 3 } else { 2 }; // replicas, isr, offline replicas
+            for _ in 0..arrays {
+                let n = w.array()?;
+                w.fixed(n.checked_mul(4)?)?;
+            }
+            w.tags()?;
+        }
+        if version >= 8 {
+            w.fixed(4)?; // topic_authorized_operations
+        }
+        w.tags()?;
+        if let (0, Some(name), 1..) = (error, name, partitions) {
+            counts.push((name, i32::try_from(partitions).ok()?));
+        }
+    }
+    if (8..=10).contains(&version) {
+        w.fixed(4)?; // cluster_authorized_operations
+    }
+    if version >= 13 {
+        w.fixed(2)?; // error_code
+    }
+    w.tags()?;
+    (w.at == frame.len()).then_some(counts)
+}
+
 struct Walk<'a> {
     b: &'a [u8],
     at: usize,
@@ -796,6 +888,26 @@ impl Walk<'_> {
 
     fn string(&mut self) -> Option<()> {
         self.sized(2)
+    }
+
+    /// A nullable string's text; `Some(None)` for null, `None` when it is not UTF-8 or too long.
+    fn text(&mut self) -> Option<Option<&str>> {
+        let start = self.at;
+        self.string()?;
+        let header = if self.flexible {
+            let mut w = Walk { b: self.b, at: start, flexible: true };
+            let n = w.varint()?;
+            if n == 0 {
+                return Some(None);
+            }
+            w.at - start
+        } else {
+            if be_i16(self.b, start)? < 0 {
+                return Some(None);
+            }
+            2
+        };
+        std::str::from_utf8(&self.b[start + header..self.at]).ok().map(Some)
     }
 
     fn bytes(&mut self) -> Option<()> {
@@ -843,5 +955,74 @@ impl Walk<'_> {
             self.fixed(usize::try_from(size).ok()?)?;
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod metadata_tests {
+    use bytes::BytesMut;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::{MetadataResponse, ResponseHeader, TopicName};
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+
+    use super::*;
+
+    fn frame(version: i16, response: &MetadataResponse) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        let header = ResponseHeader::default().with_correlation_id(7);
+        header.encode(&mut buf, ApiKey::Metadata.response_header_version(version)).unwrap();
+        response.encode(&mut buf, version).unwrap();
+        buf.to_vec()
+    }
+
+    fn response(version: i16) -> MetadataResponse {
+        let partition = |i: i32| {
+            MetadataResponsePartition::default()
+                .with_partition_index(i)
+                .with_replica_nodes(vec![1.into(), 2.into()])
+                .with_isr_nodes(vec![1.into()])
+                .with_offline_replicas(if version >= 5 { vec![2.into()] } else { vec![] })
+        };
+        let topic = |name: &str, n: i32, error: i16| {
+            MetadataResponseTopic::default()
+                .with_error_code(error)
+                .with_name(Some(TopicName(StrBytes::from_string(name.to_owned()))))
+                .with_partitions((0..n).map(partition).collect())
+        };
+        let broker = MetadataResponseBroker::default()
+            .with_node_id(1.into())
+            .with_host(StrBytes::from_static_str("localhost"))
+            .with_port(9092)
+            .with_rack(if version >= 1 { Some(StrBytes::from_static_str("r1")) } else { None });
+        MetadataResponse::default()
+            .with_brokers(vec![broker])
+            .with_cluster_id(if version >= 2 { Some(StrBytes::from_static_str("c")) } else { None })
+            // An unknown topic (error 3) has no count.
+            .with_topics(vec![topic("orders", 6, 0), topic("audit", 3, 0), topic("missing", 0, 3)])
+    }
+
+    #[test]
+    fn partition_counts_of_every_version() {
+        for version in 0..=ApiKey::Metadata.valid_versions().max.min(13) {
+            let bytes = frame(version, &response(version));
+            let counts = metadata_partition_counts(version, &bytes).unwrap_or_else(|| panic!("v{version}"));
+            assert_eq!(counts, [("orders".to_owned(), 6), ("audit".to_owned(), 3)], "v{version}");
+            // Every truncation is refused (never a panic), and so is a trailing byte.
+            for cut in 0..bytes.len() {
+                assert_eq!(metadata_partition_counts(version, &bytes[..cut]), None, "v{version} cut {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert_eq!(metadata_partition_counts(version, &longer), None);
+        }
+    }
+
+    #[test]
+    fn a_huge_declared_count_is_refused_without_allocating_for_it() {
+        // v0: correlation id, no brokers, then 2^31-1 topics declared in six bytes.
+        let bytes = [0, 0, 0, 7, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0];
+        assert_eq!(metadata_partition_counts(0, &bytes), None);
     }
 }

@@ -540,6 +540,26 @@ pub struct GroupReader<'a> {
     done: bool,
     /// Buffer size of the pcap reader, grown up to `MAX_BLOCK` for big blocks.
     capacity: usize,
+    /// Partition counts learned from Metadata responses, by topic.
+    partition_counts: std::collections::BTreeMap<String, i32>,
+    /// How many times `partition_counts` changed.
+    partition_count_updates: u64,
+}
+
+/// Topics whose partition counts a reader remembers (one cluster's worth; more are ignored).
+const MAX_TOPICS: usize = 100_000;
+
+/// Moves the partition counts a Kafka connection's decoder read into the reader's map.
+fn learn_partition_counts(role: &mut Role, counts: &mut std::collections::BTreeMap<String, i32>, updates: &mut u64) {
+    let Role::Kafka { decoder, .. } = role else { return };
+    for (topic, n) in decoder.take_partition_counts() {
+        if counts.len() >= MAX_TOPICS && !counts.contains_key(&topic) {
+            continue;
+        }
+        if counts.insert(topic, n) != Some(n) {
+            *updates += 1;
+        }
+    }
 }
 
 const MAX_BLOCK: usize = 64 * 1024 * 1024;
@@ -572,7 +592,31 @@ impl<'a> GroupReader<'a> {
             queue: Default::default(),
             done: false,
             capacity,
+            partition_counts: Default::default(),
+            partition_count_updates: 0,
         })
+    }
+
+    /// The partition count of each topic, as the Metadata responses read so far give it (the
+    /// latest response wins). Complete for the capture once the iterator returned `None`.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::pcap::{GroupReader, ReaderOptions};
+    /// let bytes = std::fs::read("testdata/pcap/rdkafka-range.pcap").unwrap();
+    /// let mut reader = GroupReader::new(&bytes[..], ReaderOptions::default()).unwrap();
+    /// reader.by_ref().for_each(drop);
+    /// // The clients' Metadata responses: kcp-orders has 6 partitions, kcp-audit 3.
+    /// assert_eq!(reader.partition_counts().get("kcp-orders"), Some(&6));
+    /// assert_eq!(reader.partition_counts().get("kcp-audit"), Some(&3));
+    /// ```
+    pub fn partition_counts(&self) -> &std::collections::BTreeMap<String, i32> {
+        &self.partition_counts
+    }
+
+    /// How many times [`GroupReader::partition_counts`] changed so far: a caller that follows
+    /// the counts while reading copies them only when this moved.
+    pub fn partition_count_updates(&self) -> u64 {
+        self.partition_count_updates
     }
 
     /// Bytes of the capture read so far.
@@ -751,6 +795,7 @@ impl<'a> GroupReader<'a> {
         }
         let mut frames = Vec::new();
         Self::feed(conn, side, &chunks, from_start, &self.options, &mut self.summary, &mut frames);
+        learn_partition_counts(&mut conn.role, &mut self.partition_counts, &mut self.partition_count_updates);
         // Confirmation: a response matched a request.
         if let Role::Kafka { client, decoder, confirmed } = &mut conn.role {
             if !*confirmed && decoder.counts().responses > decoder.counts().unmatched_responses {
@@ -893,6 +938,7 @@ impl<'a> GroupReader<'a> {
             let from_start = conn.dirs[side].from_start;
             Self::feed(&mut conn, side, &chunks, from_start, &self.options, &mut self.summary, &mut frames);
         }
+        learn_partition_counts(&mut conn.role, &mut self.partition_counts, &mut self.partition_count_updates);
         match &mut conn.role {
             Role::Kafka { decoder, client, .. } => {
                 decoder.finish();

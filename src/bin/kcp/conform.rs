@@ -1,12 +1,19 @@
 //! `kcp conform`: judges every group and member of a capture against the conformance rules
 //! (the library's `conform` module) and writes the report; exit 4 when a rule fails.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kafka_consumer_protocol::conform::{Checker, Outcome, Report, RuleResult};
+use kafka_consumer_protocol::client::{Client, ClientError, Deadline, ErrorKind};
+use kafka_consumer_protocol::{DecodeOptions, SubscriptionView};
+
+use kafka_consumer_protocol::assignor::ClusterMetadata;
+use kafka_consumer_protocol::conform::{Checker, Outcome, Report, RuleResult, Seen};
 use kafka_consumer_protocol::pcap::{GroupReader, ReaderOptions};
 use serde_json::{json, Value};
 
+use super::group::{client_config, ConnectionArgs};
 use super::out::note;
 use super::pcap::summary_json;
 use super::text::clean;
@@ -16,14 +23,34 @@ use super::{CliError, Format, Out};
 #[derive(clap::Args, Debug)]
 pub struct ConformArgs {
     /// A pcap or pcapng capture.
-    #[arg(long, value_name = "FILE")]
-    pub pcap: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "groups", conflicts_with = "groups")]
+    pub pcap: Option<PathBuf>,
+    /// A live group to judge from DescribeGroups (repeatable; needs --bootstrap-server or
+    /// --command-config).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// How to reach the cluster (with --group).
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
     /// Broker port (repeatable); without it Kafka connections are found from the traffic.
     #[arg(long = "port", value_name = "P")]
     pub ports: Vec<u16>,
+    /// A topic's partition count (repeatable), for rules that need it; it wins over the count
+    /// the capture's Metadata responses give. Without either, those rules are unknown.
+    #[arg(long = "partitions", value_name = "TOPIC=N", value_parser = parse_partitions)]
+    pub partitions: Vec<(String, i32)>,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+}
+
+fn parse_partitions(s: &str) -> Result<(String, i32), String> {
+    let (topic, n) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected TOPIC=N"))?;
+    let n: i32 = n.parse().map_err(|_| format!("{s:?}: N must be a partition count"))?;
+    if topic.is_empty() || n < 1 {
+        return Err(format!("{s:?}: expected a topic name and a count of at least 1"));
+    }
+    Ok((topic.to_owned(), n))
 }
 
 fn rule_json(r: &RuleResult) -> Value {
@@ -55,18 +82,79 @@ fn rule_text(out: &mut String, indent: &str, r: &RuleResult) {
     }
 }
 
+fn checker(args: &ConformArgs) -> Checker {
+    if args.partitions.is_empty() {
+        Checker::new()
+    } else {
+        Checker::with_metadata(ClusterMetadata::from_counts(args.partitions.iter().cloned()))
+    }
+}
+
+/// Judges live groups from DescribeGroups, with their topics' partition counts from Metadata.
+fn live_report(args: &ConformArgs) -> Result<Report, CliError> {
+    let config = client_config(&args.connection)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Client(ClientError::new(ErrorKind::Unreachable, format!("no runtime: {e}"))))?;
+    let client = Client::new(config).map_err(CliError::config)?;
+    let deadline = Deadline::after(Duration::from_millis(args.connection.timeout_ms));
+    let mut checker = checker(args);
+    runtime.block_on(async {
+        let described = client.describe_groups(&args.groups, deadline).await.map_err(CliError::Client)?;
+        let mut groups = Vec::new();
+        for d in described {
+            let d = d.map_err(CliError::Client)?;
+            if d.group.state == "Dead" && d.group.members.is_empty() {
+                return Err(CliError::Client(ClientError::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "group {} has no classic members (unknown, empty, or a KIP-848 group)",
+                        clean(&d.group.group_id)
+                    ),
+                )));
+            }
+            groups.push(d.group);
+        }
+        // The subscribed topics' partition counts (counts given with --partitions win).
+        let lenient = DecodeOptions::new().lenient(true);
+        let mut topics = BTreeSet::new();
+        for g in &groups {
+            for m in &g.members {
+                if let Ok(sub) = SubscriptionView::decode_with(&m.member_metadata, lenient) {
+                    topics.extend(sub.topics().iter().map(str::to_owned));
+                }
+            }
+        }
+        if !topics.is_empty() {
+            let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+            let metadata = client.metadata(Some(&names), deadline).await.map_err(CliError::Client)?;
+            for t in metadata.topics.iter().filter(|t| t.error_code == 0) {
+                checker.learn_partition_count(&t.name, i32::try_from(t.partition_count()).unwrap_or(i32::MAX));
+            }
+        }
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        for g in &groups {
+            checker.described_group(&Seen { time: now, client_id: None }, g);
+        }
+        Ok(())
+    })?;
+    Ok(checker.finish())
+}
+
 /// Runs `kcp conform`.
 pub fn run_conform(args: &ConformArgs, out: &mut Out) -> Result<(), CliError> {
-    let file = std::fs::File::open(&args.pcap).map_err(|e| CliError::input(format!("{}: {e}", args.pcap.display())))?;
-    let options = ReaderOptions { ports: args.ports.clone(), ..ReaderOptions::default() };
-    let mut reader = GroupReader::new(std::io::BufReader::new(file), options)
-        .map_err(|e| CliError::input(format!("{}: {e}", args.pcap.display())))?;
-    let mut checker = Checker::new();
-    for message in &mut reader {
-        checker.observe(&message);
-    }
-    let summary = reader.summary().clone();
-    let report = checker.finish();
+    let (report, summary) = match &args.pcap {
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+            let options = ReaderOptions { ports: args.ports.clone(), ..ReaderOptions::default() };
+            let mut reader = GroupReader::new(std::io::BufReader::new(file), options)
+                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+            let report = checker(args).check_capture(&mut reader);
+            (report, Some(reader.summary().clone()))
+        }
+        None => (live_report(args)?, None),
+    };
     match args.format {
         Format::Json => out.json_pretty(&report_json(&report))?,
         Format::Text => {
@@ -91,14 +179,16 @@ pub fn run_conform(args: &ConformArgs, out: &mut Out) -> Result<(), CliError> {
         }
     }
     out.flush()?;
-    if let Some(error) = &summary.capture_error {
-        note(&format!("kcp: reading stopped early, the rest of the capture is lost: {}", clean(error)));
+    if let Some(summary) = &summary {
+        if let Some(error) = &summary.capture_error {
+            note(&format!("kcp: reading stopped early, the rest of the capture is lost: {}", clean(error)));
+        }
+        note(&serde_json::to_string(&summary_json(summary)).expect("JSON values serialize"));
     }
-    note(&serde_json::to_string(&summary_json(&summary)).expect("JSON values serialize"));
     if report.has_failure() {
         return Err(CliError::Blocked);
     }
-    if summary.capture_error.is_some() {
+    if summary.is_some_and(|s| s.capture_error.is_some()) {
         return Err(CliError::Reported);
     }
     Ok(())
