@@ -312,6 +312,10 @@ fn payload(kind: &str, hex_text: &Value) -> Payload {
 fn replay(case: &Value, problems: &mut Vec<String>) -> Report {
     let name = case["name"].as_str().unwrap();
     let mut checker = Checker::new();
+    // The topics' partition counts, as a capture's Metadata responses would give them.
+    for (topic, count) in case["partition_counts"].as_object().into_iter().flatten() {
+        checker.learn_partition_count(topic, count.as_i64().unwrap() as i32);
+    }
     let text = |v: &Value| v.as_str().map(str::to_owned);
     let check_hex = |problems: &mut Vec<String>, kind: &str, decoded: &Value, hex_text: &Value| {
         if to_hex(&encode(kind, decoded)) != hex_text.as_str().unwrap() {

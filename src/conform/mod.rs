@@ -1735,6 +1735,29 @@ fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Opt
             subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
         ));
     };
+    // A topic the leader gave no partition of, none withheld: its metadata may not have known
+    // the topic yet (Java's assignors skip a topic without metadata, and the group rejoins when
+    // it appears; kafka-python's first round does this). The capture cannot tell: unknown.
+    let skipped: Vec<&str> = subscribed
+        .iter()
+        .filter(|t| {
+            let n = metadata.topics.get(**t).map_or(0, |i| i.partitions);
+            let given_or_withheld = |p: i32| {
+                owner.contains_key(&((**t).clone(), p))
+                    || (cooperative && members.values().any(|m| m.owned.contains(t, p)))
+            };
+            !(0..n).any(given_or_withheld)
+        })
+        .map(|t| t.as_str())
+        .collect();
+    if !skipped.is_empty() {
+        return Verdict::Unknown(format!(
+            "{held}; no partition of {} was given: the leader's metadata may not have known {} yet (Java's \
+             assignors skip a topic without metadata and the group rejoins when it appears)",
+            skipped.join(","),
+            if skipped.len() == 1 { "it" } else { "them" }
+        ));
+    }
     let mut total = 0usize;
     let mut withheld = 0usize;
     for t in &subscribed {
