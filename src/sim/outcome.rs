@@ -42,6 +42,43 @@ pub struct TimelineEntry {
     pub awaiting: BTreeMap<String, Vec<TopicPartitions>>,
 }
 
+impl TimelineEntry {
+    /// An entry that only records who owns what at `t_ms` (no member, protocol or detail): what
+    /// a timeline drawn from observations rather than a simulation has to say.
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::sim::TimelineEntry;
+    /// use kafka_consumer_protocol::TopicPartitions;
+    /// let owned = [("m1".to_owned(), vec![TopicPartitions::new("orders", [0, 1])])].into();
+    /// let entry = TimelineEntry::ownership(1_000, 3, "stable", owned);
+    /// assert_eq!((entry.t_ms, entry.generation, entry.event.as_str()), (1_000, 3, "stable"));
+    /// assert!(entry.member.is_none() && entry.pending_revocation.is_empty());
+    /// ```
+    pub fn ownership(
+        t_ms: u64,
+        generation: i32,
+        event: impl Into<String>,
+        owned: BTreeMap<String, Vec<TopicPartitions>>,
+    ) -> Self {
+        TimelineEntry {
+            seq: 0,
+            t_ms,
+            generation,
+            event: event.into(),
+            member: None,
+            protocol: None,
+            assignor: None,
+            partitions: Vec::new(),
+            owned,
+            generations: BTreeMap::new(),
+            detail: None,
+            group_protocol: GroupProtocol::default(),
+            pending_revocation: BTreeMap::new(),
+            awaiting: BTreeMap::new(),
+        }
+    }
+}
+
 /// Totals of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Summary {

@@ -1201,23 +1201,9 @@ fn svg(g: &GroupHistory) -> String {
     let mut lanes = PartitionSet::new();
     let mut owned: BTreeMap<String, Vec<TopicPartitions>> = BTreeMap::new();
     let mut names: BTreeMap<&str, String> = BTreeMap::new();
-    let entry =
-        |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| TimelineEntry {
-            seq: 0,
-            t_ms,
-            generation,
-            event: event.to_string(),
-            member: None,
-            protocol: None,
-            assignor: None,
-            partitions: Vec::new(),
-            owned: owned.clone(),
-            generations: BTreeMap::new(),
-            detail: None,
-            group_protocol: Default::default(),
-            pending_revocation: BTreeMap::new(),
-            awaiting: BTreeMap::new(),
-        };
+    let entry = |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| {
+        TimelineEntry::ownership(t_ms, generation, event, owned.clone())
+    };
     let mut moved = 0u64;
     for x in &g.generations {
         let at = t(x.at.timestamp);

@@ -200,23 +200,9 @@ fn svg(group_id: &str, entries: &VecDeque<Arc<Seen>>, now_ms: u64) -> String {
     for (topic, p) in all.iter().take(LANES) {
         lanes.insert(topic, *p);
     }
-    let step =
-        |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| TimelineEntry {
-            seq: 0,
-            t_ms,
-            generation,
-            event: event.to_owned(),
-            member: None,
-            protocol: None,
-            assignor: None,
-            partitions: Vec::new(),
-            owned: owned.clone(),
-            generations: BTreeMap::new(),
-            detail: None,
-            group_protocol: Default::default(),
-            pending_revocation: BTreeMap::new(),
-            awaiting: BTreeMap::new(),
-        };
+    let step = |t_ms: u64, generation: i32, event: &str, owned: &BTreeMap<String, Vec<TopicPartitions>>| {
+        TimelineEntry::ownership(t_ms, generation, event, owned.clone())
+    };
     let mut timeline = Vec::new();
     let mut owned: BTreeMap<String, Vec<TopicPartitions>> = BTreeMap::new();
     let mut before: Option<&Seen> = None;
