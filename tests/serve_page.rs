@@ -200,6 +200,23 @@ async fn until_rows(c: &Client, body: &str, what: &str, check: impl Fn(&[Vec<Str
     }
 }
 
+/// Clicks the element that `find` (a script given `arg`) returns, found and clicked in one
+/// script, retried until it exists. The live updates replace the table bodies every collection,
+/// so an element handle found by one WebDriver call can be stale at the next (seen in a run:
+/// StaleElementReference on a row's Chart box).
+async fn click(c: &Client, find: &str, arg: Value, what: &str) {
+    let script = format!("var e = (function () {{ {find} }}).apply(null, arguments); if (!e) {{ return false; }} e.click(); return true;");
+    let started = Instant::now();
+    loop {
+        let clicked = c.execute(&script, vec![arg.clone()]).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        if clicked == json!(true) {
+            return;
+        }
+        assert!(started.elapsed() < SHOW, "{what}: not found within {SHOW:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// No JavaScript error, no policy violation, and the script ran.
 async fn no_script_errors(c: &Client, page: &str) {
     let v = c
@@ -496,7 +513,8 @@ async fn check_pages(
     }
 
     // The group named with markup: followed from its link, its name text everywhere.
-    c.find(Locator::LinkText(&shown(hostile))).await.expect("the group's link").click().await.expect("follow");
+    let link = "var name = arguments[0]; return Array.from(document.querySelectorAll('#groups-body a')).find(function (a) { return a.textContent === name; });";
+    click(c, link, json!(shown(hostile)), "the group's link").await;
     c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
     let h1 = c.find(Locator::Css("h1 .group-id")).await.expect("heading").text().await.unwrap();
     assert_eq!(h1, shown(hostile));
@@ -640,7 +658,7 @@ async fn check_pages(
     let before = chart_points(c).await;
     // Partition 0 ticked for its own chart: drawn, its data in a table, kept in the page's address.
     let pick = format!("#offsets-body input.chart-pick[value='{topic}:0']");
-    c.find(Locator::Css(&pick)).await.expect("partition 0's Chart box").click().await.expect("tick");
+    click(c, "return document.querySelector(arguments[0]);", json!(pick), "partition 0's Chart box").await;
     let samples = until_rows(c, "partition-body", "partition 0's chart", |r| {
         !r.is_empty() && r.iter().all(|row| row[0] == format!("{topic}-0") && row[2] == committed_0)
     })
