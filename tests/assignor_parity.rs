@@ -30,5 +30,14 @@ fn java_parity() {
     eprintln!("{}", tally.table("java-parity"));
     assert!(tally.checked.values().sum::<usize>() >= 800, "expected >= 800 comparisons, checked {:?}", tally.checked);
     failures.extend(tally.net_at_least(TALLY_FLOOR).err());
+    // Issue 38: no group ends with more rack mismatches than Java's at equal balance.
+    failures.extend(tally.mismatches_at_most_javas(0).err());
+    // Ours move more partitions than Java's in all here (615 against 611 with `sticky`, 612
+    // against 608 with `cooperative-sticky`): groups 213 and 220 remove 6 rack mismatches Java
+    // keeps, and two members (one of them without a rack) can only swap, 2 moves per mismatch
+    // (12 in all; the objective puts mismatches before every move), while ours moves 9 (8) fewer
+    // than Java on the others. Over the groups where ours is no better on balance or mismatches,
+    // ours move no more than Java's.
+    failures.extend(tally.moves_at_most_javas_without_trade().err());
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -23,8 +23,10 @@ use assignor_common::parity::run_set;
 /// run time, 57 with the rack chains' first budget (64 examined pairs per partition), where 6 more
 /// rebalances here ended with more rack mismatches than Java's, 69 with 1,024, and 79 since the
 /// rack passes swap partitions back to their owners; 77 with issue 38's order (rack mismatches
-/// before every move: fewer mismatches, more moves).
-const TALLY_FLOOR: i64 = 77;
+/// before every move: fewer mismatches, more moves); 83 since a chain search with other
+/// subscriptions offers each (rack, topic) list of members once and `cooperative-sticky` runs the
+/// chains' last stage too (030 and 039 no longer end with more mismatches than Java's).
+const TALLY_FLOOR: i64 = 83;
 
 #[test]
 fn java_parity_racks_large() {
@@ -33,9 +35,8 @@ fn java_parity_racks_large() {
     eprintln!("{}", tally.table("java-parity-racks-large"));
     assert!(tally.checked["sticky"] >= 40, "expected >= 40 large rack scenarios, checked {:?}", tally.checked);
     failures.extend(tally.net_at_least(TALLY_FLOOR).err());
-    // Issue 38: per strategy, at most the one listed group (030 sticky, 039 cooperative-sticky)
-    // ends with more rack mismatches than Java's at equal balance, and ours move fewer
-    // partitions in all.
-    failures.extend(tally.mismatches_and_moves_at_most_javas(1).err());
+    // Issue 38: no group ends with more rack mismatches than Java's at equal balance, and ours
+    // move fewer partitions in all.
+    failures.extend(tally.mismatches_and_moves_at_most_javas(0).err());
     assert!(failures.is_empty(), "{} parity failures:\n{}", failures.len(), failures.join("\n"));
 }

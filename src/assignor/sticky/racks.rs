@@ -142,15 +142,16 @@ pub(super) const MOVE_OWNED_FOR_RACK: bool = true;
 /// off its racks and the holder may take; sizes unchanged), or, when every member subscribes to
 /// every topic, by a direct move from a member holding one more (the multiset of sizes is
 /// unchanged). Each step lowers the number of mismatches, so this terminates. Partitions the
-/// target member owned before are handed back last. `take_from_suited_owners`: the chains' last
-/// stage ([`ChainStage::AnyMove`]) runs.
+/// target member owned before are handed back last. `cooperative`: the chains' last stage
+/// ([`ChainStage::AnyMove`]) is kept only where it completes within the budget (see
+/// [`rack_chains`]).
 pub(super) fn rack_align(
     target: &mut [u32],
     topics: &Topics<'_>,
     subs: &[&Vec<u32>],
     racks: &Racks,
     claims: &Claims,
-    take_from_suited_owners: bool,
+    cooperative: bool,
 ) {
     let nm = subs.len();
     let uniform = nm > 0 && subs.iter().all(|s| s.len() == topics.len());
@@ -221,7 +222,7 @@ pub(super) fn rack_align(
         }
     }
     if rack_swap_via_third_rack(target, topics, (!uniform).then_some(&bits), racks, claims) {
-        rack_chains(target, topics, subs, &bits, uniform, racks, claims, take_from_suited_owners);
+        rack_chains(target, topics, subs, &bits, uniform, racks, claims, cooperative);
     }
     swap_back_to_owners(target, topics, &bits, racks, claims);
 }
@@ -302,7 +303,9 @@ fn swap_back_to_owners(target: &mut [u32], topics: &Topics<'_>, bits: &SubBits, 
 /// java-parity-racks-large (257-1,000 members): at 64 per partition, 11 sticky and cooperative
 /// rebalances ended with more rack mismatches than Java's; at 1,024, 5. The slowest first round
 /// there went from 84 to 103 ms, the 80 first rounds from 0.45 to 0.89 s; the benchmark shapes
-/// never exhaust either budget.
+/// never exhaust either budget. Since a search with other subscriptions offers each (rack,
+/// topic) list of members once (issue 38), none of those groups ends with more mismatches than
+/// Java's at equal balance.
 const CHAIN_BUDGET_PER_PARTITION: usize = 1024;
 /// See [`CHAIN_BUDGET_PER_PARTITION`].
 const CHAIN_BUDGET_BASE: usize = 65_536;
@@ -353,7 +356,7 @@ fn rack_chains(
     uniform: bool,
     racks: &Racks,
     claims: &Claims,
-    take_from_suited_owners: bool,
+    cooperative: bool,
 ) {
     let nm = bits.rows();
     let mut held: Vec<Vec<u32>> = vec![Vec::new(); nm];
@@ -379,12 +382,45 @@ fn rack_chains(
     // it may break the balance, checked then (and only if it held before).
     let shifts = uniform || balanced(target, topics, subs);
     let nr = racks.rstart.len() - 1;
+    // With other subscriptions, per (rack slot, topic) the members of that rack (the last slot:
+    // without a rack) that subscribe to the topic, in rank order: a search offers each list at
+    // most once. (Scanning a whole rack for every partition offered cost a failed search on a
+    // 862-member group, 666 of them on one rack, about half the pass's budget: the budget ran
+    // out with 541 rack mismatches left, where the searches find all but 441.)
+    // Stored as lists of (key, rank) pairs sorted by key, then rank, key = slot * topics + topic:
+    // as many entries as there are subscriptions, however many racks and topics.
+    let mut slot_topic: Vec<(usize, u32)> = Vec::new();
+    if !uniform {
+        for slot in 0..=nr {
+            let group = if slot == nr { &rackless[..] } else { racks.on_rack(slot as u32) };
+            for &m in group {
+                slot_topic.extend(subs[m as usize].iter().map(|&t| (slot * topics.len() + t as usize, m)));
+            }
+        }
+        slot_topic.sort_unstable();
+    }
+    let mut slot_topic_keys: Vec<usize> = Vec::new();
+    let mut slot_topic_start: Vec<u32> = Vec::new();
+    for (i, &(key, _)) in slot_topic.iter().enumerate() {
+        if slot_topic_keys.last() != Some(&key) {
+            slot_topic_keys.push(key);
+            slot_topic_start.push(i as u32);
+        }
+    }
+    slot_topic_start.push(slot_topic.len() as u32);
+    let slot_topic_done = vec![0; slot_topic_keys.len()];
+    let slot_topic_members = slot_topic.into_iter().map(|(_, m)| m).collect();
     let mut search = ChainSearch {
         stamp: 0,
         seen: vec![0; nm],
         reached_by: vec![(NONE, NONE); nm],
         unlocked: vec![false; nm],
         rack_done: vec![0; nr + 1],
+        slot_topic_keys,
+        slot_topic_start,
+        slot_topic_members,
+        slot_topic_done,
+        topic_count: topics.len(),
         queue: Vec::new(),
         rackless,
         uniform,
@@ -399,12 +435,18 @@ fn rack_chains(
     // the members of the chain being closed.
     let mut by_rack: Option<Vec<Vec<u32>>> = None;
     let mut on_path: Vec<u32> = Vec::new();
-    let stages: &[ChainStage] = if take_from_suited_owners {
-        &[ChainStage::NoMove, ChainStage::OffRackMoves, ChainStage::AnyMove]
-    } else {
-        &[ChainStage::NoMove, ChainStage::OffRackMoves]
-    };
-    for &stage in stages {
+    // With `cooperative-sticky`, the last stage's chains are kept only where the stage completes
+    // within the budget: each follow-up round places the withheld partitions anew, and a stage
+    // cut short wherever the budget happens to run out takes from different owners each round
+    // (with the searches' old cost, a 548-member rebalance went on past 10 follow-up rounds).
+    let mut before_last_stage: Option<Vec<u32>> = None;
+    for stage in [ChainStage::NoMove, ChainStage::OffRackMoves, ChainStage::AnyMove] {
+        if search.budget == 0 {
+            return;
+        }
+        if cooperative && matches!(stage, ChainStage::AnyMove) {
+            before_last_stage = Some(target.to_vec());
+        }
         let mut last_failure: Option<(u32, u32, &[u32], usize)> = None;
         for p in 0..target.len() as u32 {
             let h = target[p as usize];
@@ -412,7 +454,7 @@ fn rack_chains(
                 continue;
             }
             if search.budget == 0 {
-                return;
+                break;
             }
             // The same search as the last one, which failed, with nothing changed since.
             let t = topics.topic_of(p);
@@ -502,6 +544,9 @@ fn rack_chains(
                 last_failure = Some((h, t, racks.of_partition(p), chains));
             }
         }
+    }
+    if let Some(before) = before_last_stage.filter(|_| search.budget == 0) {
+        target.copy_from_slice(&before);
     }
 }
 
@@ -626,6 +671,15 @@ struct ChainSearch {
     unlocked: Vec<bool>,
     /// Per rack id, and one more slot for the members without a rack.
     rack_done: Vec<u32>,
+    /// With other subscriptions: the (rack slot, topic) pairs some member has, as keys
+    /// `slot * topic_count + topic` (sorted), and per key its members (`slot_topic_members`
+    /// from `slot_topic_start[i]` to `slot_topic_start[i + 1]`, rank order) and the search that
+    /// offered them all already.
+    slot_topic_keys: Vec<usize>,
+    slot_topic_start: Vec<u32>,
+    slot_topic_members: Vec<u32>,
+    slot_topic_done: Vec<u32>,
+    topic_count: usize,
     queue: Vec<u32>,
     rackless: Vec<u32>,
     uniform: bool,
@@ -681,6 +735,31 @@ impl ChainSearch {
         let owner = if claims.tie[q as usize] { NONE } else { claims.owner[q as usize] };
         let t = topics.topic_of(q);
         let rackless_slot = self.rack_done.len() - 1;
+        if !self.uniform {
+            // Each (slot, topic) list once per search: every member in it is reached then.
+            let slots = racks.of_partition(q).iter().map(|&r| r as usize);
+            for slot in slots.chain(std::iter::once(rackless_slot)) {
+                let Ok(key) = self.slot_topic_keys.binary_search(&(slot * self.topic_count + t as usize)) else {
+                    continue;
+                };
+                if self.slot_topic_done[key] == self.stamp {
+                    continue;
+                }
+                self.slot_topic_done[key] = self.stamp;
+                let (from, to) = (self.slot_topic_start[key] as usize, self.slot_topic_start[key + 1] as usize);
+                for i in from..to {
+                    let b = self.slot_topic_members[i];
+                    self.budget = self.budget.saturating_sub(1);
+                    if self.seen[b as usize] != self.stamp {
+                        self.seen[b as usize] = self.stamp;
+                        self.reached_by[b as usize] = (giver, q);
+                        self.unlocked[b as usize] = b == owner;
+                        self.queue.push(b);
+                    }
+                }
+            }
+            return;
+        }
         let groups = racks.of_partition(q).iter().map(|&r| (r as usize, racks.on_rack(r)));
         for (slot, group) in groups.chain(std::iter::once((rackless_slot, &self.rackless[..]))) {
             if self.uniform && self.rack_done[slot] == self.stamp {
@@ -820,7 +899,7 @@ mod tests {
         for &(t, p, m) in placed {
             target[flat(t, p)] = rank(m);
         }
-        rack_align(&mut target, &topics, &subs, &racks, &claims, true);
+        rack_align(&mut target, &topics, &subs, &racks, &claims, false);
         let mismatches = (0..target.len() as u32).filter(|&p| racks.mismatch(target[p as usize], p)).count();
         let holder = placed
             .iter()

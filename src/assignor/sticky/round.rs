@@ -65,12 +65,9 @@ pub(super) fn lead(
     let active_racks = racks.as_ref().filter(|r| r.active);
     let mut owner = sticky_target(&topics, &subs, &claims, active_racks);
     if let Some(racks) = active_racks {
-        // The chains' last stage (a partition taken from an owner on its rack to remove a
-        // mismatch) only for `sticky`: with `cooperative-sticky` each follow-up round places the
-        // withheld partitions anew and the stage found new owners to take from, so a 548-member
-        // rebalance (`tests/assignor_lookahead.rs`) went on past 10 follow-up rounds. Within the
-        // polish both strategies get the objective's order exactly.
-        rack_align(owner.ranks_mut(), &topics, &subs, racks, &claims, !cooperative);
+        // With `cooperative-sticky` the chains' last stage (a partition taken from an owner on
+        // its rack to remove a mismatch) is kept only where it completes within its budget.
+        rack_align(owner.ranks_mut(), &topics, &subs, racks, &claims, cooperative);
     }
     // Without racks, the only possible gain is a partition moved away from its valid owner (the
     // balance is already optimal): fresh groups and kept assignments skip the polish.
