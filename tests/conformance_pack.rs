@@ -124,48 +124,69 @@ fn encode(kind: &str, decoded: &Value) -> Vec<u8> {
     }
 }
 
-/// Every way a golden case disagrees with the crate or with the Java file it came from.
-fn golden_problems(pack: &Value) -> Vec<String> {
+/// One case of a payload pack (golden or malformed), with the Java-made file it came from.
+struct PayloadCase<'a> {
+    case: &'a Value,
+    kind: &'a str,
+    bytes: Vec<u8>,
+    java: Value,
+}
+
+/// Walks a payload pack: `check` names each way a case disagrees (with the crate, or with its
+/// Java-made source); the problems come back prefixed by the case's name.
+fn payload_problems(pack: &Value, check: impl Fn(&PayloadCase<'_>) -> Vec<String>) -> Vec<String> {
     let mut problems = Vec::new();
     for case in cases(pack) {
         let name = case["name"].as_str().unwrap();
-        let kind = case["kind"].as_str().unwrap();
-        let bytes = hex(case["hex"].as_str().unwrap());
-        let java = source(case);
-        if java["hex"] != case["hex"] || java["expect"] != case["decoded"] || java["canonical"] != case["canonical"] {
+        let walked = PayloadCase {
+            case,
+            kind: case["kind"].as_str().unwrap(),
+            bytes: hex(case["hex"].as_str().unwrap()),
+            java: source(case),
+        };
+        if walked.java["hex"] != case["hex"] {
             problems.push(format!("{name}: differs from Java's {}", case["source"]["file"]));
         }
-        if case["version"] != case["decoded"]["version"] {
-            problems.push(format!("{name}: version"));
-        }
-        match decode(kind, &bytes, DecodeOptions::new()) {
-            Ok(got) if got == case["decoded"] => {}
-            other => problems.push(format!("{name}: the crate decodes {other:?}")),
-        }
-        if case["canonical"] == true && encode(kind, &case["decoded"]) != bytes {
-            problems.push(format!("{name}: the crate encodes other bytes"));
-        }
+        problems.extend(check(&walked).into_iter().map(|p| format!("{name}: {p}")));
     }
     problems
 }
 
+/// Every way a golden case disagrees with the crate or with the Java file it came from.
+fn golden_problems(pack: &Value) -> Vec<String> {
+    payload_problems(pack, |PayloadCase { case, kind, bytes, java }| {
+        let mut problems = Vec::new();
+        if java["expect"] != case["decoded"] || java["canonical"] != case["canonical"] {
+            problems.push(format!("differs from Java's {}", case["source"]["file"]));
+        }
+        if case["version"] != case["decoded"]["version"] {
+            problems.push("version".to_owned());
+        }
+        match decode(kind, bytes, DecodeOptions::new()) {
+            Ok(got) if got == case["decoded"] => {}
+            other => problems.push(format!("the crate decodes {other:?}")),
+        }
+        if case["canonical"] == true && &encode(kind, &case["decoded"]) != bytes {
+            problems.push("the crate encodes other bytes".to_owned());
+        }
+        problems
+    })
+}
+
+/// Every way a malformed case disagrees with Java's outcome, the lenient reading or the crate's.
 fn malformed_problems(pack: &Value) -> Vec<String> {
-    let mut problems = Vec::new();
-    for case in cases(pack) {
-        let name = case["name"].as_str().unwrap();
-        let kind = case["kind"].as_str().unwrap();
-        let bytes = hex(case["hex"].as_str().unwrap());
-        let java = source(case);
+    payload_problems(pack, |PayloadCase { case, kind, bytes, java }| {
+        let mut problems = Vec::new();
         let java_outcome = match java["expect"].get("error") {
             Some(error) => json!({"ok": false, "error": error}),
             None => json!({"ok": true, "decoded": java["expect"]}),
         };
-        if java["hex"] != case["hex"] || java_outcome != case["java"] {
-            problems.push(format!("{name}: differs from Java's {}", case["source"]["file"]));
+        if java_outcome != case["java"] {
+            problems.push(format!("differs from Java's {}", case["source"]["file"]));
         }
         let lenient_reading = java.get("lenient_expect").map(|l| json!({"ok": true, "decoded": l}));
         if lenient_reading.unwrap_or(Value::Null) != case["lenient_reading"] {
-            problems.push(format!("{name}: lenient reading differs from {}", case["source"]["file"]));
+            problems.push(format!("lenient reading differs from {}", case["source"]["file"]));
         }
         for (mode, options) in [
             ("default", DecodeOptions::new()),
@@ -176,19 +197,19 @@ fn malformed_problems(pack: &Value) -> Vec<String> {
             let got = if bytes.is_empty() {
                 json!({"ok": false, "error_kind": "invalid_input"})
             } else {
-                outcome_json(decode(kind, &bytes, options))
+                outcome_json(decode(kind, bytes, options))
             };
             if got != recorded(&case["kcp"][mode]) {
-                problems.push(format!("{name}: the crate's {mode} decode gives {got}"));
+                problems.push(format!("the crate's {mode} decode gives {got}"));
             }
         }
         // The crate refuses exactly what Java refuses (bar the one recorded divergence).
         let refuses = case["kcp"]["default"]["ok"] == false;
         if refuses != (case["java"]["ok"] == false) && case.get("kcp_divergence").is_none() {
-            problems.push(format!("{name}: the crate and Java disagree on refusing it"));
+            problems.push("the crate and Java disagree on refusing it".to_owned());
         }
-    }
-    problems
+        problems
+    })
 }
 
 fn flatten(runs: &Value) -> Vec<(String, i64)> {

@@ -1,7 +1,9 @@
 //! `kcp conform --bootstrap-server --group` on live groups (issue 37): a group of Java consumers
 //! (cooperative-sticky) passes every rule a description can judge, on Kafka 3.9.1 and 4.1.1, and
 //! a hand-driven member with a misspelt protocol name and a leader's assignment that leaves
-//! partitions unassigned fails `protocol.names` and `leader.assignment` (exit 4).
+//! partitions unassigned fails `protocol.names` and `leader.assignment` (exit 4). A KIP-848 group
+//! of Java members (`group.protocol=consumer`, Kafka 4.1.1) is judged from ConsumerGroupDescribe:
+//! it passes, and fails `leader.assignment` when told the topic has one partition more.
 //!
 //! Clusters (tools/live/kafka.sh; CI starts them): `k39` (Kafka 3.9.1) and `k41` (4.1.1), shared.
 
@@ -21,9 +23,15 @@ use serde_json::Value;
 
 /// `kcp conform --bootstrap-server B --group G`: exit status and JSON report.
 fn conform(cluster: &Cluster, group: &str) -> (i32, Value) {
+    conform_with(cluster, group, &[])
+}
+
+/// `kcp conform --bootstrap-server B --group G EXTRA...`: exit status and JSON report.
+fn conform_with(cluster: &Cluster, group: &str, extra: &[&str]) -> (i32, Value) {
     // kcp's own deadline bounds the run (--timeout-ms).
     let output = Command::new(env!("CARGO_BIN_EXE_kcp"))
         .args(["conform", "--bootstrap-server", &cluster.bootstrap, "--group", group, "--timeout-ms", "30000"])
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .expect("kcp runs");
@@ -176,4 +184,63 @@ fn a_misnamed_protocol_and_an_incomplete_assignment_fail() {
     assert_eq!(names.len(), 1);
     assert_eq!(names[0]["result"], "fail", "{report:#}");
     assert!(names[0]["evidence"].as_str().unwrap().contains("\"roundrobin\""), "{report:#}");
+}
+
+/// A KIP-848 group of two Java 4.1.1 members (`group.protocol=consumer`): judged from
+/// ConsumerGroupDescribe (it was `not_found` before), every check a description allows passes
+/// once the group is Stable; told the topic has a partition more than it has (`--partitions`),
+/// the coordinator's assignment leaves it to nobody and `leader.assignment` fails (exit 4).
+#[test]
+fn a_kip848_group_is_judged_from_consumer_group_describe() {
+    let Some(cluster) = Cluster::shared("k41") else { return };
+    let topic = live::unique_name("conform-848-t");
+    let group = live::unique_name("conform-848-g");
+    cluster.create_topic(&topic, 4);
+    let options =
+        |id: &str| MemberOptions::new(&group, [&topic]).group_protocol("consumer").client_id(id).duration_s(60);
+    let mut a = cluster.java(&options("conform-848-a"));
+    let mut b = cluster.java(&options("conform-848-b"));
+    live::wait_settled(
+        &mut [&mut a, &mut b],
+        &live::partitions(&topic, 0..4),
+        Duration::from_secs(40),
+        Duration::from_secs(1),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    let report = loop {
+        let (code, report) = conform(&cluster, &group);
+        if code == 0 && member_rules(&report, "consumer.epoch").all(|r| r["result"] == "pass") {
+            break report;
+        }
+        // Reconciling for a moment after the members settle is unknown, never a failure.
+        assert_ne!(code, 4, "{report:#}");
+        assert!(started.elapsed() < Duration::from_secs(20), "never converged: {report:#}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(report["groups"][0]["group_protocol"], "consumer", "{report:#}");
+    let names = group_rule(&report, "protocol.names");
+    assert_eq!(names["result"], "pass", "{names}");
+    assert!(names["evidence"].as_str().unwrap().contains("\"uniform\""), "{names}");
+    let leader = group_rule(&report, "leader.assignment");
+    assert_eq!(leader["result"], "pass", "{leader}");
+    let evidence = leader["evidence"].as_str().unwrap();
+    assert!(
+        evidence.contains("4 partitions owned, none by two members; 4 targeted, none twice")
+            && evidence.contains("every subscribed partition targeted"),
+        "{leader}"
+    );
+    assert_eq!(report["groups"][0]["members"].as_array().unwrap().len(), 2, "{report:#}");
+    for rule in ["consumer.assignment", "consumer.epoch"] {
+        assert!(member_rules(&report, rule).all(|r| r["result"] == "pass"), "{rule}: {report:#}");
+    }
+    assert!(member_rules(&report, "payload.strict").all(|r| r["result"] == "unknown"), "{report:#}");
+    // One partition more than the topic has: the coordinator targeted it at nobody.
+    let (code, report) = conform_with(&cluster, &group, &["--partitions", &format!("{topic}=5")]);
+    assert_eq!(code, 4, "{report:#}");
+    let leader = group_rule(&report, "leader.assignment");
+    assert!(leader["evidence"].as_str().unwrap().contains(&format!("targeted at nobody: {topic}-4")), "{leader}");
+    for m in [&mut a, &mut b] {
+        m.terminate(Duration::from_secs(20)).unwrap();
+    }
 }

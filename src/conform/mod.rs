@@ -38,7 +38,7 @@ use crate::{
 mod tests;
 
 /// The stable rule names, in report order.
-pub const RULES: [&str; 11] = [
+pub const RULES: [&str; 13] = [
     "payload.strict",
     "protocol.names",
     "cooperative.owned",
@@ -50,6 +50,8 @@ pub const RULES: [&str; 11] = [
     "static.instance",
     "rack",
     "timeouts",
+    "consumer.assignment",
+    "consumer.epoch",
 ];
 
 /// The rules judged per group: whether the members share a protocol, and the leader's answer.
@@ -69,6 +71,13 @@ pub const MEMBER_RULES: [&str; 10] = [
     "rack",
     "timeouts",
 ];
+
+/// The rules judged only on members of a KIP-848 group (`group.protocol=consumer`, described by
+/// ConsumerGroupDescribe), reported after [`MEMBER_RULES`] for those members.
+pub const CONSUMER_MEMBER_RULES: [&str; 2] = ["consumer.assignment", "consumer.epoch"];
+
+/// The server-side assignors Kafka ships (`group.consumer.assignors`).
+pub const KAFKA_SERVER_ASSIGNORS: [&str; 2] = ["uniform", "range"];
 
 /// The strategy names Java and librdkafka give their assignors.
 pub const JAVA_NAMES: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative-sticky"];
@@ -179,6 +188,14 @@ fn consequence(rule: &str) -> &'static str {
         }
         "rack" => "rack-aware assignment moves partitions whenever the rack changes",
         "timeouts" => "the broker refuses the join (INVALID_SESSION_TIMEOUT)",
+        "consumer.assignment" => {
+            "the member consumes partitions of topics it does not subscribe to (or the coordinator's target \
+             gives it some): records it did not ask for are processed, and their subscribers miss them"
+        }
+        "consumer.epoch" => {
+            "a member that does not reach its target assignment holds the partitions others wait for: the \
+             group stays Reconciling and those partitions are not consumed"
+        }
         _ => "",
     }
 }
@@ -254,7 +271,53 @@ pub fn judge_assignment(bytes: &[u8]) -> RuleResult {
     tally.result("payload.strict")
 }
 
+/// `payload.strict` of a payload the capture reader already decoded: its version and trailing
+/// bytes when Java's reader takes it as the reader did (no lenient repair), so it is not decoded
+/// again; `None` otherwise.
+fn java_reading(payload: &Payload) -> Option<(i16, usize)> {
+    match payload {
+        Payload::Subscription(s) => {
+            let v = s.view();
+            v.repair().is_none().then(|| (v.version(), v.trailing_bytes()))
+        }
+        Payload::Assignment(a) => {
+            let v = a.view();
+            v.repair().is_none().then(|| (v.version(), v.trailing_bytes()))
+        }
+        _ => None,
+    }
+}
+
+/// `payload.strict` of one decoded payload (see [`java_reading`]), else of its bytes.
+fn judge_received_into(tally: &mut Tally, payload: &Payload, subscription: bool, context: impl FnOnce() -> String) {
+    match (java_reading(payload), payload) {
+        (Some(reading), _) => judge_payload_reading(tally, Ok(reading), &[], subscription, context),
+        (None, Payload::Subscription(_) | Payload::Assignment(_)) => {
+            judge_payload_into(tally, &payload.bytes(), subscription, context)
+        }
+        (None, Payload::Invalid { bytes, .. }) => judge_payload_into(tally, bytes, subscription, context),
+        (None, Payload::Raw(_) | Payload::Empty) => {}
+    }
+}
+
 fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, context: impl FnOnce() -> String) {
+    let java = if subscription {
+        SubscriptionView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
+    } else {
+        AssignmentView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
+    };
+    judge_payload_reading(tally, java, bytes, subscription, context)
+}
+
+/// `payload.strict` from Java's reading of the bytes (its version and trailing bytes, or its
+/// error); `bytes` are read leniently only on an error.
+fn judge_payload_reading(
+    tally: &mut Tally,
+    java: Result<(i16, usize), crate::DecodeError>,
+    bytes: &[u8],
+    subscription: bool,
+    context: impl FnOnce() -> String,
+) {
     let what = if subscription { "subscription" } else { "assignment" };
     let prefix = move || {
         let context = context();
@@ -263,11 +326,6 @@ fn judge_payload_into(tally: &mut Tally, bytes: &[u8], subscription: bool, conte
         } else {
             format!("{context}: ")
         }
-    };
-    let java = if subscription {
-        SubscriptionView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
-    } else {
-        AssignmentView::decode(bytes).map(|v| (v.version(), v.trailing_bytes()))
     };
     match java {
         Ok((version, 0)) => tally.pass(|| format!("{}{what} v{version} decodes with Java's reader", prefix())),
@@ -307,7 +365,23 @@ struct RoundMember {
     topics: BTreeSet<String>,
     owned: PartitionSet,
     generation: i32,
-    subscription: Option<crate::Subscription>,
+    /// The subscription as received (shares the frame's bytes; decoded once).
+    subscription: Option<SubscriptionBuf>,
+}
+
+impl RoundMember {
+    /// A member of the round as its subscription (in the leader's JoinGroup response, or a
+    /// described group's member metadata) shows it.
+    fn joined(subscription: &SubscriptionBuf, instance: Option<String>) -> Self {
+        let view = subscription.view();
+        RoundMember {
+            instance,
+            topics: view.topics().iter().map(str::to_owned).collect(),
+            owned: PartitionSet::from_list(view.owned_partitions()),
+            generation: view.generation_id(),
+            subscription: Some(subscription.clone()),
+        }
+    }
 }
 
 /// The leader's view of one round (its JoinGroup response).
@@ -367,6 +441,9 @@ struct GroupState {
     instance_connections: BTreeMap<String, (SocketAddr, Option<SocketAddr>)>,
     /// The instance id each `(client host, client id)` last joined with.
     client_instances: BTreeMap<(std::net::IpAddr, String), Option<String>>,
+    /// Described by ConsumerGroupDescribe: a KIP-848 group (its members carry
+    /// [`CONSUMER_MEMBER_RULES`] too).
+    consumer_protocol: bool,
 }
 
 /// A JoinGroup request waiting for its response (its member id may be empty).
@@ -382,6 +459,9 @@ struct PendingJoin {
 pub struct GroupReport {
     /// The group id.
     pub group_id: String,
+    /// `classic` (JoinGroup/SyncGroup, a capture or DescribeGroups) or `consumer` (a KIP-848 group
+    /// described by ConsumerGroupDescribe).
+    pub group_protocol: &'static str,
     /// The group-level rules ([`GROUP_RULES`]).
     pub rules: Vec<RuleResult>,
     /// The members, by member id.
@@ -395,7 +475,8 @@ pub struct MemberReport {
     pub member_id: String,
     /// The client id of its requests, when seen.
     pub client_id: Option<String>,
-    /// The member-level rules ([`MEMBER_RULES`]).
+    /// The member-level rules ([`MEMBER_RULES`], then, in a KIP-848 group,
+    /// [`CONSUMER_MEMBER_RULES`]).
     pub rules: Vec<RuleResult>,
 }
 
@@ -507,22 +588,30 @@ impl Checker {
     /// ```
     pub fn check_capture(mut self, reader: &mut crate::pcap::GroupReader<'_>) -> Report {
         let mut updates = 0;
-        while let Some(message) = reader.next() {
+        while let Some(mut message) = reader.next() {
             if reader.partition_count_updates() != updates {
                 updates = reader.partition_count_updates();
                 for (topic, &n) in reader.partition_counts() {
                     self.learn_partition_count(topic, n);
                 }
             }
-            self.observe(&message);
+            // The message is ours: its client id moves into the evidence's context, uncopied.
+            let seen = Seen { time: message.timestamp, client_id: message.frame.client_id.take() };
+            self.observe_seen(seen, &message);
         }
         self.finish()
     }
 
     /// Feeds one captured message.
     pub fn observe(&mut self, message: &GroupMessage) {
+        let seen = Seen { time: message.timestamp, client_id: message.frame.client_id.clone() };
+        self.observe_seen(seen, message)
+    }
+
+    /// [`Checker::observe`] with the message's time and client id in `seen` (its frame's
+    /// `client_id` is not read).
+    fn observe_seen(&mut self, seen: Seen, message: &GroupMessage) {
         let f = &message.frame;
-        let seen = Seen { time: message.timestamp, client_id: f.client_id.clone() };
         self.latest = self.latest.max(message.timestamp);
         match (&f.body, f.direction) {
             (GroupBody::JoinGroupRequest(b), _) => {
@@ -577,14 +666,14 @@ impl Checker {
     /// same host and client id) and finds two live processes sharing one instance id.
     pub fn join_request_from(&mut self, seen: &Seen, from: Option<SocketAddr>, request: &JoinGroupRequest<Payload>) {
         self.latest = self.latest.max(seen.time);
-        let group = self.groups.entry(request.group_id.clone()).or_default();
+        let group = entry_of(&mut self.groups, &request.group_id);
         if request.member_id.is_empty() {
             group.fresh_joins.insert(seen.client_id.clone(), seen.time);
         }
         let fresh = request.member_id.is_empty();
         let mut scratch = MemberState::default();
         let member: &mut MemberState =
-            if fresh { &mut scratch } else { group.members.entry(request.member_id.clone()).or_default() };
+            if fresh { &mut scratch } else { entry_of(&mut group.members, &request.member_id) };
         member.joined = true;
         if seen.client_id.is_some() {
             member.client_id = seen.client_id.clone();
@@ -625,11 +714,8 @@ impl Checker {
         for p in &request.protocols {
             let context = || evidence(seen, id, None, &format!("protocol {:?}", p.name));
             match &p.metadata {
-                Payload::Subscription(s) => {
-                    judge_payload_into(member.tally("payload.strict"), s.as_bytes(), true, context)
-                }
-                Payload::Invalid { bytes, .. } => {
-                    judge_payload_into(member.tally("payload.strict"), bytes, true, context)
+                Payload::Subscription(_) | Payload::Invalid { .. } => {
+                    judge_received_into(member.tally("payload.strict"), &p.metadata, true, context)
                 }
                 Payload::Raw(_) | Payload::Empty | Payload::Assignment(_) => continue,
             }
@@ -793,7 +879,7 @@ impl Checker {
         members: &[JoinGroupMember<Payload>],
     ) {
         self.latest = self.latest.max(seen.time);
-        let group = self.groups.entry(group_id.to_owned()).or_default();
+        let group = entry_of(&mut self.groups, group_id);
         // Fold what a first join said (kept under a placeholder) into the member it became.
         if let Some((_, offered, req_seen)) = request {
             let key = format!("\u{0}fresh:{}", req_seen.at());
@@ -832,7 +918,7 @@ impl Checker {
         if member_id.is_empty() {
             return;
         }
-        let member = group.members.entry(member_id.to_owned()).or_default();
+        let member = entry_of(&mut group.members, member_id);
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
         }
@@ -876,17 +962,8 @@ impl Checker {
         let mut round =
             Round { protocol: protocol.map(str::to_owned), leader: leader.to_owned(), members: BTreeMap::new() };
         for m in members {
-            let rm = m.metadata.subscription().map(|s| {
-                let v = s.view();
-                RoundMember {
-                    instance: m.group_instance_id.clone(),
-                    topics: v.topics().iter().map(str::to_owned).collect(),
-                    owned: PartitionSet::from_list(v.owned_partitions()),
-                    generation: v.generation_id(),
-                    subscription: Some(v.to_owned()),
-                }
-            });
-            round.members.insert(m.member_id.clone(), rm);
+            let joined = m.metadata.subscription().map(|s| RoundMember::joined(s, m.group_instance_id.clone()));
+            round.members.insert(m.member_id.clone(), joined);
         }
         // cooperative.revoke: a later round shows whether a member that revoked rejoined.
         let awaited: Vec<String> = group
@@ -955,8 +1032,8 @@ impl Checker {
     /// A SyncGroup request; the leader's carries the assignment (rule `leader.assignment`).
     pub fn sync_request(&mut self, seen: &Seen, request: &SyncGroupRequest<Payload>) {
         self.latest = self.latest.max(seen.time);
-        let group = self.groups.entry(request.group_id.clone()).or_default();
-        let member = group.members.entry(request.member_id.clone()).or_default();
+        let group = entry_of(&mut self.groups, &request.group_id);
+        let member = entry_of(&mut group.members, &request.member_id);
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
         }
@@ -969,7 +1046,7 @@ impl Checker {
             match &a.assignment {
                 Payload::Assignment(x) => {
                     let ctx = || evidence(seen, leader, Some(gen), &format!("assignment to {}", a.member_id));
-                    judge_payload_into(member_tally(group, leader, "payload.strict"), x.as_bytes(), false, ctx);
+                    judge_received_into(member_tally(group, leader, "payload.strict"), &a.assignment, false, ctx);
                     if x.view().user_data().is_some_and(|u| !u.is_empty()) {
                         member_tally(group, leader, "userdata").fail(|| {
                             evidence(
@@ -1022,8 +1099,8 @@ impl Checker {
         assignment: &Payload,
     ) {
         self.latest = self.latest.max(seen.time);
-        let group = self.groups.entry(group_id.to_owned()).or_default();
-        let member = group.members.entry(member_id.to_owned()).or_default();
+        let group = entry_of(&mut self.groups, group_id);
+        let member = entry_of(&mut group.members, member_id);
         if member.client_id.is_none() {
             member.client_id = seen.client_id.clone();
         }
@@ -1212,16 +1289,7 @@ impl Checker {
                 Err(_) => Payload::Raw(m.member_assignment.clone()),
             };
             assignments.push(SyncGroupAssignment { member_id: m.member_id.clone(), assignment });
-            let joined = subscription.map(|s| {
-                let v = s.view();
-                RoundMember {
-                    instance: m.group_instance_id.clone(),
-                    topics: v.topics().iter().map(str::to_owned).collect(),
-                    owned: PartitionSet::from_list(v.owned_partitions()),
-                    generation: v.generation_id(),
-                    subscription: Some(v.to_owned()),
-                }
-            });
+            let joined = subscription.map(|s| RoundMember::joined(&s, m.group_instance_id.clone()));
             round.members.insert(m.member_id.clone(), joined);
         }
         let at = Seen { time: seen.time, client_id: None };
@@ -1262,6 +1330,302 @@ impl Checker {
         }
     }
 
+    /// A live KIP-848 group (`group.protocol=consumer`) as ConsumerGroupDescribe describes it
+    /// (`kcp conform --bootstrap-server --group`). The coordinator assigns, so what is judged is
+    /// what the description shows of its assignment and of each member's reconciliation:
+    ///
+    /// - `protocol.names` (group): the coordinator's assignor is one Kafka ships (`uniform`,
+    ///   `range`); a custom one, or none chosen yet, is `unknown`.
+    /// - `leader.assignment` (group): no partition is owned by two members at once (the
+    ///   coordinator revokes before it reassigns), none is targeted at two, and, once the target
+    ///   is computed for the current group epoch and the topics' partition counts are known,
+    ///   every subscribed partition is targeted at someone.
+    /// - `consumer.assignment` (member): its target and current partitions are of topics it
+    ///   subscribes to (a member subscribing by regular expression is `unknown` for the others).
+    /// - `consumer.epoch` (member): its epoch is at most the assignment epoch, which is at most the
+    ///   group epoch; it passes once the member is at the assignment epoch and owns its target,
+    ///   fails when the group says `Stable` while it is not, and is `unknown` while it reconciles.
+    ///
+    /// The classic rules are `unknown` for these members: they send no embedded Subscription or
+    /// Assignment (a classic member of a mixed group does, but ConsumerGroupDescribe does not
+    /// show it: judge a capture).
+    ///
+    /// ```
+    /// use kafka_consumer_protocol::conform::{Checker, Outcome, Seen};
+    /// use kafka_consumer_protocol::inspect::{ConsumerGroup, ConsumerMember};
+    /// use kafka_consumer_protocol::TopicPartitions;
+    ///
+    /// let member = |id: &str, parts: Vec<i32>| ConsumerMember {
+    ///     member_id: id.into(),
+    ///     member_epoch: 3,
+    ///     subscribed_topics: vec!["t".into()],
+    ///     assignment: vec![TopicPartitions::new("t", parts.clone())],
+    ///     target_assignment: vec![TopicPartitions::new("t", parts)],
+    ///     ..ConsumerMember::default()
+    /// };
+    /// let group = ConsumerGroup {
+    ///     group_id: "g".into(),
+    ///     state: "Stable".into(),
+    ///     group_epoch: 3,
+    ///     assignment_epoch: 3,
+    ///     assignor: "uniform".into(),
+    ///     members: vec![member("m1", vec![0, 1]), member("m2", vec![1])],
+    /// };
+    /// let mut checker = Checker::new();
+    /// checker.learn_partition_count("t", 2);
+    /// checker.described_consumer_group(&Seen::default(), &group);
+    /// let report = checker.finish();
+    /// assert_eq!(report.groups[0].group_protocol, "consumer");
+    /// let assignment = report.groups[0].rules.iter().find(|r| r.rule == "leader.assignment").unwrap();
+    /// assert_eq!(assignment.result, Outcome::Fail); // t-1 owned by both
+    /// ```
+    pub fn described_consumer_group(&mut self, seen: &Seen, described: &crate::inspect::ConsumerGroup) {
+        self.latest = self.latest.max(seen.time);
+        let group = self.groups.entry(described.group_id.clone()).or_default();
+        group.consumer_protocol = true;
+        let (group_epoch, assignment_epoch) = (described.group_epoch, described.assignment_epoch);
+        let stable = described.state == "Stable";
+        // The target reflects the current members and subscriptions once it is computed for the
+        // current group epoch (KIP-848: the group epoch moves first, the assignment epoch follows).
+        let target_current = assignment_epoch == group_epoch;
+        let epochs =
+            format!("group {} at group epoch {group_epoch}, assignment epoch {assignment_epoch}", described.state);
+        let at = Seen { time: seen.time, client_id: None };
+        let assignor = described.assignor.as_str();
+        let names = group.rules.entry("protocol.names").or_default();
+        if KAFKA_SERVER_ASSIGNORS.contains(&assignor) {
+            names.pass(|| {
+                described_evidence(&at, &format!("KIP-848 group: the coordinator's assignor is {assignor:?}"))
+            });
+        } else if assignor.is_empty() {
+            names.unknown(|| described_evidence(&at, &format!("KIP-848 group, {epochs}: no assignor chosen yet")));
+        } else {
+            names.unknown(|| {
+                described_evidence(
+                    &at,
+                    &format!(
+                        "KIP-848 group: the custom server-side assignor {assignor:?} (Kafka ships {KAFKA_SERVER_ASSIGNORS:?})"
+                    ),
+                )
+            });
+        }
+        let partitions = |groups: &[crate::TopicPartitions]| {
+            let mut set = PartitionSet::new();
+            for g in groups {
+                for &p in &g.partitions {
+                    set.insert(&g.topic, p);
+                }
+            }
+            set
+        };
+        let mut current_owner: BTreeMap<(String, i32), &str> = BTreeMap::new();
+        let mut target_owner: BTreeMap<(String, i32), &str> = BTreeMap::new();
+        let mut problems = Vec::new();
+        for m in &described.members {
+            let at = Seen { time: seen.time, client_id: Some(m.client_id.clone()) };
+            let id = m.member_id.as_str();
+            let member = group.members.entry(m.member_id.clone()).or_default();
+            member.client_id = Some(m.client_id.clone());
+            member.joined = true;
+            let kind = match m.member_type {
+                crate::inspect::MemberType::Classic => {
+                    "a classic member of a KIP-848 group: ConsumerGroupDescribe does not show its JoinGroup \
+                     payloads (judge a capture)"
+                }
+                _ => "a KIP-848 member (ConsumerGroupHeartbeat) sends no embedded Subscription or Assignment",
+            };
+            for rule in MEMBER_RULES {
+                member.tally(rule).unknown(|| evidence(&at, id, None, kind));
+            }
+            let current = partitions(&m.assignment);
+            let target = partitions(&m.target_assignment);
+            for (t, p) in current.iter() {
+                if let Some(other) = current_owner.insert((t.to_owned(), p), id) {
+                    problems.push(format!("{t}-{p} owned by both {other} and {id}"));
+                }
+            }
+            for (t, p) in target.iter() {
+                if let Some(other) = target_owner.insert((t.to_owned(), p), id) {
+                    problems.push(format!("{t}-{p} targeted at both {other} and {id}"));
+                }
+            }
+            // consumer.assignment: of topics it subscribes to.
+            let subscribed: BTreeSet<&str> = m.subscribed_topics.iter().map(String::as_str).collect();
+            let outside = |set: &PartitionSet| -> Vec<(String, i32)> {
+                set.iter().filter(|(t, _)| !subscribed.contains(t)).map(|(t, p)| (t.to_owned(), p)).collect()
+            };
+            let (target_outside, current_outside) = (outside(&target), outside(&current));
+            let regex = m.subscribed_topic_regex.as_deref();
+            let tally = member.tally("consumer.assignment");
+            if let (Some(regex), false) = (regex, target_outside.is_empty() && current_outside.is_empty()) {
+                tally.unknown(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "holds or is targeted with {} beyond its named topics; it subscribes with the regular \
+                             expression {regex:?}, which this check does not resolve",
+                            list(target_outside.iter().chain(&current_outside).cloned())
+                        ),
+                    )
+                });
+            } else {
+                if !target_outside.is_empty() {
+                    let what = format!(
+                        "the coordinator's target gives it {}, of topics it does not subscribe to ({:?})",
+                        list(target_outside.clone()),
+                        m.subscribed_topics
+                    );
+                    if target_current {
+                        tally.fail(|| evidence(&at, id, None, &what));
+                    } else {
+                        tally.unknown(|| {
+                            evidence(&at, id, None, &format!("{what}; {epochs}: the target is being recomputed"))
+                        });
+                    }
+                }
+                if !current_outside.is_empty() {
+                    let what = format!(
+                        "owns {}, of topics it does not subscribe to ({:?})",
+                        list(current_outside.clone()),
+                        m.subscribed_topics
+                    );
+                    if stable {
+                        tally.fail(|| evidence(&at, id, None, &format!("{what}, while the group is Stable")));
+                    } else {
+                        tally.unknown(|| {
+                            evidence(
+                                &at,
+                                id,
+                                None,
+                                &format!("{what}; {epochs}: a subscription change being reconciled (the coordinator revokes them)"),
+                            )
+                        });
+                    }
+                }
+                if target_outside.is_empty() && current_outside.is_empty() {
+                    tally.pass(|| {
+                        evidence(
+                            &at,
+                            id,
+                            None,
+                            &format!(
+                                "its {} owned and {} targeted partitions are all of topics it subscribes to",
+                                current.len(),
+                                target.len()
+                            ),
+                        )
+                    });
+                }
+            }
+            // consumer.epoch: member epoch <= assignment epoch <= group epoch; converged when at
+            // the assignment epoch and owning its target.
+            let epoch = m.member_epoch;
+            let tally = member.tally("consumer.epoch");
+            let converged = epoch == assignment_epoch && current == target;
+            if epoch > assignment_epoch || assignment_epoch > group_epoch {
+                tally.fail(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "member epoch {epoch} ahead of the assignment ({epochs}): epochs only follow the group's"
+                        ),
+                    )
+                });
+            } else if converged {
+                tally.pass(|| {
+                    evidence(
+                        &at,
+                        id,
+                        None,
+                        &format!(
+                            "at member epoch {epoch}, the assignment epoch, owning its target ({} partitions)",
+                            target.len()
+                        ),
+                    )
+                });
+            } else {
+                let revoking: Vec<(String, i32)> =
+                    current.difference(&target).map(|(t, p)| (t.to_owned(), p)).collect();
+                let awaiting: Vec<(String, i32)> =
+                    target.difference(&current).map(|(t, p)| (t.to_owned(), p)).collect();
+                let what = format!(
+                    "at member epoch {epoch} ({epochs}): to revoke {}, to receive {}",
+                    list(revoking),
+                    list(awaiting)
+                );
+                if stable {
+                    tally.fail(|| evidence(&at, id, None, &format!("{what}, yet the group says Stable")));
+                } else {
+                    tally.unknown(|| evidence(&at, id, None, &format!("{what}: still reconciling (describe again)")));
+                }
+            }
+        }
+        // leader.assignment: the coordinator's assignment as a whole.
+        let at = Seen { time: seen.time, client_id: None };
+        let tally = group.rules.entry("leader.assignment").or_default();
+        if described.members.is_empty() {
+            tally.unknown(|| described_evidence(&at, &format!("KIP-848 group, {epochs}: no members")));
+            return;
+        }
+        if !problems.is_empty() {
+            let what = problems.join("; ");
+            tally.fail(|| described_evidence(&at, &format!("KIP-848 group, {epochs}: {what}")));
+            return;
+        }
+        let held = format!(
+            "KIP-848 group, {epochs}: {} partitions owned, none by two members; {} targeted, none twice",
+            current_owner.len(),
+            target_owner.len()
+        );
+        if !target_current {
+            return tally.unknown(|| {
+                described_evidence(
+                    &at,
+                    &format!("{held}; the target is being recomputed, so completeness is not judged"),
+                )
+            });
+        }
+        if let Some(regex) = described.members.iter().find_map(|m| m.subscribed_topic_regex.as_deref()) {
+            return tally.unknown(|| {
+                described_evidence(&at, &format!("{held}; a member subscribes with the regular expression {regex:?}, so completeness is not judged"))
+            });
+        }
+        let subscribed: BTreeSet<&String> = described.members.iter().flat_map(|m| &m.subscribed_topics).collect();
+        let counts: Option<Vec<(&String, i32)>> = subscribed
+            .iter()
+            .map(|t| self.metadata.as_ref().and_then(|md| md.topics.get(*t)).map(|i| (*t, i.partitions)))
+            .collect();
+        let Some(counts) = counts else {
+            return tally.unknown(|| {
+                described_evidence(
+                    &at,
+                    &format!(
+                        "{held}; completeness needs the partition counts of {} (give --partitions)",
+                        subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
+                    ),
+                )
+            });
+        };
+        let mut missing = Vec::new();
+        for (t, n) in counts {
+            for p in 0..n {
+                if !target_owner.contains_key(&(t.clone(), p)) {
+                    missing.push((t.clone(), p));
+                }
+            }
+        }
+        if missing.is_empty() {
+            tally.pass(|| described_evidence(&at, &format!("{held}; every subscribed partition targeted")));
+        } else {
+            let what = format!("{held}; targeted at nobody: {}", list(missing));
+            tally.fail(|| described_evidence(&at, &what));
+        }
+    }
+
     /// The report of everything observed.
     pub fn finish(self) -> Report {
         let latest = self.latest;
@@ -1280,7 +1644,8 @@ impl Checker {
                     continue;
                 }
                 let mut rules = Vec::new();
-                for r in MEMBER_RULES.iter() {
+                let consumer_rules: &[&'static str] = if g.consumer_protocol { &CONSUMER_MEMBER_RULES } else { &[] };
+                for r in MEMBER_RULES.iter().chain(consumer_rules) {
                     let mut result = m.rules.get(r).cloned().unwrap_or_default().result(r);
                     if !m.joined && result.result != Outcome::Fail && !m.rules.contains_key(r) {
                         result.evidence = "no JoinGroup request of this member was captured".into();
@@ -1289,14 +1654,24 @@ impl Checker {
                 }
                 members.push(MemberReport { member_id, client_id: m.client_id, rules });
             }
-            groups.push(GroupReport { group_id, rules, members });
+            let group_protocol = if g.consumer_protocol { "consumer" } else { "classic" };
+            groups.push(GroupReport { group_id, group_protocol, rules, members });
         }
         Report { groups }
     }
 }
 
 fn member_tally<'a>(group: &'a mut GroupState, member: &str, rule: &'static str) -> &'a mut Tally {
-    group.members.entry(member.to_owned()).or_default().tally(rule)
+    entry_of(&mut group.members, member).tally(rule)
+}
+
+/// The value of `key`, made when missing. Its key is allocated only then: nearly every message
+/// of a capture is of a group and member already seen.
+fn entry_of<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), V::default());
+    }
+    map.get_mut(key).expect("inserted just above when missing")
 }
 
 /// The Java name a misspelt built-in strategy name stands for (kafkajs' `RoundRobinAssigner`).
@@ -1608,7 +1983,7 @@ fn valid_owners(protocol: &str, members: &BTreeMap<&String, &RoundMember>) -> BT
         let (owned, generation) = if protocol == "cooperative-sticky" {
             (m.owned.clone(), m.generation)
         } else {
-            let Some(data) = m.subscription.as_ref().and_then(|s| s.user_data.as_ref()).filter(|d| !d.is_empty())
+            let Some(data) = m.subscription.as_ref().and_then(|s| s.view().user_data()).filter(|d| !d.is_empty())
             else {
                 continue;
             };
@@ -1636,13 +2011,44 @@ fn valid_owners(protocol: &str, members: &BTreeMap<&String, &RoundMember>) -> BT
         .collect()
 }
 
-fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Option<&ClusterMetadata>) -> Verdict {
+/// The leader's assignment of one round beside the round's subscriptions: what the three
+/// checks that need the partition counts (completeness, Java's answer, balance) judge.
+struct GivenRound<'r> {
+    protocol: &'r str,
+    members: BTreeMap<&'r String, &'r RoundMember>,
+    /// The member each partition was given to (the first, when given twice).
+    owner: BTreeMap<(String, i32), String>,
+    /// Each member's assignment.
+    assignments: BTreeMap<String, PartitionSet>,
+    /// `cooperative-sticky`: a partition another member still owns is given to nobody.
+    cooperative: bool,
+    /// `sticky` or `cooperative-sticky`.
+    sticky: bool,
+    /// Every member subscribes to the same topics.
+    equal: bool,
+}
+
+impl GivenRound<'_> {
+    /// Whether a member claims `t-p` in its subscription (cooperative: moving, given to nobody
+    /// for one round).
+    fn withheld(&self, t: &str, p: i32) -> bool {
+        self.cooperative && self.members.values().any(|m| m.owned.contains(t, p))
+    }
+}
+
+/// Reads the leader's SyncGroup against its round: the assignment's problems that need no
+/// partition counts (a partition given twice, to a non-subscriber, to a member not in the
+/// round) go to `problems`; `Err` when the round cannot be judged further.
+fn given_round<'r>(
+    round: &'r Round,
+    request: &SyncGroupRequest<Payload>,
+    problems: &mut Vec<String>,
+) -> Result<GivenRound<'r>, Verdict> {
     let mut owner: BTreeMap<(String, i32), String> = BTreeMap::new();
-    let mut problems = Vec::new();
     let mut assignments: BTreeMap<String, PartitionSet> = BTreeMap::new();
     for a in &request.assignments {
         let Some(x) = a.assignment.assignment() else {
-            return Verdict::Unknown(format!("the assignment to {} did not decode", a.member_id));
+            return Err(Verdict::Unknown(format!("the assignment to {} did not decode", a.member_id)));
         };
         let set = PartitionSet::from_list(x.view().assigned_partitions());
         let subscribed = round.members.get(&a.member_id);
@@ -1661,21 +2067,38 @@ fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Opt
         assignments.insert(a.member_id.clone(), set);
     }
     if round.members.values().any(Option::is_none) {
-        return if problems.is_empty() {
+        return Err(if problems.is_empty() {
             Verdict::Unknown("some subscriptions did not decode".into())
         } else {
             Verdict::Fail(problems.join("; "))
-        };
+        });
     }
     let members: BTreeMap<&String, &RoundMember> =
         round.members.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))).collect();
     let protocol = round.protocol.as_deref().unwrap_or("");
     let cooperative = protocol == "cooperative-sticky";
-    let sticky = cooperative || protocol == "sticky";
-    let owners = if sticky { valid_owners(protocol, &members) } else { BTreeMap::new() };
-    if cooperative {
+    let first_topics = members.values().next().map(|m| &m.topics);
+    let equal = members.values().all(|m| Some(&m.topics) == first_topics);
+    Ok(GivenRound {
+        protocol,
+        members,
+        owner,
+        assignments,
+        cooperative,
+        sticky: cooperative || protocol == "sticky",
+        equal,
+    })
+}
+
+/// Cooperative: nothing given that another member still owns. Sticky assignors, when every
+/// member subscribes to the same topics and no rack is in play (Java's constrained path): a
+/// member keeps its own partitions before it is given others. Returns whether stickiness was
+/// judged.
+fn judge_ownership(given: &GivenRound<'_>, problems: &mut Vec<String>) -> bool {
+    let owners = if given.sticky { valid_owners(given.protocol, &given.members) } else { BTreeMap::new() };
+    if given.cooperative {
         for ((t, p), holder) in &owners {
-            if let Some(to) = owner.get(&(t.clone(), *p)) {
+            if let Some(to) = given.owner.get(&(t.clone(), *p)) {
                 if to != holder {
                     problems.push(format!(
                         "{t}-{p} given to {to} while {holder} still owns it (cooperative: it must be revoked first)"
@@ -1684,15 +2107,11 @@ fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Opt
             }
         }
     }
-    // Java's sticky assignors, when every member subscribes to the same topics and no rack is
-    // in play (the constrained path), keep a member's own partitions before giving it others.
-    let first_topics = members.values().next().map(|m| &m.topics);
-    let equal = members.values().all(|m| Some(&m.topics) == first_topics);
-    let racks = members.values().any(|m| m.subscription.as_ref().is_some_and(|s| s.rack_id.is_some()));
-    let judge_stickiness = sticky && equal && !racks;
+    let racks = given.members.values().any(|m| m.subscription.as_ref().is_some_and(|s| s.view().rack_id().is_some()));
+    let judge_stickiness = given.sticky && given.equal && !racks;
     if judge_stickiness {
         for ((t, p), holder) in &owners {
-            let Some(got) = assignments.get(holder) else { continue };
+            let Some(got) = given.assignments.get(holder) else { continue };
             if got.contains(t, *p) {
                 continue;
             }
@@ -1711,30 +2130,24 @@ fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Opt
             }
         }
     }
-    if !problems.is_empty() {
-        return Verdict::Fail(problems.join("; "));
-    }
-    let mut held = format!("{} partitions given, none twice, none to a non-subscriber", owner.len());
-    if cooperative {
-        held.push_str(", none still owned by another");
-    }
-    if judge_stickiness {
-        held.push_str(", no owned partition traded for another");
-    }
-    // Completeness, Java's answer and balance need every subscribed topic's partition count.
-    let subscribed: BTreeSet<&String> = members.values().flat_map(|m| m.topics.iter()).collect();
-    let Some(metadata) = metadata.filter(|m| subscribed.iter().all(|t| m.topics.contains_key(*t))) else {
-        return Verdict::Unknown(format!(
-            "{held}; completeness{} need the partition counts of {} (capture the clients' Metadata responses \
-             or give --partitions)",
-            match protocol {
-                "range" | "roundrobin" => ", Java's answer",
-                "sticky" | "cooperative-sticky" => ", balance",
-                _ => "",
-            },
-            subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
-        ));
-    };
+    judge_stickiness
+}
+
+/// What the completeness check found.
+enum Completeness<'a> {
+    /// Topics the leader gave no partition of, none withheld: not judged.
+    Skipped(Vec<&'a str>),
+    /// `total` subscribed partitions, `withheld` of them being revoked (cooperative); every other
+    /// one not given is a problem.
+    Judged { total: usize, withheld: usize, problems: Vec<String> },
+}
+
+/// Completeness: every subscribed partition is given (cooperative: or withheld while it moves).
+fn judge_completeness<'a>(
+    given: &GivenRound<'_>,
+    subscribed: &BTreeSet<&'a String>,
+    metadata: &ClusterMetadata,
+) -> Completeness<'a> {
     // A topic the leader gave no partition of, none withheld: its metadata may not have known
     // the topic yet (Java's assignors skip a topic without metadata, and the group rejoins when
     // it appears; kafka-python's first round does this). The capture cannot tell: unknown.
@@ -1742,110 +2155,172 @@ fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Opt
         .iter()
         .filter(|t| {
             let n = metadata.topics.get(**t).map_or(0, |i| i.partitions);
-            let given_or_withheld = |p: i32| {
-                owner.contains_key(&((**t).clone(), p))
-                    || (cooperative && members.values().any(|m| m.owned.contains(t, p)))
-            };
-            !(0..n).any(given_or_withheld)
+            !(0..n).any(|p| given.owner.contains_key(&((**t).clone(), p)) || given.withheld(t, p))
         })
         .map(|t| t.as_str())
         .collect();
     if !skipped.is_empty() {
-        return Verdict::Unknown(format!(
-            "{held}; no partition of {} was given: the leader's metadata may not have known {} yet (Java's \
-             assignors skip a topic without metadata and the group rejoins when it appears)",
-            skipped.join(","),
-            if skipped.len() == 1 { "it" } else { "them" }
-        ));
+        return Completeness::Skipped(skipped);
     }
-    let mut total = 0usize;
-    let mut withheld = 0usize;
-    for t in &subscribed {
+    let (mut total, mut withheld, mut problems) = (0usize, 0usize, Vec::new());
+    for t in subscribed {
         let Some(info) = metadata.topics.get(*t) else { continue };
         for p in 0..info.partitions {
             total += 1;
-            if owner.contains_key(&((*t).clone(), p)) {
+            if given.owner.contains_key(&((*t).clone(), p)) {
                 continue;
             }
             // Cooperative: a partition moving between members is given to nobody for one round.
-            if cooperative && members.values().any(|m| m.owned.contains(t, p)) {
+            if given.withheld(t, p) {
                 withheld += 1;
                 continue;
             }
-            let by: Vec<&str> =
-                members.iter().filter(|(_, m)| m.topics.contains(*t)).map(|(id, _)| id.as_str()).take(3).collect();
+            let by: Vec<&str> = given
+                .members
+                .iter()
+                .filter(|(_, m)| m.topics.contains(*t))
+                .map(|(id, _)| id.as_str())
+                .take(3)
+                .collect();
             problems.push(format!("{t}-{p}, subscribed by {}, given to nobody", by.join(",")));
         }
     }
-    if protocol == "range" || protocol == "roundrobin" {
-        if let Some(assignor) = crate::assignor::builtin(protocol) {
-            let group: Vec<GroupMember> = members
-                .iter()
-                .filter_map(|(id, m)| {
-                    m.subscription.clone().map(|s| GroupMember {
-                        member_id: (*id).clone(),
-                        group_instance_id: m.instance.clone(),
-                        subscription: s,
-                    })
-                })
-                .collect();
-            if let Ok(java) = assignor.assign(metadata, &group) {
-                for m in &group {
-                    let expected = PartitionSet::from_groups(&java.partitions_of(&m.member_id));
-                    let got = assignments.get(&m.member_id).cloned().unwrap_or_default();
-                    if expected != got {
-                        problems.push(format!(
-                            "{} got {} where Java's {protocol} gives {}",
-                            m.member_id,
-                            list_set(&got),
-                            list_set(&expected)
-                        ));
-                    }
-                }
+    Completeness::Judged { total, withheld, problems }
+}
+
+/// Java's answer: range and roundrobin are deterministic, so the leader's answer must equal
+/// the one Java's assignor gives the same members. `None` for other protocols.
+fn judge_java_answer(given: &GivenRound<'_>, metadata: &ClusterMetadata) -> Option<Vec<String>> {
+    if given.protocol != "range" && given.protocol != "roundrobin" {
+        return None;
+    }
+    let mut problems = Vec::new();
+    let Some(assignor) = crate::assignor::builtin(given.protocol) else { return Some(problems) };
+    let group: Vec<GroupMember> = given
+        .members
+        .iter()
+        .filter_map(|(id, m)| {
+            m.subscription.as_ref().map(|s| GroupMember {
+                member_id: (*id).clone(),
+                group_instance_id: m.instance.clone(),
+                subscription: s.view().to_owned(),
+            })
+        })
+        .collect();
+    if let Ok(java) = assignor.assign(metadata, &group) {
+        for m in &group {
+            let expected = PartitionSet::from_groups(&java.partitions_of(&m.member_id));
+            let got = given.assignments.get(&m.member_id).cloned().unwrap_or_default();
+            if expected != got {
+                problems.push(format!(
+                    "{} got {} where Java's {} gives {}",
+                    m.member_id,
+                    list_set(&got),
+                    given.protocol,
+                    list_set(&expected)
+                ));
             }
         }
     }
-    let mut balanced = false;
-    if sticky && equal && !members.is_empty() {
-        // Java's sticky assignors balance equal subscriptions within one partition. Cooperative:
-        // the withheld partitions go to someone next round, so the counts must be able to end
-        // within one partition of each other once they are placed.
-        let n = members.len();
-        let (floor, ceil) = (total / n, total.div_ceil(n));
-        let counts: Vec<(&String, usize)> =
-            members.keys().map(|id| (*id, assignments.get(*id).map_or(0, PartitionSet::len))).collect();
-        let over: Vec<String> =
-            counts.iter().filter(|(_, c)| *c > ceil).map(|(id, c)| format!("{id} has {c}")).collect();
-        let deficit: usize = counts.iter().map(|(_, c)| floor.saturating_sub(*c)).sum();
-        if !over.is_empty() || deficit > withheld {
-            let spread: Vec<String> = counts.iter().map(|(id, c)| format!("{id}:{c}")).collect();
-            problems.push(format!(
-                "unbalanced: {total} partitions over {n} members with equal subscriptions must be {floor} or {ceil} \
-                 each{}; given {}",
-                if withheld > 0 { format!(" once the {withheld} being revoked are placed") } else { String::new() },
-                spread.join(" ")
-            ));
-        } else {
-            balanced = true;
-        }
+    Some(problems)
+}
+
+/// Balance: Java's sticky assignors balance equal subscriptions within one partition.
+/// Cooperative: the `withheld` partitions go to someone next round, so the counts must be able
+/// to end within one partition of each other once they are placed. `None` when not judged
+/// (another protocol, or unequal subscriptions); `Some(Err)` names the imbalance.
+fn judge_balance(given: &GivenRound<'_>, total: usize, withheld: usize) -> Option<Result<(), String>> {
+    if !given.sticky || !given.equal || given.members.is_empty() {
+        return None;
     }
-    if problems.is_empty() {
-        held.push_str(if withheld > 0 {
-            ", every other subscribed partition given"
-        } else {
-            ", every subscribed partition given"
-        });
-        if withheld > 0 {
-            held.push_str(&format!(" ({withheld} being revoked)"));
+    let n = given.members.len();
+    let (floor, ceil) = (total / n, total.div_ceil(n));
+    let counts: Vec<(&String, usize)> =
+        given.members.keys().map(|id| (*id, given.assignments.get(*id).map_or(0, PartitionSet::len))).collect();
+    let over = counts.iter().any(|(_, c)| *c > ceil);
+    let deficit: usize = counts.iter().map(|(_, c)| floor.saturating_sub(*c)).sum();
+    if !over && deficit <= withheld {
+        return Some(Ok(()));
+    }
+    let spread: Vec<String> = counts.iter().map(|(id, c)| format!("{id}:{c}")).collect();
+    Some(Err(format!(
+        "unbalanced: {total} partitions over {n} members with equal subscriptions must be {floor} or {ceil} \
+         each{}; given {}",
+        if withheld > 0 { format!(" once the {withheld} being revoked are placed") } else { String::new() },
+        spread.join(" ")
+    )))
+}
+
+/// Judges the leader's assignment of one round: first what needs no partition counts (each
+/// partition given at most once, to a subscriber; cooperative and sticky ownership), then, with
+/// the counts, completeness, Java's answer (range, roundrobin) and balance (sticky assignors).
+fn judge_round(round: &Round, request: &SyncGroupRequest<Payload>, metadata: Option<&ClusterMetadata>) -> Verdict {
+    let mut problems = Vec::new();
+    let given = match given_round(round, request, &mut problems) {
+        Ok(given) => given,
+        Err(verdict) => return verdict,
+    };
+    let judged_stickiness = judge_ownership(&given, &mut problems);
+    if !problems.is_empty() {
+        return Verdict::Fail(problems.join("; "));
+    }
+    let mut held = format!("{} partitions given, none twice, none to a non-subscriber", given.owner.len());
+    if given.cooperative {
+        held.push_str(", none still owned by another");
+    }
+    if judged_stickiness {
+        held.push_str(", no owned partition traded for another");
+    }
+    // Completeness, Java's answer and balance need every subscribed topic's partition count.
+    let subscribed: BTreeSet<&String> = given.members.values().flat_map(|m| m.topics.iter()).collect();
+    let Some(metadata) = metadata.filter(|m| subscribed.iter().all(|t| m.topics.contains_key(*t))) else {
+        return Verdict::Unknown(format!(
+            "{held}; completeness{} need the partition counts of {} (capture the clients' Metadata responses \
+             or give --partitions)",
+            match given.protocol {
+                "range" | "roundrobin" => ", Java's answer",
+                "sticky" | "cooperative-sticky" => ", balance",
+                _ => "",
+            },
+            subscribed.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",")
+        ));
+    };
+    let (total, withheld) = match judge_completeness(&given, &subscribed, metadata) {
+        Completeness::Skipped(skipped) => {
+            return Verdict::Unknown(format!(
+                "{held}; no partition of {} was given: the leader's metadata may not have known {} yet (Java's \
+                 assignors skip a topic without metadata and the group rejoins when it appears)",
+                skipped.join(","),
+                if skipped.len() == 1 { "it" } else { "them" }
+            ))
         }
-        if protocol == "range" || protocol == "roundrobin" {
-            held.push_str(", equal to Java's answer");
+        Completeness::Judged { total, withheld, problems: missing } => {
+            problems.extend(missing);
+            (total, withheld)
         }
-        if balanced {
-            held.push_str(", balanced within one partition");
-        }
-        Verdict::Pass(held)
+    };
+    let java_answer = judge_java_answer(&given, metadata);
+    problems.extend(java_answer.iter().flatten().cloned());
+    let balance = judge_balance(&given, total, withheld);
+    if let Some(Err(imbalance)) = &balance {
+        problems.push(imbalance.clone());
+    }
+    if !problems.is_empty() {
+        return Verdict::Fail(problems.join("; "));
+    }
+    held.push_str(if withheld > 0 {
+        ", every other subscribed partition given"
     } else {
-        Verdict::Fail(problems.join("; "))
+        ", every subscribed partition given"
+    });
+    if withheld > 0 {
+        held.push_str(&format!(" ({withheld} being revoked)"));
     }
+    if java_answer.is_some() {
+        held.push_str(", equal to Java's answer");
+    }
+    if balance.is_some() {
+        held.push_str(", balanced within one partition");
+    }
+    Verdict::Pass(held)
 }

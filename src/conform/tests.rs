@@ -649,3 +649,129 @@ fn a_described_live_group_is_one_round() {
     assert_eq!(group_rule(&report, "leader.assignment").result, Outcome::Unknown);
     assert_eq!(member_rule(&report, "m1", "payload.strict").result, Outcome::Unknown);
 }
+
+fn consumer_member(
+    id: &str,
+    epoch: i32,
+    topics: &[&str],
+    owns: &[i32],
+    target: &[i32],
+) -> crate::inspect::ConsumerMember {
+    crate::inspect::ConsumerMember {
+        member_id: id.into(),
+        member_epoch: epoch,
+        client_id: format!("client-{id}"),
+        subscribed_topics: topics.iter().map(|t| (*t).to_owned()).collect(),
+        assignment: vec![TopicPartitions::new("t", owns.to_vec())],
+        target_assignment: vec![TopicPartitions::new("t", target.to_vec())],
+        member_type: crate::inspect::MemberType::Consumer,
+        ..crate::inspect::ConsumerMember::default()
+    }
+}
+
+fn consumer_group(
+    state: &str,
+    epochs: (i32, i32),
+    members: Vec<crate::inspect::ConsumerMember>,
+) -> crate::inspect::ConsumerGroup {
+    crate::inspect::ConsumerGroup {
+        group_id: "g".into(),
+        state: state.into(),
+        group_epoch: epochs.0,
+        assignment_epoch: epochs.1,
+        assignor: "uniform".into(),
+        members,
+    }
+}
+
+fn judge_consumer(group: &crate::inspect::ConsumerGroup, partitions: Option<i32>) -> Report {
+    let mut c = Checker::new();
+    if let Some(n) = partitions {
+        c.learn_partition_count("t", n);
+    }
+    c.described_consumer_group(&seen(1), group);
+    c.finish()
+}
+
+#[test]
+fn a_described_kip848_group_is_judged_on_its_assignment_and_epochs() {
+    // Stable, converged, complete: passes; the classic rules are unknown, the member carries the
+    // consumer rules after them.
+    let stable = consumer_group(
+        "Stable",
+        (5, 5),
+        vec![consumer_member("a", 5, &["t"], &[0, 1], &[0, 1]), consumer_member("b", 5, &["t"], &[2, 3], &[2, 3])],
+    );
+    let report = judge_consumer(&stable, Some(4));
+    assert!(!report.has_failure(), "{report:#?}");
+    assert_eq!(report.groups[0].group_protocol, "consumer");
+    let leader = group_rule(&report, "leader.assignment");
+    assert_eq!(leader.result, Outcome::Pass, "{}", leader.evidence);
+    assert!(leader.evidence.contains("every subscribed partition targeted"), "{}", leader.evidence);
+    assert_eq!(group_rule(&report, "protocol.names").result, Outcome::Pass);
+    assert_eq!(member_rule(&report, "a", "consumer.assignment").result, Outcome::Pass);
+    assert_eq!(member_rule(&report, "a", "consumer.epoch").result, Outcome::Pass);
+    assert_eq!(member_rule(&report, "a", "payload.strict").result, Outcome::Unknown);
+    let names: Vec<&str> = report.groups[0].members[0].rules.iter().map(|r| r.rule).collect();
+    assert_eq!(names, MEMBER_RULES.iter().chain(&CONSUMER_MEMBER_RULES).copied().collect::<Vec<_>>());
+    // Without the partition counts completeness is unknown, the rest still judged.
+    let report = judge_consumer(&stable, None);
+    assert_eq!(group_rule(&report, "leader.assignment").result, Outcome::Unknown);
+    assert_eq!(member_rule(&report, "a", "consumer.epoch").result, Outcome::Pass);
+    // A partition nobody is targeted with, once the target is current.
+    let report = judge_consumer(&stable, Some(5));
+    let leader = group_rule(&report, "leader.assignment");
+    assert_eq!(leader.result, Outcome::Fail);
+    assert!(leader.evidence.contains("targeted at nobody: t-4"), "{}", leader.evidence);
+    // Owned by two members at once; targeted at two.
+    let double = consumer_group(
+        "Stable",
+        (5, 5),
+        vec![
+            consumer_member("a", 5, &["t"], &[0, 1], &[0, 1]),
+            consumer_member("b", 5, &["t"], &[1, 2, 3], &[1, 2, 3]),
+        ],
+    );
+    let leader = group_rule(&judge_consumer(&double, Some(4)), "leader.assignment");
+    assert_eq!(leader.result, Outcome::Fail);
+    assert!(
+        leader.evidence.contains("t-1 owned by both a and b")
+            && leader.evidence.contains("t-1 targeted at both a and b"),
+        "{}",
+        leader.evidence
+    );
+    // Targeted with a topic it does not subscribe to.
+    let outside = consumer_group("Stable", (5, 5), vec![consumer_member("a", 5, &["u"], &[0, 1, 2, 3], &[0, 1, 2, 3])]);
+    let report = judge_consumer(&outside, None);
+    let rule = member_rule(&report, "a", "consumer.assignment");
+    assert_eq!(rule.result, Outcome::Fail);
+    assert!(rule.evidence.contains("target gives it t-0,t-1,t-2,t-3"), "{}", rule.evidence);
+    assert!(!rule.consequence.is_empty());
+    // Reconciling: a member behind its target is unknown (it may yet converge), not failed; the
+    // same while the group says Stable fails.
+    let reconciling = vec![
+        consumer_member("a", 5, &["t"], &[0, 1], &[0, 1]),
+        consumer_member("b", 4, &["t"], &[2, 3], &[2]),
+        consumer_member("c", 5, &["t"], &[], &[3]),
+    ];
+    let report = judge_consumer(&consumer_group("Reconciling", (5, 5), reconciling.clone()), Some(4));
+    assert!(!report.has_failure(), "{report:#?}");
+    let rule = member_rule(&report, "b", "consumer.epoch");
+    assert_eq!(rule.result, Outcome::Unknown);
+    assert!(rule.evidence.contains("to revoke t-3"), "{}", rule.evidence);
+    assert_eq!(member_rule(&report, "c", "consumer.epoch").result, Outcome::Unknown);
+    assert_eq!(group_rule(&report, "leader.assignment").result, Outcome::Pass);
+    let report = judge_consumer(&consumer_group("Stable", (5, 5), reconciling), Some(4));
+    assert_eq!(member_rule(&report, "b", "consumer.epoch").result, Outcome::Fail);
+    // An epoch ahead of the group's fails; a target behind the group epoch is not judged whole.
+    let ahead = consumer_group("Reconciling", (5, 4), vec![consumer_member("a", 5, &["t"], &[0], &[0])]);
+    let report = judge_consumer(&ahead, Some(4));
+    assert_eq!(member_rule(&report, "a", "consumer.epoch").result, Outcome::Fail);
+    let leader = group_rule(&report, "leader.assignment");
+    assert_eq!(leader.result, Outcome::Unknown);
+    assert!(leader.evidence.contains("being recomputed"), "{}", leader.evidence);
+    // A custom server-side assignor cannot be compared with Kafka's.
+    let mut custom = stable.clone();
+    custom.assignor = "my-assignor".into();
+    assert_eq!(group_rule(&judge_consumer(&custom, Some(4)), "protocol.names").result, Outcome::Unknown);
+}

@@ -61,6 +61,7 @@ fn rule_json(r: &RuleResult) -> Value {
 pub fn report_json(report: &Report) -> Value {
     json!({"groups": report.groups.iter().map(|g| json!({
         "group_id": g.group_id,
+        "group_protocol": g.group_protocol,
         "rules": g.rules.iter().map(rule_json).collect::<Vec<_>>(),
         "members": g.members.iter().map(|m| json!({
             "member_id": m.member_id,
@@ -90,7 +91,17 @@ fn checker(args: &ConformArgs) -> Checker {
     }
 }
 
-/// Judges live groups from DescribeGroups, with their topics' partition counts from Metadata.
+/// A live group as its coordinator described it.
+enum Described {
+    /// DescribeGroups.
+    Classic(kafka_consumer_protocol::inspect::ClassicGroup),
+    /// ConsumerGroupDescribe (KIP-848).
+    Consumer(kafka_consumer_protocol::inspect::ConsumerGroup),
+}
+
+/// Judges live groups: classic ones from DescribeGroups, KIP-848 ones from ConsumerGroupDescribe
+/// (asked for the groups DescribeGroups does not know, as `kcp group describe` does), with their
+/// topics' partition counts from Metadata.
 fn live_report(args: &ConformArgs) -> Result<Report, CliError> {
     let config = client_config(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -101,28 +112,61 @@ fn live_report(args: &ConformArgs) -> Result<Report, CliError> {
     let deadline = Deadline::after(Duration::from_millis(args.connection.timeout_ms));
     let mut checker = checker(args);
     runtime.block_on(async {
-        let described = client.describe_groups(&args.groups, deadline).await.map_err(CliError::Client)?;
-        let mut groups = Vec::new();
-        for d in described {
-            let d = d.map_err(CliError::Client)?;
-            if d.group.state == "Dead" && d.group.members.is_empty() {
-                return Err(CliError::Client(ClientError::new(
-                    ErrorKind::NotFound,
-                    format!(
-                        "group {} has no classic members (unknown, empty, or a KIP-848 group)",
-                        clean(&d.group.group_id)
-                    ),
-                )));
+        // One answer per distinct group, in the order asked.
+        let mut names: Vec<&String> = Vec::new();
+        for name in &args.groups {
+            if !names.contains(&name) {
+                names.push(name);
             }
-            groups.push(d.group);
+        }
+        let described = client.describe_groups(&names, deadline).await.map_err(CliError::Client)?;
+        let mut groups = Vec::new();
+        let mut consumer = Vec::new();
+        for (name, d) in names.iter().zip(described) {
+            match d {
+                // DescribeGroups before v6 answers Dead without members both for an unknown group
+                // and for a KIP-848 group; v6 answers GROUP_ID_NOT_FOUND.
+                Ok(d) if d.group.state == "Dead" && d.group.members.is_empty() => consumer.push((*name).clone()),
+                Err(e) if e.kind() == ErrorKind::NotFound => consumer.push((*name).clone()),
+                Ok(d) => groups.push(Described::Classic(d.group)),
+                Err(e) => return Err(CliError::Client(e)),
+            }
+        }
+        if !consumer.is_empty() {
+            for (name, d) in consumer
+                .iter()
+                .zip(client.describe_consumer_groups(&consumer, deadline).await.map_err(CliError::Client)?)
+            {
+                match d {
+                    Ok(d) => groups.push(Described::Consumer(d.group)),
+                    Err(e) if e.kind() == ErrorKind::NotFound => {
+                        return Err(CliError::Client(ClientError::new(
+                            ErrorKind::NotFound,
+                            format!(
+                                "group {} does not exist or has no members: neither DescribeGroups nor \
+                                 ConsumerGroupDescribe knows it",
+                                clean(name)
+                            ),
+                        )))
+                    }
+                    Err(e) => return Err(CliError::Client(e)),
+                }
+            }
         }
         // The subscribed topics' partition counts (counts given with --partitions win).
         let lenient = DecodeOptions::new().lenient(true);
         let mut topics = BTreeSet::new();
         for g in &groups {
-            for m in &g.members {
-                if let Ok(sub) = SubscriptionView::decode_with(&m.member_metadata, lenient) {
-                    topics.extend(sub.topics().iter().map(str::to_owned));
+            match g {
+                Described::Classic(g) => {
+                    for m in &g.members {
+                        if let Ok(sub) = SubscriptionView::decode_with(&m.member_metadata, lenient) {
+                            topics.extend(sub.topics().iter().map(str::to_owned));
+                        }
+                    }
+                }
+                Described::Consumer(g) => {
+                    topics.extend(g.members.iter().flat_map(|m| m.subscribed_topics.iter().cloned()));
                 }
             }
         }
@@ -134,8 +178,12 @@ fn live_report(args: &ConformArgs) -> Result<Report, CliError> {
             }
         }
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let seen = Seen { time: now, client_id: None };
         for g in &groups {
-            checker.described_group(&Seen { time: now, client_id: None }, g);
+            match g {
+                Described::Classic(g) => checker.described_group(&seen, g),
+                Described::Consumer(g) => checker.described_consumer_group(&seen, g),
+            }
         }
         Ok(())
     })?;
@@ -160,7 +208,8 @@ pub fn run_conform(args: &ConformArgs, out: &mut Out) -> Result<(), CliError> {
         Format::Text => {
             let mut text = String::new();
             for g in &report.groups {
-                text.push_str(&format!("group {}\n", clean(&g.group_id)));
+                let protocol = if g.group_protocol == "consumer" { " (KIP-848 consumer protocol)" } else { "" };
+                text.push_str(&format!("group {}{protocol}\n", clean(&g.group_id)));
                 for r in &g.rules {
                     rule_text(&mut text, "  ", r);
                 }
