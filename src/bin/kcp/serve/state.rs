@@ -427,18 +427,16 @@ async fn collect_once(shared: &Shared, index: usize, collector: &Collector, memo
             .offsets
             .iter()
             .map(|o| {
-                let points: Vec<WindowPoint> = evaluator
-                    .window(&o.topic, o.partition)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| {
-                        Some(WindowPoint {
-                            offset: s.committed?,
-                            at_ms: s.at_ms,
-                            lag: s.committed.zip(s.log_end).map(|(c, e)| e.saturating_sub(c)),
-                        })
+                let window = evaluator.window(&o.topic, o.partition);
+                // Sized once (collecting a filter would grow it by doubling: 16 points for 10).
+                let mut points: Vec<WindowPoint> = Vec::with_capacity(window.map_or(0, VecDeque::len));
+                points.extend(window.into_iter().flatten().filter_map(|s| {
+                    Some(WindowPoint {
+                        offset: s.committed?,
+                        at_ms: s.at_ms,
+                        lag: s.committed.zip(s.log_end).map(|(c, e)| e.saturating_sub(c)),
                     })
-                    .collect();
+                }));
                 PartitionState {
                     status: evaluator.status(&o.topic, o.partition),
                     start: points.first().copied(),
