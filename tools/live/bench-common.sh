@@ -44,6 +44,8 @@ bench_parse_args() {
 # The run directory; the live scripts' brokers keep their state in it (KCP_LIVE_RUN).
 export KCP_LIVE_RUN
 KCP_LIVE_RUN=$(mktemp -d "/tmp/kcp-$BENCH_NAME.XXXXXX")
+# Removed on exit by this name, which no script reuses (bench-describe.sh counts its runs in $run).
+bench_run_dir=$KCP_LIVE_RUN
 run=$KCP_LIVE_RUN
 
 bench_cleanup() {
@@ -52,7 +54,7 @@ bench_cleanup() {
   for p in $serve_pid $exporter_pid $dump_pid $fake_pid $holder_pid; do kill "$p" 2>/dev/null; done
   exec 3>&- 2>/dev/null
   [ -n "$bench_cluster" ] && "$BENCH_COMMON_DIR/kafka.sh" stop "$bench_cluster" >/dev/null 2>&1
-  rm -rf "$run"
+  rm -rf "$bench_run_dir"
 }
 trap bench_cleanup EXIT
 
