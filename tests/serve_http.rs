@@ -73,6 +73,50 @@ fn a_cluster_that_cannot_be_reached_is_kcp_up_0_and_the_server_keeps_answering()
     assert_eq!(server.terminate(), Some(0));
 }
 
+/// `/metrics` gzip-compressed once per collection: the same stored bytes for every scraper that
+/// accepts gzip, sent with their length (a per-request compression, as tower-http's layer did,
+/// streams them chunked, without one), and the plain text for the others.
+#[test]
+fn metrics_are_compressed_once_per_collection_and_decode_to_the_plain_text() {
+    // One collection (it fails at once) in the test's time: every scrape reads its text.
+    let server = Server::start(&["--bootstrap-server", UNREACHABLE, "--interval-ms", "600000", "--timeout-ms", "500"]);
+    server.wait_for("/metrics", Duration::from_secs(20), "the first collection", |r| {
+        value(&samples(&r.body), "kcp_collect_errors_total", &[("kind", "unreachable")]).is_some()
+    });
+    let plain = server.get("/metrics");
+    let gzip = server.get_with("/metrics", &["Accept-Encoding: gzip"]);
+    let again = server.get_with("/metrics", &["Accept-Encoding: deflate, br, gzip;q=0.5"]);
+    let refused = server.get_with("/metrics", &["Accept-Encoding: gzip;q=0, br"]);
+    for r in [&plain, &gzip, &again, &refused] {
+        assert_eq!(r.status, 200);
+        assert!(r.header("content-type").unwrap().starts_with("application/openmetrics-text"));
+        assert!(
+            r.header("vary").is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")),
+            "{:?}",
+            r.headers
+        );
+        assert_eq!(r.header("cache-control"), Some("no-store"));
+        assert_eq!(r.header("transfer-encoding"), None, "sent whole, with its length: {:?}", r.headers);
+        assert_eq!(r.header("content-length"), Some(r.raw.len().to_string().as_str()), "{:?}", r.headers);
+    }
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(refused.header("content-encoding"), None);
+    assert_eq!(refused.raw, plain.raw);
+    assert!(plain.body.ends_with("# EOF\n"), "{}", plain.body);
+    assert_eq!(gzip.header("content-encoding"), Some("gzip"));
+    assert_eq!(again.header("content-encoding"), Some("gzip"));
+    assert_eq!(gzip.raw, again.raw, "two scrapes within one collection: the same bytes");
+    let mut decoded = Vec::new();
+    flate2::read::GzDecoder::new(&gzip.raw[..]).read_to_end(&mut decoded).expect("a gzip member");
+    assert_eq!(decoded, plain.raw, "the gzip body decodes to the plain text");
+    assert!(gzip.raw.len() < plain.raw.len());
+    // HEAD: the same head, no body.
+    let head = request(server.addr, "HEAD", "/metrics", &["Accept-Encoding: gzip"]);
+    assert_eq!((head.status, head.header("content-encoding")), (200, Some("gzip")));
+    assert_eq!(head.header("content-length"), Some(gzip.raw.len().to_string().as_str()));
+    assert!(head.raw.is_empty());
+}
+
 #[test]
 fn unknown_paths_methods_and_cluster_names_are_refused() {
     let server = Server::start(&["--bootstrap-server", UNREACHABLE, "--interval-ms", "60000"]);

@@ -7,39 +7,23 @@
 #
 #   tools/bench-serve-scale.sh [--groups "1000 5000 10000"] [--partitions 10] [--collections 3]
 #                              [--port-base 27090]
+#
+# KCP_BENCH_KCP and KCP_BENCH_FAKE: the kcp and fake_cluster binaries of an earlier build (a copy
+# of a build before a change, for before/after); nothing is built then.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-sizes="1000 5000 10000" partitions=10 collections=3 port_base=27090
-while [ $# -gt 0 ]; do
-  case $1 in
-    --groups) sizes=$2; shift 2 ;;
-    --partitions) partitions=$2; shift 2 ;;
-    --collections) collections=$2; shift 2 ;;
-    --port-base) port_base=$2; shift 2 ;;
-    *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
-  esac
-done
-# KCP_BENCH_KCP and KCP_BENCH_FAKE: binaries built earlier (a copy of a build before a change, for
-# before/after); nothing is built then.
-if [ -z "${KCP_BENCH_KCP:-}" ]; then
-  (cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
-fi
-target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=${KCP_BENCH_KCP:-$target/release/kcp}
-FAKE=${KCP_BENCH_FAKE:-$target/release/examples/fake_cluster}
-run=$(mktemp -d /tmp/kcp-bench-serve-scale.XXXXXX)
-fake_pid="" serve_pid=""
-cleanup() { set +e; for p in $serve_pid $fake_pid; do kill "$p" 2>/dev/null; done; rm -rf "$run"; }
-trap cleanup EXIT
+groups="1000 5000 10000" partitions=10 collections=3 port_base=27090
+BENCH_NAME=bench-serve-scale BENCH_USAGE=2,9 BENCH_OPTIONS="groups partitions collections port-base"
+source "$(dirname "${BASH_SOURCE[0]}")/live/bench-common.sh"
+bench_parse_args "$@"
+bench_build fake_cluster
 broker=$port_base metrics=$((port_base + 1))
-rss() { awk '/^VmRSS|^VmHWM/ {printf "%s %s kB  ", $1, $2}' "/proc/$1/status"; }
+rss() { bench_rss "$1"; }
 metric() { awk -v m="$1" 'index($1, m "{") == 1 {print $2}' "$2"; }
 
-echo "== machine: $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg); kcp $(cd "$ROOT" && git rev-parse --short HEAD)"
+echo "== machine: $(bench_machine)"
+sizes=$groups
 for groups in $sizes; do
-  "$FAKE" --port "$broker" --groups "$groups" --partitions "$partitions" > "$run/fake.out" 2> "$run/fake.err" &
-  fake_pid=$!
-  sleep 0.5
+  bench_fake_cluster "$groups" "$partitions" "$broker"
   for gran in partition topic group; do
     # The interval is long enough that collections never overlap; the loop below waits for each.
     "$KCP" serve --bootstrap-server "127.0.0.1:$broker" --listen "127.0.0.1:$metrics" --interval-ms 1000 \
@@ -64,9 +48,9 @@ for groups in $sizes; do
     if [ "$gran" = partition ]; then
       echo "  scrape, 20 x curl time_total (s): $(for _ in $(seq 1 20); do curl -s -o /dev/null -w '%{time_total} ' "http://127.0.0.1:$metrics/metrics"; done)"
     fi
-    kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+    bench_stop serve_pid
   done
-  kill "$fake_pid"; wait "$fake_pid" 2>/dev/null || true; fake_pid=""
+  bench_stop fake_pid
   echo "  requests per collection (fake broker; one line per collection, the first includes the connection's ApiVersions and the Metadata of the bootstrap):"
   sed 's/^/    /' "$run/fake.out"
 done

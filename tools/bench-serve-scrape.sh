@@ -7,37 +7,21 @@
 # time_total, and how many collections ran during the scrapes.
 #
 #   tools/bench-serve-scrape.sh [--groups 10000] [--seconds 60] [--port-base 27080]
+#
+# KCP_BENCH_KCP and KCP_BENCH_FAKE: the kcp and fake_cluster binaries of an earlier build (a copy
+# of a build before a change, for before/after); nothing is built then.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 groups=10000 seconds=60 port_base=27080
-while [ $# -gt 0 ]; do
-  case $1 in
-    --groups) groups=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --port-base) port_base=$2; shift 2 ;;
-    *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
-  esac
-done
-# KCP_BENCH_KCP and KCP_BENCH_FAKE: binaries built earlier (a copy of a build before a change, for
-# before/after); nothing is built then.
-if [ -z "${KCP_BENCH_KCP:-}" ]; then
-  (cd "$ROOT" && cargo build --release --quiet --bin kcp --example fake_cluster)
-fi
-target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=${KCP_BENCH_KCP:-$target/release/kcp}
-FAKE=${KCP_BENCH_FAKE:-$target/release/examples/fake_cluster}
-run=$(mktemp -d /tmp/kcp-bench-serve-scrape.XXXXXX)
-fake_pid="" serve_pid=""
-cleanup() { set +e; for p in $serve_pid $fake_pid; do kill "$p" 2>/dev/null; done; rm -rf "$run"; }
-trap cleanup EXIT
+BENCH_NAME=bench-serve-scrape BENCH_USAGE=2,9 BENCH_OPTIONS="groups seconds port-base"
+source "$(dirname "${BASH_SOURCE[0]}")/live/bench-common.sh"
+bench_parse_args "$@"
+bench_build fake_cluster
 broker=$port_base http=$((port_base + 1))
 metric() { awk -v m="$1" 'index($1, m " ") == 1 || index($1, m "{") == 1 {print $2}' "$2"; }
 pct() { sort -n | awk '{a[NR]=$1} END {printf "min %s p50 %s p90 %s p99 %s max %s (n=%d)\n", a[1], a[int(NR*0.5)], a[int(NR*0.9)], a[int(NR*0.99)], a[NR], NR}'; }
 
 echo "== machine: $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg); kcp $KCP ($(cd "$ROOT" && git rev-parse --short HEAD))"
-"$FAKE" --port "$broker" --groups "$groups" --partitions 10 > "$run/fake.out" 2> "$run/fake.err" &
-fake_pid=$!
-sleep 0.5
+bench_fake_cluster "$groups" 10 "$broker"
 "$KCP" serve --bootstrap-server "127.0.0.1:$broker" --listen "127.0.0.1:$http" --interval-ms 1000 \
   --timeout-ms 120000 2> "$run/serve.err" &
 serve_pid=$!

@@ -174,6 +174,9 @@ pub struct LagStatusChange {
 /// The partition key.
 type Key = (String, i32);
 
+/// The most samples a partition's window is allocated for before it fills.
+const MAX_PREALLOCATED_WINDOW: usize = 64;
+
 /// Keeps each partition's window and status.
 #[derive(Clone, Debug, Default)]
 pub struct LagEvaluator {
@@ -202,19 +205,23 @@ impl LagEvaluator {
     pub fn observe(&mut self, at_ms: u64, samples: impl IntoIterator<Item = (Key, LagSample)>) -> Vec<LagStatusChange> {
         let mut seen: BTreeMap<Key, LagSample> = samples.into_iter().collect();
         self.windows.retain(|k, _| seen.contains_key(k));
+        // A window is allocated once at its full size (bounded: the rules are the caller's, and
+        // a long window still grows as it fills); doubling would hold 16 samples for 10.
+        let capacity = self.rules.window.min(MAX_PREALLOCATED_WINDOW);
         for (key, sample) in &mut seen {
             sample.at_ms = at_ms;
-            let window = self.windows.entry(key.clone()).or_default();
+            let window = self.windows.entry(key.clone()).or_insert_with(|| VecDeque::with_capacity(capacity));
             match window.back() {
                 Some(last) if at_ms.saturating_sub(last.at_ms) < self.rules.min_distance_ms => {
                     window.pop_back();
                 }
                 _ => {}
             }
-            window.push_back(*sample);
-            while window.len() > self.rules.window {
+            // Room first, then the sample: the window never holds one more than it keeps.
+            while window.len() >= self.rules.window.max(1) {
                 window.pop_front();
             }
+            window.push_back(*sample);
         }
         let mut changes = Vec::new();
         let mut statuses = BTreeMap::new();

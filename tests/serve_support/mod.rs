@@ -109,6 +109,8 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The body's bytes as sent (not de-chunked, not decoded: a gzip body stays gzip).
+    pub raw: Vec<u8>,
 }
 
 impl Response {
@@ -139,6 +141,8 @@ pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[&str]) -> 
 
 /// A response's status, headers and (de-chunked) body.
 pub fn parse_response(raw: &[u8]) -> Response {
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").map_or(raw.len(), |at| at + 4);
+    let raw_body = raw[head_end.min(raw.len())..].to_vec();
     let text = String::from_utf8_lossy(raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let mut lines = head.split("\r\n");
@@ -148,7 +152,7 @@ pub fn parse_response(raw: &[u8]) -> Response {
     let chunked =
         headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked"));
     let body = if chunked { dechunk(body) } else { body.to_owned() };
-    Response { status, headers, body }
+    Response { status, headers, body, raw: raw_body }
 }
 
 fn dechunk(mut s: &str) -> String {

@@ -15,69 +15,14 @@
 # client layer, long session timeout, no heartbeats). Everything binds 127.0.0.1; the broker and
 # the members are stopped on exit. Prints a table; BENCHMARKS.md says how the figures were taken.
 set -euo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-
 groups=1000 members=3 version=3.9.1 port_base=22080 runs=3 records=3000
-while [ $# -gt 0 ]; do
-  case $1 in
-    --groups) groups=$2; shift 2 ;;
-    --members) members=$2; shift 2 ;;
-    --version) version=$2; shift 2 ;;
-    --port-base) port_base=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --records) records=$2; shift 2 ;;
-    *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
-  esac
-done
-log() { echo "[bench-describe $(date -u +%H:%M:%S)] $*" >&2; }
+BENCH_NAME=bench-describe BENCH_USAGE=2,10 BENCH_OPTIONS="groups members version port-base runs records"
+source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
+bench_parse_args "$@"
+HERE=$BENCH_COMMON_DIR
 
-export KCP_LIVE_RUN
-KCP_LIVE_RUN=$(mktemp -d /tmp/kcp-bench-describe.XXXXXX)
-holder_pid=""
-cleanup() {
-  set +e
-  [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null
-  exec 3>&- 2>/dev/null
-  "$HERE/kafka.sh" stop bench >/dev/null 2>&1
-  rm -rf "$KCP_LIVE_RUN"
-}
-trap cleanup EXIT
-
-log "building kcp and the group holder (release)"
-(cd "$ROOT" && cargo build --release --quiet --bin kcp --example hold_group_members)
-KCP=$ROOT/target/release/kcp
-HOLDER=$ROOT/target/release/examples/hold_group_members
-
-"$HERE/kafka.sh" fetch
-log "starting one Kafka $version broker on 127.0.0.1:$port_base"
-"$HERE/kafka.sh" start bench --version "$version" --port-base "$port_base" >&2
-bootstrap=127.0.0.1:$port_base
-"$HERE/kafka.sh" java bench LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
-log "writing $records records"
-"$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
-  --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
-
-# The first group request creates __consumer_offsets: wait until a coordinator answers.
-for _ in $(seq 1 120); do
-  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>/dev/null \
-    | grep -q '"not_found"' && break
-  sleep 0.5
-done
-log "forming $groups groups of $members members"
-fifo=$KCP_LIVE_RUN/holder.stdin
-mkfifo "$fifo"
-"$HOLDER" --bootstrap "$bootstrap" --topic bench --partitions "$members" --groups "$groups" --members "$members" \
-  --commit-offset 0 --hold-s 1800 < "$fifo" > "$KCP_LIVE_RUN/holder.out" 2> "$KCP_LIVE_RUN/holder.err" &
-holder_pid=$!
-exec 3> "$fifo"   # the holder runs until this closes
-for _ in $(seq 1 600); do
-  grep -q ready "$KCP_LIVE_RUN/holder.out" 2>/dev/null && break
-  kill -0 "$holder_pid" 2>/dev/null || { cat "$KCP_LIVE_RUN/holder.err" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q ready "$KCP_LIVE_RUN/holder.out" || { log "the groups did not form in 300 s"; exit 1; }
-log "$(cat "$KCP_LIVE_RUN/holder.out")"
+bench_build hold_group_members
+bench_live_cluster bench
 
 # measure NAME CMD...: runs CMD under /usr/bin/time -v, output to $KCP_LIVE_RUN/NAME.out; prints
 # "wall_seconds max_rss_kb".

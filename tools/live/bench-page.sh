@@ -13,70 +13,15 @@
 # Needs curl, chromium and chromedriver. Everything binds 127.0.0.1; everything it started is
 # stopped on exit. Raw outputs go to stdout.
 set -euo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-
 groups=1000 members=3 version=3.9.1 port_base=27000 records=3000 runs=50
-while [ $# -gt 0 ]; do
-  case $1 in
-    --groups) groups=$2; shift 2 ;;
-    --members) members=$2; shift 2 ;;
-    --version) version=$2; shift 2 ;;
-    --port-base) port_base=$2; shift 2 ;;
-    --records) records=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
-  esac
-done
-log() { echo "[bench-page $(date -u +%H:%M:%S)] $*" >&2; }
+BENCH_NAME=bench-page BENCH_USAGE=2,14 BENCH_OPTIONS="groups members version port-base records runs"
+source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
+bench_parse_args "$@"
 
-export KCP_LIVE_RUN
-KCP_LIVE_RUN=$(mktemp -d /tmp/kcp-bench-page.XXXXXX)
-run=$KCP_LIVE_RUN
-holder_pid="" serve_pid=""
-cleanup() {
-  set +e
-  for p in $serve_pid $holder_pid; do kill "$p" 2>/dev/null; done
-  exec 3>&- 2>/dev/null
-  "$HERE/kafka.sh" stop benchpage >/dev/null 2>&1
-  rm -rf "$run"
-}
-trap cleanup EXIT
-
-log "building kcp and the group holder (release), and the browser test (debug: it only drives the browser)"
-(cd "$ROOT" && cargo build --release --quiet --bin kcp --example hold_group_members)
+bench_build hold_group_members
+log "building the browser test (debug: it only drives the browser)"
 (cd "$ROOT" && cargo test --quiet --test serve_page --no-run 2>/dev/null)
-target=${CARGO_TARGET_DIR:-$ROOT/target}
-KCP=$target/release/kcp
-HOLDER=$target/release/examples/hold_group_members
-
-"$HERE/kafka.sh" fetch >&2
-log "starting one Kafka $version broker on 127.0.0.1:$port_base"
-"$HERE/kafka.sh" start benchpage --version "$version" --port-base "$port_base" >&2
-bootstrap=127.0.0.1:$port_base
-"$HERE/kafka.sh" java benchpage LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
-log "writing $records records"
-"$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
-  --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
-# The group coordinator is ready once a describe of an unknown group answers not_found.
-for _ in $(seq 1 120); do
-  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>&1 \
-    | grep -q '"not_found"' && break
-  sleep 0.5
-done
-log "forming $groups groups of $members members"
-fifo=$run/holder.stdin
-mkfifo "$fifo"
-"$HOLDER" --bootstrap "$bootstrap" --topic bench --partitions "$members" --groups "$groups" --members "$members" \
-  --commit-offset 0 --hold-s 1800 < "$fifo" > "$run/holder.out" 2> "$run/holder.err" &
-holder_pid=$!
-exec 3> "$fifo"
-for _ in $(seq 1 600); do
-  grep -q ready "$run/holder.out" 2>/dev/null && break
-  kill -0 "$holder_pid" 2>/dev/null || { cat "$run/holder.err" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q ready "$run/holder.out" || { log "the groups did not form in 300 s"; exit 1; }
+bench_live_cluster benchpage
 
 port=$((port_base + 50))
 "$KCP" serve --bootstrap-server "$bootstrap" --listen "127.0.0.1:$port" --interval-ms 10000 2> "$run/serve.err" &

@@ -16,84 +16,26 @@
 # Needs tcpdump, wrk, curl (apt). Everything binds 127.0.0.1; everything it started is stopped
 # on exit. Raw outputs go to stdout.
 set -euo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+groups=1000 members=3 version=3.9.1 port_base=27000 records=3000 interval_ms=10000 steady_s=180 runs=3 kcp_only=0
+BENCH_NAME=bench-serve BENCH_USAGE=2,17
+BENCH_OPTIONS="groups members version port-base records interval-ms steady-s runs" BENCH_FLAGS=kcp-only
+source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
+bench_parse_args "$@"
+HERE=$BENCH_COMMON_DIR
 
-groups=1000 members=3 version=3.9.1 port_base=27000 records=3000 interval_ms=10000 steady_s=180 runs=3
-kcp_only=0
-while [ $# -gt 0 ]; do
-  case $1 in
-    --groups) groups=$2; shift 2 ;;
-    --members) members=$2; shift 2 ;;
-    --version) version=$2; shift 2 ;;
-    --port-base) port_base=$2; shift 2 ;;
-    --records) records=$2; shift 2 ;;
-    --interval-ms) interval_ms=$2; shift 2 ;;
-    --steady-s) steady_s=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --kcp-only) kcp_only=1; shift ;;
-    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
-  esac
-done
-log() { echo "[bench-serve $(date -u +%H:%M:%S)] $*" >&2; }
-
-export KCP_LIVE_RUN
-KCP_LIVE_RUN=$(mktemp -d /tmp/kcp-bench-serve.XXXXXX)
-run=$KCP_LIVE_RUN
-holder_pid="" serve_pid="" dump_pid="" exporter_pid=""
-cleanup() {
-  set +e
-  for p in $serve_pid $exporter_pid $dump_pid $holder_pid; do kill "$p" 2>/dev/null; done
-  exec 3>&- 2>/dev/null
-  "$HERE/kafka.sh" stop bench >/dev/null 2>&1
-  rm -rf "$run"
-}
-trap cleanup EXIT
-
-log "building kcp and the group holder (release)"
-(cd "$ROOT" && cargo build --release --quiet --bin kcp --example hold_group_members)
-target=${CARGO_TARGET_DIR:-$ROOT/target}
 # KCP_BENCH_KCP: another kcp binary to measure (a copy of an earlier build, for before/after).
-KCP=${KCP_BENCH_KCP:-$target/release/kcp}
-HOLDER=$target/release/examples/hold_group_members
-
-"$HERE/kafka.sh" fetch >&2
-log "starting one Kafka $version broker on 127.0.0.1:$port_base"
-"$HERE/kafka.sh" start bench --version "$version" --port-base "$port_base" >&2
-bootstrap=127.0.0.1:$port_base
-"$HERE/kafka.sh" java bench LiveAdmin --bootstrap "$bootstrap" create-topic bench "$members" >/dev/null
-log "writing $records records"
-"$HERE/kafka.sh" tool "$version" org.apache.kafka.tools.ProducerPerformance --topic bench --num-records "$records" \
-  --record-size 20 --throughput -1 --producer-props "bootstrap.servers=$bootstrap" batch.size=100 linger.ms=0 >/dev/null
-for _ in $(seq 1 120); do
-  "$KCP" group describe --bootstrap-server "$bootstrap" --group bench-warmup --timeout-ms 5000 2>/dev/null \
-    | grep -q '"not_found"' && break
-  sleep 0.5
-done
-log "forming $groups groups of $members members"
-fifo=$run/holder.stdin
-mkfifo "$fifo"
-"$HOLDER" --bootstrap "$bootstrap" --topic bench --partitions "$members" --groups "$groups" --members "$members" \
-  --commit-offset 0 --hold-s 1800 < "$fifo" > "$run/holder.out" 2> "$run/holder.err" &
-holder_pid=$!
-exec 3> "$fifo"
-for _ in $(seq 1 600); do
-  grep -q ready "$run/holder.out" 2>/dev/null && break
-  kill -0 "$holder_pid" 2>/dev/null || { cat "$run/holder.err" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q ready "$run/holder.out" || { log "the groups did not form in 300 s"; exit 1; }
-log "$(cat "$run/holder.out")"
+bench_build hold_group_members
+bench_live_cluster bench
 
 echo "== setup: Kafka $version, 1 broker, $groups groups x $members members, topic bench ($members partitions, $records records), every partition committed at 0"
-echo "== machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg); kcp $(cd "$ROOT" && git rev-parse --short HEAD)"
+echo "== machine: $(bench_machine) (load before)"
 
 metrics_port=$((port_base + 50))
 exporter_port=$((port_base + 51))
 printf 'client.id=kcp-serve-bench\n' > "$run/serve.properties"
 
-rss() { awk '/^VmRSS|^VmHWM/ {printf "%s %s kB  ", $1, $2}' "/proc/$1/status"; echo; }
-wait_http() { for _ in $(seq 1 600); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; return 1; }
+rss() { bench_rss "$1"; echo; }
+wait_http() { bench_wait_http "$1"; }
 
 # ---- kcp serve, partition granularity, with the requests captured ----
 tcpdump -i lo -s 0 -U -w "$run/serve.pcap" "tcp dst port $port_base" 2> "$run/tcpdump.err" &

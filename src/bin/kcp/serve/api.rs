@@ -101,13 +101,17 @@ pub(crate) fn group(cluster: &ClusterHandle, id: &str) -> Option<Value> {
 /// `GET /api/v1/clusters/{cluster}/groups/{group}/history`: the group's lag at each of its last
 /// collections (at most `kept`, oldest first), or `None` for a group the server does not know.
 pub(crate) fn history(cluster: &ClusterHandle, id: &str) -> Option<Value> {
-    let snapshot = cluster.snapshot();
-    let g = snapshot.groups.get(id)?;
-    let points: Vec<Value> = g
-        .history
-        .iter()
+    if !cluster.snapshot().groups.contains_key(id) {
+        return None;
+    }
+    let histories = cluster.history.lock().unwrap_or_else(|e| e.into_inner());
+    let points: Vec<Value> = histories
+        .get(id)
+        .into_iter()
+        .flatten()
         .map(|p| json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_seconds": p.lag_seconds}))
         .collect();
+    drop(histories);
     Some(json!({
         "cluster": cluster.spec.name,
         "group_id": id,

@@ -15,14 +15,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Path as UrlPath, Query, Request, State};
-use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use base64::Engine as _;
-use bytes::Bytes;
 use futures_util::StreamExt as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -265,9 +264,50 @@ async fn page_group(
     }
 }
 
-async fn metrics(State(app): State<App>) -> Response {
-    let text: Bytes = app.shared.metrics_text();
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response()
+/// The OpenMetrics text: gzip-compressed when the scraper accepts gzip (Prometheus asks for it),
+/// plain otherwise. Both were made when the snapshot was collected: the answer is a copy, with
+/// its length, and the compression layer leaves a response that has a Content-Encoding alone.
+async fn metrics(State(app): State<App>, headers: HeaderMap) -> Response {
+    let body = app.shared.metrics_body();
+    let gzip = !body.gzip.is_empty() && accepts_gzip(&headers);
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+            (header::VARY, "accept-encoding"),
+        ],
+        if gzip { body.gzip } else { body.plain },
+    )
+        .into_response();
+    if gzip {
+        response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
+/// Whether `Accept-Encoding` accepts gzip: `gzip` or `x-gzip` (or `*` when neither is named)
+/// with a quality above 0 (RFC 9110, 12.5.3).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut named = None;
+    let mut any = false;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let quality = parts
+                .filter_map(|p| p.trim().split_once('='))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok());
+            let accepted = quality.is_some_and(|q| q > 0.0);
+            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                // The best of what names it (`gzip;q=0, x-gzip` accepts it).
+                named = Some(named.unwrap_or(false) || accepted);
+            } else if coding == "*" {
+                any |= accepted;
+            }
+        }
+    }
+    named.unwrap_or(any)
 }
 
 async fn readyz(State(app): State<App>) -> Response {
@@ -452,5 +492,34 @@ pub(crate) async fn serve(
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+        }
+        accepts_gzip(&headers)
+    }
+
+    #[test]
+    fn gzip_is_accepted_as_rfc_9110_says() {
+        assert!(!accept(&[]), "no header: identity");
+        assert!(accept(&["gzip"]));
+        assert!(accept(&["deflate, GZIP;q=0.5"]));
+        assert!(accept(&["x-gzip"]));
+        assert!(accept(&["br", "gzip"]), "one header line of several");
+        assert!(accept(&["*"]));
+        assert!(!accept(&["gzip;q=0"]));
+        assert!(!accept(&["gzip; q=0.000, *"]), "gzip refused by name: * does not bring it back");
+        assert!(!accept(&["br, deflate"]));
+        assert!(!accept(&["*;q=0"]));
+        assert!(!accept(&["gzip;q=nonsense"]), "an unreadable quality accepts nothing");
+        assert!(accept(&["gzip;q=0, x-gzip"]));
     }
 }

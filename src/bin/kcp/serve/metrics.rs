@@ -382,6 +382,33 @@ pub(crate) fn burrow_code(status: kafka_consumer_protocol::inspect::lag::LagStat
     }
 }
 
+/// The OpenMetrics text as served: plain, and gzip-compressed for the scrapers that accept it
+/// (Prometheus does). Both are made once per collection, on the collection thread; a scrape
+/// clones a `Bytes` (a reference count), so it never waits on compression either.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Body {
+    pub(crate) plain: bytes::Bytes,
+    pub(crate) gzip: bytes::Bytes,
+}
+
+impl Body {
+    /// `text` and its gzip member. `gzip_hint` is the previous compressed length (the buffer is
+    /// allocated once at about the right size). Level 1: the text is label sets repeated line
+    /// after line, so the fastest level already shrinks it about 10 times (2.2 MB to 0.2 MB
+    /// at 1,000 groups), at a third of the default level's time; at 10,000 groups (70 MB) the
+    /// compression is part of every collection, whether or not anyone scrapes.
+    pub(crate) fn of(text: String, gzip_hint: usize) -> Body {
+        use std::io::Write as _;
+        let mut encoder = flate2::write::GzEncoder::new(
+            Vec::with_capacity(gzip_hint.saturating_add(gzip_hint / 16).max(64)),
+            flate2::Compression::fast(),
+        );
+        // Writing into a Vec cannot fail.
+        let gzip = encoder.write_all(text.as_bytes()).and_then(|()| encoder.finish()).unwrap_or_default();
+        Body { plain: bytes::Bytes::from(text), gzip: bytes::Bytes::from(gzip) }
+    }
+}
+
 /// The OpenMetrics text of `clusters`' snapshots (ends with `# EOF`).
 ///
 /// `size_hint` is the previous text's length: the text is written into a buffer of about that

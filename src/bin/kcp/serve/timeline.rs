@@ -88,6 +88,12 @@ pub(crate) fn next(previous: Option<&VecDeque<Arc<Seen>>>, seen: Seen) -> VecDeq
     entries
 }
 
+/// Whether [`next`] would give `entries` back unchanged for `seen`: its last entry saw the same
+/// (the bounds depend on the newest entry only, so they cut nothing more).
+pub(crate) fn unchanged(entries: &VecDeque<Arc<Seen>>, seen: &Seen) -> bool {
+    entries.back().is_some_and(|last| last.same_as(seen))
+}
+
 /// A name from the cluster for the picture: control characters as their escapes (the renderer
 /// escapes markup).
 fn visible(s: &str) -> String {
