@@ -106,7 +106,10 @@ pub(crate) fn history(cluster: &ClusterHandle, id: &str) -> Option<Value> {
     let points: Vec<Value> = g
         .history
         .iter()
-        .map(|p| json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_seconds": p.lag_seconds}))
+        .map(|p| {
+            json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_known": p.lag_known,
+                     "lag_seconds": p.lag_seconds})
+        })
         .collect();
     Some(json!({
         "cluster": cluster.spec.name,
