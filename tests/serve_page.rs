@@ -217,6 +217,21 @@ async fn click(c: &Client, find: &str, arg: Value, what: &str) {
     }
 }
 
+/// Waits until the page's script has run (sorted, filtered, paged: `html[data-ready='1']`).
+async fn until_ready(c: &Client, what: &str) {
+    c.wait()
+        .at_most(SHOW)
+        .for_element(Locator::Css("html[data-ready='1']"))
+        .await
+        .unwrap_or_else(|e| panic!("{what}: the page's script did not run within {SHOW:?}: {e}"));
+}
+
+/// Opens `url` and waits until the page's script has run.
+async fn open(c: &Client, url: &str, what: &str) {
+    c.goto(url).await.unwrap_or_else(|e| panic!("{what}: open {url}: {e}"));
+    until_ready(c, what).await;
+}
+
 /// No JavaScript error, no policy violation, and the script ran.
 async fn no_script_errors(c: &Client, page: &str) {
     let v = c
@@ -413,7 +428,7 @@ async fn check_pages(
         .await
         .expect("navigation timing");
     println!("serve_page: list served in {} ms, DOM complete at {} ms", render[0], render[1]);
-    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    until_ready(c, "the list").await;
     c.execute("window.kcpMarker = 42;", vec![]).await.expect("mark the page");
     let filter = c.find(Locator::Id("filter-groups")).await.expect("the groups filter");
     filter.send_keys(token).await.expect("type a filter");
@@ -515,7 +530,7 @@ async fn check_pages(
     // The group named with markup: followed from its link, its name text everywhere.
     let link = "var name = arguments[0]; return Array.from(document.querySelectorAll('#groups-body a')).find(function (a) { return a.textContent === name; });";
     click(c, link, json!(shown(hostile)), "the group's link").await;
-    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    until_ready(c, "the group named with markup").await;
     let h1 = c.find(Locator::Css("h1 .group-id")).await.expect("heading").text().await.unwrap();
     assert_eq!(h1, shown(hostile));
     let title = c.title().await.expect("title");
@@ -537,8 +552,7 @@ async fn check_pages(
     no_script_errors(c, "the group named with markup").await;
 
     // A group with a classic member: members and offsets, sort and filter.
-    c.goto(&format!("{base}/groups/default/{}", segment(live_group))).await.expect("open the group");
-    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    open(c, &format!("{base}/groups/default/{}", segment(live_group)), "open the group").await;
     let api_group = api(c, &format!("/api/v1/clusters/default/groups/{}", segment(live_group))).await;
     let member_id = api_group["members"][0]["member_id"].as_str().expect("a member").to_owned();
     let members = rows(c, "members-body").await;
@@ -638,8 +652,7 @@ async fn check_pages(
     }
 
     // The lag chart moves: records produced to the lagging group's topic.
-    c.goto(&format!("{base}/groups/default/{}", segment(lagging))).await.expect("open the group");
-    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    open(c, &format!("{base}/groups/default/{}", segment(lagging)), "open the group").await;
     let chart_points = |c: &Client| {
         let c = c.clone();
         async move {
@@ -683,19 +696,22 @@ async fn check_pages(
     no_script_errors(c, "the lagging group's page").await;
 
     // The group of 1,000 partitions: one page of 100 rows, paged, sorted and filtered across all.
-    c.goto(&format!("{base}/groups/default/{}", segment(big))).await.expect("open the big group");
-    c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+    open(c, &format!("{base}/groups/default/{}", segment(big)), "open the big group").await;
     let timing = c
         .execute(
-            "var n = performance.getEntriesByType('navigation')[0]; return [n.responseEnd - n.requestStart, n.domComplete, n.transferSize];",
+            "var n = performance.getEntriesByType('navigation')[0]; return [n.responseEnd - n.requestStart, n.domComplete, n.transferSize, n.decodedBodySize];",
             vec![],
         )
         .await
         .expect("navigation timing");
     println!(
-        "serve_page: {}: 1,000-partition group page served in {} ms, DOM complete at {} ms, {} bytes transferred",
-        cluster.name, timing[0], timing[1], timing[2]
+        "serve_page: {}: 1,000-partition group page served in {} ms, DOM complete at {} ms, {} bytes transferred, HTML {} bytes",
+        cluster.name, timing[0], timing[1], timing[2], timing[3]
     );
+    // Issue 36: the page weighs under 200 kB (its rows are most of it: no end tags, no class per
+    // cell, no Chart box sent).
+    let html_bytes = timing[3].as_f64().unwrap_or(f64::MAX);
+    assert!(html_bytes < 200_000.0, "the 1,000-partition group's page is {html_bytes} bytes");
     let info = || async { c.find(Locator::Id("offsets-info")).await.unwrap().text().await.unwrap() };
     let first_rows = rows(c, "offsets-body").await;
     assert_eq!(first_rows.len(), 100, "one page");
@@ -723,8 +739,7 @@ async fn check_pages(
 
     // The KIP-848 group: its protocol and epochs.
     if let Some(kip848) = kip848 {
-        c.goto(&format!("{base}/groups/default/{}", segment(kip848))).await.expect("open the group");
-        c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("the script runs");
+        open(c, &format!("{base}/groups/default/{}", segment(kip848)), "open the group").await;
         let summary = c.find(Locator::Id("summary")).await.unwrap().text().await.unwrap();
         assert!(summary.contains("consumer") && summary.contains("Group epoch"), "{summary}");
         assert!(summary.contains("Downgrade check"), "{summary}");
@@ -764,8 +779,7 @@ fn bench_page_render() {
             .expect("a chromedriver session");
         let mut ready = Vec::new();
         for run in 0..10 {
-            c.goto(&url).await.expect("open");
-            c.wait().at_most(SHOW).for_element(Locator::Css("html[data-ready='1']")).await.expect("ready");
+            open(&c, &url, "the benchmarked page").await;
             // The load event has run when domComplete is set.
             let v = c
                 .execute_async(

@@ -20,6 +20,38 @@ const PALETTE: [&str; 12] = [
     "#1f77b4", "#8c564b",
 ];
 
+/// Width of a lane label's character at the picture's 11 px font, a little over a sans-serif
+/// font's average (digits and capitals are wider than lower case), so a label is never cut.
+const LANE_CHAR_W: f64 = 6.8;
+/// The narrowest and widest left margin (the lane labels' column).
+const MIN_LEFT: f64 = 110.0;
+const MAX_LEFT: f64 = 320.0;
+/// Width of a step label's character at its 8 px font (likewise generous).
+const STEP_CHAR_W: f64 = 5.0;
+/// Rows of step labels above the lanes, and their spacing.
+const STEP_ROWS: usize = 4;
+const STEP_ROW_H: f64 = 9.0;
+
+/// The left margin: wide enough for the longest lane label (and `assignor`), within
+/// [`MIN_LEFT`]..=[`MAX_LEFT`]; longer labels are shortened by [`fit_label`].
+fn left_margin<'a>(labels: impl Iterator<Item = &'a str>) -> f64 {
+    let longest = labels.map(|l| l.chars().count()).max().unwrap_or(0).max("assignor".len());
+    (LANE_CHAR_W * longest as f64 + 12.0).clamp(MIN_LEFT, MAX_LEFT)
+}
+
+/// A lane label that fits the margin `left`: whole, or its start and end around an ellipsis
+/// (the partition number at the end stays), the whole name then in the lane's `<title>`.
+fn fit_label(label: &str, left: f64) -> Option<String> {
+    let room = ((left - 12.0) / LANE_CHAR_W).floor().max(4.0) as usize;
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= room {
+        return None;
+    }
+    let tail = (room - 1) / 2;
+    let head = room - 1 - tail;
+    Some(chars[..head].iter().chain(std::iter::once(&'\u{2026}')).chain(&chars[chars.len() - tail..]).collect())
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -106,7 +138,9 @@ pub fn render_with(o: &Outcome, labels: &Labels) -> String {
     }
     let color = |m: &str| PALETTE[members.iter().position(|x| x == m).unwrap_or(0) % PALETTE.len()];
     let end = o.timeline.last().map_or(0, |e| e.t_ms).max(o.summary.duration_ms).max(1);
-    let (left, top, width) = (110.0, 64.0, 1000.0);
+    let lane_labels: Vec<String> = lanes.iter().map(|(t, p)| format!("{t}-{p}")).collect();
+    let left = left_margin(lane_labels.iter().map(String::as_str));
+    let (top, width) = (64.0, 1000.0);
     let lane_h = if lanes.len() > 60 { 6.0 } else { 16.0 };
     let height = top + lane_h * lanes.len() as f64 + 70.0 + 18.0 * members.len().div_ceil(6) as f64;
     let x = |t: u64| left + width * t as f64 / end as f64;
@@ -157,17 +191,23 @@ pub fn render_with(o: &Outcome, labels: &Labels) -> String {
     for ((i, m), start) in open {
         rects.push((i, m, start, end));
     }
-    for (i, tp) in lanes.iter().enumerate() {
+    for (i, label) in lane_labels.iter().enumerate() {
         let y = top + lane_h * i as f64;
         if lane_h >= 10.0 {
-            let _ = writeln!(
-                out,
-                r#"<text x="{}" y="{}" text-anchor="end">{}-{}</text>"#,
-                left - 6.0,
-                y + lane_h * 0.75,
-                esc(tp.0),
-                tp.1
-            );
+            let (x, y) = (left - 6.0, y + lane_h * 0.75);
+            match fit_label(label, left) {
+                None => {
+                    let _ = writeln!(out, r#"<text x="{x}" y="{y}" text-anchor="end">{}</text>"#, esc(label));
+                }
+                Some(short) => {
+                    let _ = writeln!(
+                        out,
+                        r#"<text x="{x}" y="{y}" text-anchor="end"><title>{}</title>{}</text>"#,
+                        esc(label),
+                        esc(&short)
+                    );
+                }
+            }
         }
         let _ =
             writeln!(out, r##"<rect x="{left}" y="{y}" width="{width}" height="{}" fill="#f4f4f4"/>"##, lane_h - 1.0);
@@ -186,18 +226,15 @@ pub fn render_with(o: &Outcome, labels: &Labels) -> String {
     }
     // Scenario steps.
     let bottom = top + lane_h * lanes.len() as f64;
-    // Step labels go to the first of four rows where they do not overlap the previous one.
-    let mut row_end = [f64::MIN; 4];
+    // Step labels go to the first of the rows where they do not overlap the labels before them;
+    // a label with no room left in any row is not drawn, and its step line carries it as a
+    // `<title>` (several steps close together at the end of the axis crowded one another).
+    let mut row_end = [f64::MIN; STEP_ROWS];
     for e in &o.timeline {
         if matches!(e.event.as_str(), "lost" | "revoked" | "assigned" | "error") {
             continue;
         }
         let xx = x(e.t_ms);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{xx:.2}" y1="{}" x2="{xx:.2}" y2="{bottom}" stroke="#333" stroke-dasharray="3,3" stroke-width="0.7"/>"##,
-            top - 4.0
-        );
         let label = match &e.member {
             Some(m) => match &e.detail {
                 Some(d) => format!("{} {} [{}]", e.event, m, d),
@@ -205,16 +242,29 @@ pub fn render_with(o: &Outcome, labels: &Labels) -> String {
             },
             None => format!("{} {}", e.event, e.detail.clone().unwrap_or_default()),
         };
-        let label_width = 4.6 * label.chars().count() as f64;
+        let label_width = STEP_CHAR_W * label.chars().count() as f64;
+        // A label that would run past the end of the axis ends at its line instead.
         let (from, anchor) = if xx + label_width > right_edge { (xx - label_width, "end") } else { (xx, "start") };
-        let row = row_end.iter().position(|end| *end < from).unwrap_or(3);
-        row_end[row] = from + label_width;
-        let _ = writeln!(
-            out,
-            r#"<text x="{xx:.2}" y="{}" font-size="8" text-anchor="{anchor}">{}</text>"#,
-            26.0 + 8.0 * row as f64,
-            esc(&label)
+        let row = row_end.iter().position(|end| *end + 3.0 < from);
+        let line = format!(
+            r##"<line x1="{xx:.2}" y1="{}" x2="{xx:.2}" y2="{bottom}" stroke="#333" stroke-dasharray="3,3" stroke-width="0.7""##,
+            top - 4.0
         );
+        match row {
+            Some(row) => {
+                row_end[row] = from + label_width;
+                let _ = writeln!(out, "{line}/>");
+                let _ = writeln!(
+                    out,
+                    r#"<text x="{xx:.2}" y="{}" font-size="8" text-anchor="{anchor}">{}</text>"#,
+                    26.0 + STEP_ROW_H * row as f64,
+                    esc(&label)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "{line}><title>{}</title></line>", esc(&label));
+            }
+        }
     }
     // The assignor and protocols of each generation, from its first `assigned` event.
     let mut gens: Vec<(u64, i32, String)> = Vec::new();
@@ -337,6 +387,90 @@ mod tests {
             let text = line.split('>').nth(1).unwrap().split('<').next().unwrap();
             let end = if line.contains(r#"text-anchor="end""#) { x } else { x + 4.6 * text.chars().count() as f64 };
             assert!(end <= width, "{line} ends at {end}, the time axis at {width}");
+        }
+    }
+
+    /// An outcome of one member owning `topics`' partition 0 from the start, with `steps` joins
+    /// (at the given times) of members named `name-N`.
+    fn drawn(topics: &[&str], steps: &[u64], name: &str) -> String {
+        use crate::sim::{Summary, TimelineEntry};
+        use crate::{PartitionSet, TopicPartitions};
+        let mut partitions = PartitionSet::new();
+        let owned: Vec<TopicPartitions> =
+            topics.iter().map(|t| TopicPartitions { topic: (*t).to_owned(), partitions: vec![0] }).collect();
+        for t in topics {
+            partitions.insert(t, 0);
+        }
+        let owned: BTreeMap<String, Vec<TopicPartitions>> = [("m".to_owned(), owned)].into();
+        let mut timeline = vec![TimelineEntry::ownership(0, 1, "assigned", owned.clone())];
+        for (i, &t) in steps.iter().enumerate() {
+            let mut e = TimelineEntry::ownership(t, 1, "joined", owned.clone());
+            e.member = Some(format!("{name}-{i}"));
+            timeline.push(e);
+        }
+        let summary = Summary { duration_ms: 1_000, ..Summary::default() };
+        render(&Outcome { timeline, summary, partitions, final_owned: BTreeMap::new() })
+    }
+
+    fn attr(line: &str, name: &str) -> f64 {
+        line.split(&format!("{name}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+    }
+
+    /// A real group's topic names are long: its lane labels ran off the picture's left edge
+    /// (the margin was 110 px whatever the names).
+    #[test]
+    fn lane_labels_fit_the_margin_or_are_shortened_with_their_full_name() {
+        let long = "x".repeat(100);
+        let picture = drawn(&["page-10670-85589592-0-t", &long], &[], "m");
+        let lane_labels: Vec<&str> = picture
+            .lines()
+            .filter(|l| l.starts_with("<text") && l.contains(r#"text-anchor="end""#) && !l.contains("font-size"))
+            .collect();
+        assert_eq!(lane_labels.len(), 3, "two lanes and `assignor`: {picture}");
+        for line in lane_labels {
+            // The text shown: after the `<title>` where there is one.
+            let after = line.split("</title>").nth(1).unwrap_or_else(|| line.split_once('>').unwrap().1);
+            let shown = after.split('<').next().unwrap();
+            let start = attr(line, "x") - LANE_CHAR_W * shown.chars().count() as f64;
+            assert!(start >= 0.0, "{line} starts at {start}");
+        }
+        assert!(picture.contains(">page-10670-85589592-0-t-0</text>"), "a label that fits is whole: {picture}");
+        assert!(picture.contains(&format!("<title>{long}-0</title>xxx")), "the full name kept: {picture}");
+        assert!(picture.contains("\u{2026}x"), "shortened around an ellipsis: {picture}");
+    }
+
+    /// Steps close together at the end of the axis: their labels were stacked into the last row
+    /// over one another. Now no two drawn labels of a row overlap, and every label is either
+    /// drawn or its line's `<title>`.
+    #[test]
+    fn crowded_step_labels_never_overlap_and_none_is_lost() {
+        let steps: Vec<u64> = (0..9).map(|i| 990 + i).collect();
+        let picture = drawn(&["t"], &steps, "a-member-with-a-long-name");
+        let mut rows: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut drawn_or_titled = 0;
+        for line in picture.lines() {
+            if line.starts_with("<text") && line.contains(r#"font-size="8""#) && line.contains(">joined ") {
+                let text = line.split('>').nth(1).unwrap().split('<').next().unwrap();
+                let x = attr(line, "x");
+                let w = STEP_CHAR_W * text.chars().count() as f64;
+                let span = if line.contains(r#"text-anchor="end""#) { (x - w, x) } else { (x, x + w) };
+                rows.entry(line.split("y=\"").nth(1).unwrap().split('"').next().unwrap().to_owned())
+                    .or_default()
+                    .push(span);
+                drawn_or_titled += 1;
+            }
+            if line.starts_with("<line") && line.contains("<title>joined ") {
+                drawn_or_titled += 1;
+            }
+        }
+        assert_eq!(drawn_or_titled, steps.len(), "{picture}");
+        assert!(rows.len() <= STEP_ROWS, "{rows:?}");
+        for (y, spans) in &rows {
+            for (i, a) in spans.iter().enumerate() {
+                for b in &spans[i + 1..] {
+                    assert!(a.1 <= b.0 || b.1 <= a.0, "row {y}: {a:?} and {b:?} overlap\n{picture}");
+                }
+            }
         }
     }
 

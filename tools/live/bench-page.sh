@@ -51,5 +51,14 @@ echo "== the list in headless Chromium"
 (cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')
 # (pipefail: grep stops at head's first line with SIGPIPE, not an error here)
 group=$(curl -s "$base/api/v1/clusters/default/groups" | { grep -o '"group_id":"[^"]*"' || true; } | sed -n 1p | cut -d'"' -f4)
+for mode in plain gzip; do
+  flag=""
+  [ "$mode" = gzip ] && flag=--compressed
+  : > "$run/group-times-$mode"
+  for _ in $(seq 1 "$runs"); do
+    curl -s $flag -o /dev/null -w '%{time_total} %{size_download}\n' "$base/groups/default/$group" >> "$run/group-times-$mode"
+  done
+  echo "== GET /groups/default/$group ($mode): $(awk '{print $1}' "$run/group-times-$mode" | stats), $(tail -n1 "$run/group-times-$mode" | awk '{print $2}') bytes sent"
+done
 echo "== a group page in headless Chromium ($group)"
 (cd "$ROOT" && KCP_PAGE_BENCH_URL="$base/groups/default/$group" cargo test --quiet --test serve_page bench_page_render -- --ignored --nocapture 2>&1 | grep '^bench_page')

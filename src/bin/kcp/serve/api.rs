@@ -109,7 +109,10 @@ pub(crate) fn history(cluster: &ClusterHandle, id: &str) -> Option<Value> {
         .get(id)
         .into_iter()
         .flatten()
-        .map(|p| json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_seconds": p.lag_seconds}))
+        .map(|p| {
+            json!({"at": rfc3339_ms(p.at_ms), "at_ms": p.at_ms, "lag": p.lag, "lag_known": p.lag_known,
+                     "lag_seconds": p.lag_seconds})
+        })
         .collect();
     drop(histories);
     Some(json!({

@@ -231,17 +231,38 @@ async fn fallback(State(app): State<App>, uri: Uri) -> Response {
     not_found(&uri, &app.host, "invalid request type")
 }
 
-/// The groups list of the first cluster.
-async fn page_index(State(app): State<App>) -> Response {
-    match app.shared.clusters.first() {
-        Some(c) => Html(page::list_page(&app.shared, c)).into_response(),
-        None => StatusCode::NOT_FOUND.into_response(),
-    }
+/// The groups list of cluster `index`, as rendered after its last collection: gzipped where the
+/// request accepts it (the compression layer leaves a response with a `Content-Encoding` alone).
+fn list_response(app: &App, index: usize, headers: &HeaderMap) -> Response {
+    let page = app.shared.list_page(index);
+    let gzip = headers.get_all(header::ACCEPT_ENCODING).iter().any(|v| v.to_str().is_ok_and(page::accepts_gzip));
+    let mut response = if gzip {
+        let mut r = Html(page.gzip.clone()).into_response();
+        r.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        r
+    } else {
+        Html(page.html.clone()).into_response()
+    };
+    response.headers_mut().insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    response
 }
 
-async fn page_list(State(app): State<App>, UrlPath(cluster): UrlPath<String>, uri: Uri) -> Response {
-    match app.shared.cluster(&cluster) {
-        Some(c) => Html(page::list_page(&app.shared, c)).into_response(),
+/// The groups list of the first cluster.
+async fn page_index(State(app): State<App>, headers: HeaderMap) -> Response {
+    if app.shared.clusters.is_empty() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    list_response(&app, 0, &headers)
+}
+
+async fn page_list(
+    State(app): State<App>,
+    UrlPath(cluster): UrlPath<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    match app.shared.clusters.iter().position(|c| c.spec.name == cluster) {
+        Some(index) => list_response(&app, index, &headers),
         None => not_found(&uri, &app.host, "cluster not found"),
     }
 }

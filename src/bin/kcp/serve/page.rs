@@ -18,6 +18,9 @@ use super::state::{ClusterHandle, Shared};
 use super::timeline;
 use super::verdict::Verdict;
 
+/// Rows of the groups list shown at first (the page-size control offers more): a list of 1,000
+/// groups lays out one page; sorting and filtering still apply to every group.
+const LIST_PAGE: usize = 100;
 /// Rows of the offsets table shown at first (the page-size control offers more): a group of
 /// 1,000 partitions lays out one page, not 1,000 rows.
 const OFFSETS_PAGE: usize = 100;
@@ -28,6 +31,38 @@ pub(crate) const CHARTED: usize = 8;
 pub(crate) const APP_JS: &str = include_str!("assets/app.js");
 /// The page's style sheet, served at `/assets/app.css`.
 pub(crate) const APP_CSS: &str = include_str!("assets/app.css");
+
+/// A page rendered once and served many times: its HTML, and the same gzipped (most browsers
+/// ask for gzip; compressing 200 kB per request would cost the answering thread milliseconds).
+#[derive(Debug, Default)]
+pub(crate) struct Rendered {
+    pub(crate) html: bytes::Bytes,
+    pub(crate) gzip: bytes::Bytes,
+}
+
+impl Rendered {
+    pub(crate) fn new(html: String) -> Rendered {
+        use std::io::Write as _;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        // Writing to a Vec cannot fail.
+        let gzip = encoder.write_all(html.as_bytes()).and_then(|()| encoder.finish()).unwrap_or_default();
+        Rendered { html: html.into(), gzip: gzip.into() }
+    }
+}
+
+/// Whether an `Accept-Encoding` value accepts gzip (`gzip` or `*`, with a q-value above 0).
+pub(crate) fn accepts_gzip(accept_encoding: &str) -> bool {
+    accept_encoding.split(',').any(|coding| {
+        let mut parts = coding.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            let p = p.trim();
+            p.strip_prefix("q=").or_else(|| p.strip_prefix("Q=")).and_then(|q| q.trim().parse::<f64>().ok())
+                == Some(0.0)
+        });
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+    })
+}
 
 /// HTML-escaped text: `& < > " '` as entities and control characters as their visible escapes, so
 /// a name is text in element content and in quoted attribute values alike.
@@ -71,38 +106,45 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// A number cell, sorted by its text (the script reads a dash, for an unknown value, as the
-/// smallest); no `data-v`, which only a rounded figure needs (the list of 1,000 groups is mostly
-/// these cells).
-fn num_cell(v: &Value) -> String {
-    match v {
-        Value::Number(n) => format!("<td class=\"num\">{n}</td>"),
-        _ => "<td class=\"num\">-</td>".into(),
-    }
-}
-
-/// A number cell of the groups list: aligned by the list's style sheet (`#groups`), not a class
-/// per cell (the list of 1,000 groups is 5,000 of them: 60 kB less to send and parse).
-fn list_num(v: &Value) -> String {
-    match v {
-        Value::Number(n) => format!("<td>{n}</td>"),
-        _ => "<td>-</td>".into(),
-    }
-}
-
-/// Seconds shown to a tenth, sorted by the exact figure.
+/// Seconds shown to a tenth, sorted by the exact figure (`data-v`, only where the tenth is not
+/// exact: most figures of a large group are 0). No end tag, no class: see [`open_cell`].
 fn seconds_cell(v: &Value) -> String {
     match v.as_f64() {
-        Some(n) => format!("<td class=\"num\" data-v=\"{n}\">{n:.1}</td>"),
-        None => "<td class=\"num\">-</td>".into(),
+        Some(n) => {
+            let shown = format!("{n:.1}");
+            if shown.parse::<f64>().ok() == Some(n) {
+                format!("<td>{shown}")
+            } else {
+                format!("<td data-v=\"{n}\">{shown}")
+            }
+        }
+        None => "<td>-".into(),
     }
 }
 
-/// Burrow's status word, with a class for its colour (the word is always there).
+/// A cell of a large table (the groups list, the offsets and history tables): no end tag (HTML
+/// closes a cell at the next cell or row) and no class (the style sheet aligns the number columns
+/// by position): the rows of a 1,000-partition group or a 1,000-group list are most of the page's
+/// bytes, and these cut them by half.
+fn open_cell(content: &str) -> String {
+    format!("<td>{content}")
+}
+
+/// A number as an [`open_cell`] (`-` for an unknown value, which the script sorts as the
+/// smallest).
+fn open_num(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format!("<td>{n}"),
+        _ => "<td>-".into(),
+    }
+}
+
+/// Burrow's status word, with a class for its colour (the word is always there), as an
+/// [`open_cell`].
 fn status_cell(v: &Value) -> String {
     match v.as_str() {
-        Some(s) => format!("<td><span class=\"status st-{0}\">{0}</span></td>", escape(s)),
-        None => "<td>-</td>".into(),
+        Some(s) => format!("<td><span class=\"st-{0}\">{0}</span>", escape(s)),
+        None => "<td>-".into(),
     }
 }
 
@@ -171,7 +213,8 @@ pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
         "<div class=\"controls\"><label for=\"filter-groups\">Filter groups</label> \
          <input id=\"filter-groups\" type=\"search\" data-filter=\"groups\" data-col=\"0\" autocomplete=\"off\"></div>\n",
     );
-    out.push_str("<table id=\"groups\" class=\"sortable\"><caption>One row per group; select a column header to sort</caption><thead><tr>");
+    out.push_str(&pager("groups", "Groups per page", LIST_PAGE, groups_len(&list)));
+    out.push_str("<table id=\"groups\" class=\"sortable\" data-paged=\"1\"><caption>One row per group; select a column header to sort</caption><thead><tr>");
     for (label, kind) in [
         ("Group", "text"),
         ("State", "text"),
@@ -186,25 +229,28 @@ pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
     ] {
         out.push_str(&th(label, kind));
     }
-    out.push_str("</tr></thead>\n<tbody id=\"groups-body\" data-live=\"1\">\n");
+    out.push_str("</tr></thead>\n<tbody id=\"groups-body\" data-live=\"1\">");
     let empty = Vec::new();
-    for g in list["groups"].as_array().unwrap_or(&empty) {
+    // One line for every row (a line end between rows would be text of the open last cell).
+    for (i, g) in list["groups"].as_array().unwrap_or(&empty).iter().enumerate() {
         let id = g["group_id"].as_str().unwrap_or("");
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<tr><th scope=\"row\"><a href=\"/groups/{}/{}\">{}</a></th><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}</tr>",
+            "<tr{}><th scope=\"row\"><a href=\"/groups/{}/{}\">{}</a>{}{}{}{}{}{}{}{}{}",
+            // Beyond the first page: laid out only when the script pages there.
+            if i >= LIST_PAGE { " hidden" } else { "" },
             segment(name),
             segment(id),
             escape(id),
-            text(&g["state"]),
-            text(&g["group_protocol"]),
-            text(&g["assignor"]),
-            list_num(&g["members"]),
-            list_num(&g["lag"]),
-            seconds_cell(&g["lag_seconds"]).replacen(" class=\"num\"", "", 1),
+            open_cell(&text(&g["state"])),
+            open_cell(&text(&g["group_protocol"])),
+            open_cell(&text(&g["assignor"])),
+            open_num(&g["members"]),
+            open_num(&g["lag"]),
+            seconds_cell(&g["lag_seconds"]),
             status_cell(&g["status"]),
-            list_num(&g["pending_partitions"]),
-            list_num(&g["rebalances_last_hour"]),
+            open_num(&g["pending_partitions"]),
+            open_num(&g["rebalances_last_hour"]),
         );
     }
     out.push_str("</tbody></table>\n");
@@ -216,6 +262,31 @@ pub(crate) fn list_page(shared: &Shared, cluster: &ClusterHandle) -> String {
     );
     out.push_str("</main>\n</body></html>\n");
     out
+}
+
+fn groups_len(list: &Value) -> usize {
+    list["groups"].as_array().map_or(0, Vec::len)
+}
+
+/// The page-size control and the previous/next buttons of a paged table (`data-paged`), which the
+/// script drives; `rows` the table's rows, `size` the first page's.
+fn pager(table: &str, label: &str, size: usize, rows: usize) -> String {
+    let options: String = [50, 100, 500, 0]
+        .into_iter()
+        .map(|n| {
+            let shown = if n == 0 { "all".to_owned() } else { n.to_string() };
+            let selected = if n == size { " selected" } else { "" };
+            format!("<option value=\"{n}\"{selected}>{shown}</option>")
+        })
+        .collect();
+    format!(
+        "<div class=\"controls pager\" data-pager=\"{table}\"><label for=\"{table}-size\">{label}</label> \
+         <select id=\"{table}-size\" data-page-size=\"{table}\">{options}</select> \
+         <button type=\"button\" id=\"{table}-prev\" data-page=\"prev\">Previous page</button> \
+         <span id=\"{table}-info\" class=\"page-info\" aria-live=\"polite\">rows 1-{} of {rows}</span> \
+         <button type=\"button\" id=\"{table}-next\" data-page=\"next\">Next page</button></div>\n",
+        rows.min(size)
+    )
 }
 
 /// `topic: 0,1,2; other: 4` from `[{"topic", "partitions"}]`.
@@ -487,19 +558,8 @@ pub(crate) fn group_page(
          <label for=\"filter-member\">Filter by member</label> \
          <input id=\"filter-member\" type=\"search\" data-filter=\"offsets\" data-col=\"6,8\" autocomplete=\"off\"></div>\n",
     );
-    let _ = writeln!(
-        out,
-        "<div class=\"controls pager\" data-pager=\"offsets\"><label for=\"offsets-size\">Rows per page</label> \
-         <select id=\"offsets-size\" data-page-size=\"offsets\"><option value=\"50\">50</option>\
-         <option value=\"{OFFSETS_PAGE}\" selected>{OFFSETS_PAGE}</option><option value=\"500\">500</option>\
-         <option value=\"0\">all</option></select> \
-         <button type=\"button\" id=\"offsets-prev\" data-page=\"prev\">Previous page</button> \
-         <span id=\"offsets-info\" class=\"page-info\" aria-live=\"polite\">rows 1-{} of {}</span> \
-         <button type=\"button\" id=\"offsets-next\" data-page=\"next\">Next page</button></div>",
-        offsets.len().min(OFFSETS_PAGE),
-        offsets.len()
-    );
-    out.push_str("<table id=\"offsets\" class=\"sortable\" data-paged=\"1\"><thead><tr>");
+    out.push_str(&pager("offsets", "Rows per page", OFFSETS_PAGE, offsets.len()));
+    out.push_str("<table id=\"offsets\" class=\"sortable\" data-paged=\"1\" data-pick=\"12\"><thead><tr>");
     for (label, kind) in [
         ("Topic", "text"),
         ("Partition", "num"),
@@ -517,29 +577,31 @@ pub(crate) fn group_page(
     ] {
         out.push_str(&th(label, kind));
     }
-    out.push_str("</tr></thead>\n<tbody id=\"offsets-body\" data-live=\"1\">\n");
+    out.push_str("</tr></thead>\n<tbody id=\"offsets-body\" data-live=\"1\">");
+    // One line for every row, of open cells (see `open_cell`). The Chart column's boxes are made
+    // by the script for the rows it shows (a box does nothing without it), checked from the
+    // page's `?p=`: a 1,000-partition group sends and parses no 1,000 inputs.
     for (i, o) in offsets.iter().enumerate() {
         let owner = o["owner"].as_str();
         let owner_member = owner.and_then(client_of);
         let method = o["lag_seconds_method"].as_str().map(|m| format!(" title=\"{}\"", escape(m))).unwrap_or_default();
         let seconds = seconds_cell(&o["lag_seconds"]).replacen("<td", &format!("<td{method}"), 1);
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<tr{}><td>{}</td>{}{}{}{}{seconds}<td class=\"id\">{}</td><td>{}</td><td>{}</td><td class=\"id\">{}</td>{}<td>{}</td>{}</tr>",
+            "<tr{}>{}{}{}{}{}{seconds}{}{}{}{}{}{}",
             // Beyond the first page: laid out only when the script pages there.
             if i >= OFFSETS_PAGE { " hidden" } else { "" },
-            text(&o["topic"]),
-            num_cell(&o["partition"]),
-            num_cell(&o["committed_offset"]),
-            num_cell(&o["log_end_offset"]),
-            num_cell(&o["lag"]),
-            owner.map_or("-".into(), escape),
-            owner_member.map_or("-".into(), |m| text(&m["client_host"])),
-            owner_member.map_or("-".into(), |m| text(&m["client_id"])),
-            pending_cell(o),
+            open_cell(&text(&o["topic"])),
+            open_num(&o["partition"]),
+            open_num(&o["committed_offset"]),
+            open_num(&o["log_end_offset"]),
+            open_num(&o["lag"]),
+            open_cell(&owner.map_or("-".into(), escape)),
+            open_cell(&owner_member.map_or("-".into(), |m| text(&m["client_host"]))),
+            open_cell(&owner_member.map_or("-".into(), |m| text(&m["client_id"]))),
+            open_cell(&pending_cell(o)),
             status_cell(&o["status"]),
-            o["error"]["message"].as_str().map_or(String::new(), escape),
-            chart_checkbox(o, selected),
+            open_cell(&o["error"]["message"].as_str().map_or(String::new(), escape)),
         );
     }
     out.push_str("</tbody></table></section>\n");
@@ -554,19 +616,6 @@ pub(crate) fn group_page(
     out.push_str("</div></section>\n");
     out.push_str("</main>\n</body></html>\n");
     Some(out)
-}
-
-/// The offsets row's checkbox that puts its partition on the chart (`?p=topic:partition`).
-fn chart_checkbox(o: &Value, selected: &[(String, i32)]) -> String {
-    let topic = o["topic"].as_str().unwrap_or("");
-    let partition = o["partition"].as_i64().and_then(|p| i32::try_from(p).ok()).unwrap_or(-1);
-    let checked = selected.iter().any(|(t, p)| t == topic && *p == partition);
-    let value = format!("{topic}:{partition}");
-    format!(
-        "<td><input type=\"checkbox\" class=\"chart-pick\" value=\"{0}\" aria-label=\"Chart {0}\"{1}></td>",
-        escape(&value),
-        if checked { " checked" } else { "" }
-    )
 }
 
 /// `?p=topic:partition` values, the partition after the last colon (a topic name may hold one);
@@ -696,26 +745,32 @@ fn history_block(history: &Value) -> String {
     let first = points[0]["at_ms"].as_f64().unwrap_or(0.0);
     let last = points[points.len() - 1]["at_ms"].as_f64().unwrap_or(first);
     let span = (last - first).max(1.0);
-    let max_lag = points.iter().filter_map(|p| p["lag"].as_f64()).fold(0.0_f64, f64::max).max(1.0);
-    let max_s = points.iter().filter_map(|p| p["lag_seconds"].as_f64()).fold(0.0_f64, f64::max).max(1.0);
+    // A point's total lag is a figure only where some partition's lag was known (a group with no
+    // commit sums to 0 but has no lag to show).
+    let lag_of = |p: &Value| if p["lag_known"] == false { None } else { p["lag"].as_f64() };
+    let max_lag = points.iter().filter_map(lag_of).reduce(f64::max);
+    let max_s = points.iter().filter_map(|p| p["lag_seconds"].as_f64()).reduce(f64::max);
     let x = |p: &Value| pad + (p["at_ms"].as_f64().unwrap_or(first) - first) / span * (w - 2.0 * pad);
-    let line = |key: &str, max: f64| -> String {
+    // The scale's floor (1) keeps a flat 0 line on the axis; it is never shown as a value.
+    let line = |value: &dyn Fn(&Value) -> Option<f64>, max: Option<f64>| -> String {
+        let max = max.unwrap_or(0.0).max(1.0);
         points
             .iter()
-            .filter_map(|p| p[key].as_f64().map(|v| format!("{:.1},{:.1}", x(p), h - pad / 2.0 - v / max * (h - pad))))
+            .filter_map(|p| value(p).map(|v| format!("{:.1},{:.1}", x(p), h - pad / 2.0 - v / max * (h - pad))))
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let (lag_words, seconds_words) = chart_scale_words(max_lag, max_s);
     let _ = write!(
         out,
         "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"chart-title\">\
-         <title id=\"chart-title\">Total lag (up to {max_lag} messages, solid) and largest lag in seconds (up to {max_s:.1} s, dashed) over the last {} collections</title>\
+         <title id=\"chart-title\">Total lag ({lag_words}, solid) and largest lag in seconds ({seconds_words}, dashed) over the last {} collections</title>\
          <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" class=\"axis\"/>\
          <polyline class=\"lag\" points=\"{}\"/><polyline class=\"lag-seconds\" points=\"{}\"/>\
-         <text x=\"{pad}\" y=\"14\" class=\"legend\">lag: max {max_lag} messages (solid) &#183; lag seconds: max {max_s:.1} s (dashed)</text></svg>",
+         <text x=\"{pad}\" y=\"14\" class=\"legend\">lag: {lag_words} (solid) &#183; lag seconds: {seconds_words} (dashed)</text></svg>",
         points.len(),
-        line("lag", max_lag),
-        line("lag_seconds", max_s),
+        line(&lag_of, max_lag),
+        line(&|p: &Value| p["lag_seconds"].as_f64(), max_s),
         b = h - pad / 2.0,
         r = w - pad,
     );
@@ -724,16 +779,25 @@ fn history_block(history: &Value) -> String {
          <th scope=\"col\">Collected</th><th scope=\"col\">Lag (messages)</th><th scope=\"col\">Lag (seconds, max)</th></tr></thead><tbody id=\"history-body\">",
     );
     for p in points.iter().rev() {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td>{}{}</tr>",
-            text(&p["at"]),
-            num_cell(&p["lag"]),
-            seconds_cell(&p["lag_seconds"])
-        );
+        let lag = if p["lag_known"] == false { Value::Null } else { p["lag"].clone() };
+        let _ = write!(out, "<tr>{}{}{}", open_cell(&text(&p["at"])), open_num(&lag), seconds_cell(&p["lag_seconds"]));
     }
     out.push_str("</tbody></table></details>");
     out
+}
+
+/// The lag chart's words for its two scales: the largest values charted, or that none is known
+/// (a group with no commit, or none measured in seconds), never the scale's floor as a value.
+fn chart_scale_words(max_lag: Option<f64>, max_seconds: Option<f64>) -> (String, String) {
+    let lag = match max_lag {
+        Some(m) => format!("max {m} messages"),
+        None => "no lag known (no partition has a committed offset and a log end)".to_owned(),
+    };
+    let seconds = match max_seconds {
+        Some(m) => format!("max {m:.1} s"),
+        None => "none measured".to_owned(),
+    };
+    (lag, seconds)
 }
 
 /// An offsets row's hand-over, as text: the receiver, or a cooperative round's withholding.
@@ -757,6 +821,34 @@ mod tests {
         assert_eq!(pending_cell(&row(Value::from("<b>"), false)), "&lt;b&gt;");
         assert_eq!(pending_cell(&row(Value::Null, true)), "withheld (being revoked)");
         assert_eq!(pending_cell(&row(Value::Null, false)), "-");
+    }
+
+    /// A group whose rows all show lag `-` (nothing committed): the caption said "max 1
+    /// messages", the chart's scale floor printed as a value.
+    #[test]
+    fn a_chart_of_no_known_lag_says_so_and_prints_no_scale_floor() {
+        let point = |at_ms: u64, known: bool| serde_json::json!({"at": "t", "at_ms": at_ms, "lag": 0, "lag_known": known, "lag_seconds": null});
+        let unknown = serde_json::json!({"kept": 360, "points": [point(1_000, false), point(2_000, false)]});
+        let html = history_block(&unknown);
+        assert!(html.contains("lag: no lag known"), "{html}");
+        assert!(html.contains("lag seconds: none measured"), "{html}");
+        assert!(!html.contains("max 1 messages") && !html.contains("max 1.0 s"), "{html}");
+        assert!(html.contains("<polyline class=\"lag\" points=\"\"/>"), "no unknown lag drawn as 0: {html}");
+        assert!(html.contains("<tr><td>t<td>-<td>-"), "the table says unknown too: {html}");
+        let known = serde_json::json!({"kept": 360, "points": [point(1_000, true)]});
+        assert!(history_block(&known).contains("lag: max 0 messages"), "a measured 0 is a value");
+        assert_eq!(chart_scale_words(Some(24.0), Some(3.25)), ("max 24 messages".into(), "max 3.2 s".into()));
+    }
+
+    #[test]
+    fn gzip_is_sent_only_where_accepted() {
+        assert!(accepts_gzip("gzip, deflate, br"));
+        assert!(accepts_gzip("br;q=1.0, gzip;q=0.8") && accepts_gzip("*"));
+        assert!(!accepts_gzip("gzip;q=0") && !accepts_gzip("identity") && !accepts_gzip("br, x-gzip2"));
+        let page = Rendered::new("<p>x</p>".repeat(100));
+        let mut plain = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&page.gzip[..]), &mut plain).unwrap();
+        assert_eq!(plain.as_bytes(), &page.html[..]);
     }
 
     #[test]

@@ -51,48 +51,87 @@
     rows.forEach(function (r) { body.appendChild(r); });
   }
 
+  // Which rows the filters keep; then, in a paged table, one page of them. Each row's `hidden`
+  // is written only where it changes: a list of 1,000 groups is restyled for the rows that
+  // appear or go, not for every row twice.
   function applyFilters(table) {
     var inputs = document.querySelectorAll('input[data-filter="' + table.id + '"]');
+    var needles = [];
+    for (var i = 0; i < inputs.length; i++) {
+      var needle = inputs[i].value.trim().toLowerCase();
+      if (needle) needles.push({ needle: needle, spec: inputs[i].getAttribute("data-col") });
+    }
     var body = table.tBodies[0];
-    var shown = 0;
-    var paging = table.hasAttribute("data-paged") ? pageState[table.id] : null;
-    var kept = [];
+    var kept = 0;
+    var show = [];
     for (var r = 0; r < body.rows.length; r++) {
       var row = body.rows[r];
       var keep = true;
-      for (var i = 0; i < inputs.length; i++) {
-        var needle = inputs[i].value.trim().toLowerCase();
-        if (!needle) continue;
-        var spec = inputs[i].getAttribute("data-col");
+      for (var n = 0; n < needles.length && keep; n++) {
+        var spec = needles[n].spec;
         var hay;
         if (spec === "*") hay = row.textContent;
         else hay = spec.split(",").map(function (c) { var cell = row.cells[+c]; return cell ? cell.textContent : ""; }).join(" ");
-        if (hay.toLowerCase().indexOf(needle) < 0) keep = false;
+        if (hay.toLowerCase().indexOf(needles[n].needle) < 0) keep = false;
       }
-      row.hidden = !keep;
-      if (keep) { shown++; kept.push(row); }
+      show.push(keep);
+      if (keep) kept++;
     }
-    table.setAttribute("data-shown", String(shown));
-    if (paging) applyPage(table, paging, kept);
+    table.setAttribute("data-shown", String(kept));
+    var paging = table.hasAttribute("data-paged") ? pageState[table.id] : null;
+    var range = paging ? applyPage(table, paging, kept) : { from: 0, to: kept };
+    var k = 0;
+    for (var j = 0; j < body.rows.length; j++) {
+      var visible = false;
+      if (show[j]) { visible = k >= range.from && k < range.to; k++; }
+      if (body.rows[j].hidden === visible) body.rows[j].hidden = !visible;
+    }
+    if (table.hasAttribute("data-pick")) addChartPicks(table, +table.getAttribute("data-pick"));
   }
 
-  // Shows one page of the rows the filters keep, in their sorted order, and says which.
-  function applyPage(table, paging, kept) {
+  // Which of the `count` kept rows the page shows ({from, to}), and says which.
+  function applyPage(table, paging, count) {
     var size = paging.size;
-    var pages = size > 0 ? Math.max(1, Math.ceil(kept.length / size)) : 1;
+    var pages = size > 0 ? Math.max(1, Math.ceil(count / size)) : 1;
     if (paging.page >= pages) paging.page = pages - 1;
     if (paging.page < 0) paging.page = 0;
     var from = size > 0 ? paging.page * size : 0;
-    var to = size > 0 ? Math.min(kept.length, from + size) : kept.length;
-    for (var i = 0; i < kept.length; i++) kept[i].hidden = i < from || i >= to;
+    var to = size > 0 ? Math.min(count, from + size) : count;
     var info = document.getElementById(table.id + "-info");
     if (info) {
-      info.textContent = kept.length ? "rows " + (from + 1) + "-" + to + " of " + kept.length : "no rows";
+      info.textContent = count ? "rows " + (from + 1) + "-" + to + " of " + count : "no rows";
     }
     var prev = document.getElementById(table.id + "-prev"), next = document.getElementById(table.id + "-next");
     if (prev) prev.disabled = paging.page === 0;
     if (next) next.disabled = paging.page >= pages - 1;
     table.setAttribute("data-page", String(paging.page));
+    return { from: from, to: to };
+  }
+
+  // The partitions on the chart: the page's ?p=topic:partition values.
+  function charted() {
+    return new URLSearchParams(window.location.search).getAll("p");
+  }
+
+  // The Chart box of each shown offsets row (column `col`), made here rather than sent: a box
+  // does nothing without this script, and a 1,000-partition group shows 100 rows at first. Its
+  // value is the row's topic and partition as shown; its label says which.
+  function addChartPicks(table, col) {
+    var picked = charted();
+    var rows = table.tBodies[0].rows;
+    for (var r = 0; r < rows.length; r++) {
+      var row = rows[r];
+      if (row.hidden || row.cells.length > col) continue;
+      while (row.cells.length < col) row.insertCell(-1);
+      var value = row.cells[0].textContent + ":" + row.cells[1].textContent;
+      var box = document.createElement("input");
+      box.type = "checkbox";
+      box.className = "chart-pick";
+      box.value = value;
+      box.setAttribute("aria-label", "Chart " + value);
+      box.checked = picked.indexOf(value) >= 0;
+      row.insertCell(-1).appendChild(box);
+    }
   }
 
   function setupPager(table) {
@@ -148,11 +187,13 @@
     document.addEventListener("change", function (e) {
       var t = e.target;
       if (!t || !t.classList || !t.classList.contains("chart-pick")) return;
+      // From the address, not from the boxes: a partition ticked on another page of the table
+      // has no box now, and stays on the chart.
       var params = new URLSearchParams(window.location.search);
+      var picked = params.getAll("p").filter(function (v) { return v !== t.value; });
+      if (t.checked) picked.push(t.value);
       params.delete("p");
-      Array.prototype.forEach.call(document.querySelectorAll("input.chart-pick:checked"), function (box) {
-        params.append("p", box.value);
-      });
+      picked.forEach(function (v) { params.append("p", v); });
       var query = params.toString();
       window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
       reload();
