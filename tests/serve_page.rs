@@ -108,6 +108,19 @@ fn chromium_args(profile: &Path) -> Vec<String> {
     args
 }
 
+/// A WebDriver session of headless Chromium (`chromium_args`) through the chromedriver on
+/// `driver_port`.
+async fn browser_session(driver_port: u16, chromium: &Path, profile: &Path) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert("goog:chromeOptions".into(), json!({"binary": chromium, "args": chromium_args(profile)}));
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{driver_port}"))
+        .await
+        .expect("a chromedriver session")
+}
+
 /// A loopback port free at the time of asking.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
@@ -363,14 +376,7 @@ fn the_page_shows_what_the_cluster_holds(name: &str) {
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let browse = async {
-        let mut caps = serde_json::Map::new();
-        caps.insert("goog:chromeOptions".into(), json!({"binary": chromium, "args": chromium_args(&profile)}));
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let c = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{driver_port}"))
-            .await
-            .expect("a chromedriver session");
+        let c = browser_session(driver_port, &chromium, &profile).await;
         // A failed check or the time limit still ends the session (the browser with it).
         let checks = check_pages(
             &c,
@@ -779,17 +785,7 @@ fn bench_page_render() {
     let profile = std::env::temp_dir().join(format!("{}-chromium", unique_name("bench-page")));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({"binary": chromium, "args": chromium_args(&profile)}),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let c = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{driver_port}"))
-            .await
-            .expect("a chromedriver session");
+        let c = browser_session(driver_port, &chromium, &profile).await;
         let mut ready = Vec::new();
         for run in 0..10 {
             open(&c, &url, "the benchmarked page").await;
